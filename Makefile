@@ -1,0 +1,32 @@
+# Two commands on a fresh machine (Python >= 3.10 and git): `make demo` and `make test`.
+# Both create .venv and install memfs with its dev extras on first use.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-dev
+
+.PHONY: demo test lint bench clean
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10) and "memfs needs Python >= 3.10" or 0)'
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+demo: $(STAMP)
+	$(PY) scripts/demo.py
+
+test: $(STAMP)
+	$(PY) -m pytest -q
+
+lint: $(STAMP)
+	$(PY) -m ruff check memfs tests bench scripts
+	$(PY) -m mypy
+
+bench: $(STAMP)
+	$(PY) -m pip install --quiet -e '.[dev,bench]'
+	$(PY) bench/run.py
+
+clean:
+	rm -rf $(VENV) .demo .pytest_cache build *.egg-info

@@ -1,0 +1,58 @@
+"""memfs: memory for LLM agents, as Markdown files in a git-versioned folder.
+
+>>> import memfs
+>>> vault = memfs.Vault.open(path)                       # doctest: +SKIP
+>>> alice = vault.memories("users/alice")               # doctest: +SKIP
+>>> alice.add("Alice prefers window seats.", title="Window seats")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from .documents import Document
+from .errors import (
+    AlreadyExistsError,
+    ConflictError,
+    ContentError,
+    DocumentError,
+    GitLockError,
+    HistoryError,
+    LockTimeout,
+    MemfsError,
+    MemoryNotFound,
+    NotFoundError,
+    PathError,
+    RevisionNotFound,
+    SearchIndexError,
+)
+from .history import Identity, Revision
+from .index import Hit, Problem, SyncReport
+from .store import Memory, MemoryStore
+from .vault import Finding, Vault
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AlreadyExistsError",
+    "ConflictError",
+    "ContentError",
+    "Document",
+    "DocumentError",
+    "Finding",
+    "GitLockError",
+    "Hit",
+    "HistoryError",
+    "Identity",
+    "LockTimeout",
+    "MemfsError",
+    "Memory",
+    "MemoryNotFound",
+    "MemoryStore",
+    "NotFoundError",
+    "PathError",
+    "Problem",
+    "Revision",
+    "RevisionNotFound",
+    "SearchIndexError",
+    "SyncReport",
+    "Vault",
+]

@@ -1,0 +1,321 @@
+"""The ``memfs`` command: a thin shell over the library.
+
+The vault comes from ``--vault PATH``, else ``$MEMFS_VAULT``, else the current folder.
+Errors are one line on stderr and a non-zero exit, never a traceback.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import Progress
+from rich.table import Table
+
+from .errors import MemfsError
+from .paths import clean_memory_path, clean_namespace
+from .store import Memory
+from .vault import MEMORIES_DIR, Vault
+
+F = TypeVar("F", bound=Callable[..., Any])
+_BOLD = re.compile(r"\*\*(.+?)\*\*")
+
+
+class _Group(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except MemfsError as exc:
+            raise click.ClickException(str(exc)) from exc
+        except (ValueError, TypeError, OSError, UnicodeError) as exc:
+            raise click.ClickException(f"{type(exc).__name__}: {exc}") from exc
+
+
+def _out() -> Console:
+    return Console(highlight=False, soft_wrap=True)
+
+
+def vault_option(func: F) -> F:
+    """Add ``--vault`` (default: $MEMFS_VAULT, else the current folder) to a command."""
+    return click.option(
+        "--vault", "vault_path", envvar="MEMFS_VAULT", default=".", show_default="$MEMFS_VAULT or .",
+        type=click.Path(file_okay=False, path_type=Path), help="The vault folder.",
+    )(func)  # fmt: skip
+
+
+def json_option(func: F) -> F:
+    """Add ``--json`` to a command."""
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")(func)
+
+
+def _open(vault_path: Path, *, create: bool = False) -> Vault:
+    if not create and not (vault_path / MEMORIES_DIR).is_dir():
+        raise click.ClickException(
+            f"{vault_path} is not a memfs vault (no {MEMORIES_DIR}/ folder); run `memfs init {vault_path}`"
+        )
+    return Vault.open(vault_path, create=create)
+
+
+def _with_vault(func: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(func)
+    def wrapper(vault_path: Path, **kwargs: Any) -> Any:
+        with _open(vault_path) as vault:
+            return func(vault, **kwargs)
+
+    return wrapper
+
+
+def _rel(path: str) -> str:
+    """A memory path as typed on the command line (``users/alice/x.md``), vault-relative."""
+    inner = path.removeprefix(MEMORIES_DIR + "/")
+    return f"{MEMORIES_DIR}/{clean_memory_path(inner)}"
+
+
+def _locate(vault: Vault, ref: str) -> str:
+    if ref.endswith(".md"):
+        return _rel(ref)
+    rel = vault.path_of(ref)
+    if rel is None:
+        raise click.ClickException(f"no memory with id {ref!r}; `memfs ls` lists what exists")
+    return rel
+
+
+def _store_and_path(vault: Vault, ref: str) -> tuple[Any, str]:
+    rel = _locate(vault, ref)
+    namespace, name = rel[len(MEMORIES_DIR) + 1 :].rsplit("/", 1) if rel.count("/") > 1 else ("", "")
+    if not namespace:
+        raise click.ClickException(f"{ref}: memories live in a namespace folder, like users/alice/x.md")
+    return vault.memories(namespace), name
+
+
+def _print_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+def _memory_dict(memory: Memory) -> dict[str, Any]:
+    return {"path": memory.vault_path, "namespace": memory.namespace, "id": memory.id,
+            "title": memory.title, "type": memory.type, "tags": list(memory.tags),
+            "updated": memory.updated}  # fmt: skip
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="memfs")
+def cli() -> None:
+    """memfs: agent memory as Markdown files in a git-versioned vault."""
+
+
+@cli.command()
+@click.argument("path", type=click.Path(file_okay=False, path_type=Path), default=".")
+def init(path: Path) -> None:
+    """Create a vault at PATH (a folder, its git repository and its index)."""
+    with Vault.open(path, create=True) as vault:
+        _out().print(f"vault ready at [bold]{escape(str(vault.root))}[/]")
+
+
+@cli.command()
+@vault_option
+@click.option("--namespace", "-n", required=True, help="Namespace such as users/alice.")
+@click.option("--title", help="Title; the file name is made from it.")
+@click.option("--tag", "tags", multiple=True, help="A tag (repeat for more).")
+@click.option("--type", "type_", help="fact, preference, event, instruction, note, ...")
+@click.option("--source", help="Where this was learned (provenance).")
+@click.argument("body", required=False)
+@_with_vault
+def add(vault: Vault, namespace: str, title: str | None, tags: tuple[str, ...], type_: str | None,
+        source: str | None, body: str | None) -> None:  # fmt: skip
+    """Add a memory. BODY is the text; without it, the text is read from stdin."""
+    if body is None or body == "-":
+        body = sys.stdin.read()
+    if not body.strip():
+        raise click.ClickException("the memory is empty; give its text as an argument or on stdin")
+    memory = vault.memories(namespace).add(body, title=title, tags=list(tags), type=type_, source=source)
+    _out().print(f"added [bold]{escape(memory.vault_path)}[/] ({memory.id})")
+
+
+@cli.command()
+@vault_option
+@click.argument("ref")
+@click.option("--rev", help="Show it as it was at this revision.")
+@_with_vault
+def show(vault: Vault, ref: str, rev: str | None) -> None:
+    """Print a memory file. REF is a path (users/alice/x.md) or an id."""
+    rel = _locate(vault, ref)
+    data = vault.show(rel, rev) if rev else vault.read_bytes(rel)
+    click.echo(data.decode("utf-8", "replace"), nl=False)
+
+
+@cli.command(name="ls")
+@vault_option
+@json_option
+@click.argument("namespace", required=False)
+@click.option("--type", "type_", help="Only memories of this type.")
+@click.option("--tag", help="Only memories with this tag.")
+@_with_vault
+def ls(vault: Vault, as_json: bool, namespace: str | None, type_: str | None, tag: str | None) -> None:
+    """List memories, all or those of NAMESPACE."""
+    memories: list[Memory] = []
+    namespaces = [clean_namespace(namespace)] if namespace else _namespaces(vault)
+    for ns in namespaces:
+        memories += vault.memories(ns).list(type=type_, tag=tag)
+    if as_json:
+        _print_json([_memory_dict(m) for m in memories])
+        return
+    table = Table("path", "title", "type", "tags", "updated", box=None)
+    for m in memories:
+        table.add_row(escape(f"{m.namespace}/{m.path}"), escape(m.title), m.type or "",
+                      escape(", ".join(m.tags)), (m.updated or "")[:10])  # fmt: skip
+    _out().print(table)
+    problems = vault.problems()
+    for problem in problems:
+        click.echo(f"skipped {problem.path}: {problem.reason}", err=True)
+
+
+def _namespaces(vault: Vault) -> list[str]:
+    top = vault.root / MEMORIES_DIR
+    return sorted({str(p.parent.relative_to(top)) for p in top.rglob("*.md")
+                   if p.parent != top and not any(part.startswith(".") for part in p.relative_to(top).parts)
+                   } - {"."})  # fmt: skip
+
+
+@cli.command()
+@vault_option
+@json_option
+@click.argument("query")
+@click.option("--namespace", "-n", help="Only this namespace (and its sub-namespaces).")
+@click.option("--type", "type_", help="Only memories of this type.")
+@click.option("--tag", "tags", multiple=True, help="Only memories with this tag (repeatable).")
+@click.option("--since", help="Only memories updated at or after this date (ISO 8601).")
+@click.option("--until", help="Only memories updated at or before this date (ISO 8601).")
+@click.option("-k", "k", default=10, show_default=True, type=click.IntRange(1, 1000), help="How many hits.")
+@_with_vault
+def search(vault: Vault, as_json: bool, query: str, namespace: str | None, type_: str | None,
+           tags: tuple[str, ...], since: str | None, until: str | None, k: int) -> None:  # fmt: skip
+    """Search memories with a natural-language QUERY; ranked hits with snippets."""
+    hits = vault.search(query, k=k, namespace=namespace, type=type_, tags=tags, since=since, until=until)
+    if as_json:
+        _print_json([dataclasses.asdict(h) for h in hits])
+        return
+    out = _out()
+    if not hits:
+        out.print("no matches")
+    for i, hit in enumerate(hits, 1):
+        out.print(f"[bold]{i}. {escape(hit.title)}[/]  [dim]{escape(hit.path)}  score {hit.score:.2f}[/]")
+        if hit.snippet:
+            out.print("   " + _BOLD.sub(r"[bold yellow]\1[/]", escape(hit.snippet)))
+
+
+@cli.command()
+@vault_option
+@json_option
+@click.argument("path", required=False)
+@click.option("--author", help="Only commits whose author matches.")
+@click.option("--since", help="Only commits after this date (git date syntax).")
+@click.option("-n", "limit", type=click.IntRange(1), help="At most this many commits.")
+@_with_vault
+def log(vault: Vault, as_json: bool, path: str | None, author: str | None, since: str | None,
+        limit: int | None) -> None:  # fmt: skip
+    """Show who changed a memory (or the vault), when and why."""
+    rel = _locate(vault, path) if path else None
+    revisions = vault.log(rel, author=author, since=since, limit=limit)
+    if as_json:
+        _print_json([{**dataclasses.asdict(r), "author": str(r.author)} for r in revisions])
+        return
+    out = _out()
+    for r in revisions:
+        trailers = "  ".join(f"{k}={v}" for k, v in r.trailers.items())
+        out.print(f"[yellow]{r.short}[/] {r.date[:19].replace('T', ' ')} [cyan]{escape(r.author.name)}[/] "
+                  f"{escape(r.subject)} [dim]{escape(trailers)}[/]")  # fmt: skip
+
+
+@cli.command()
+@vault_option
+@click.argument("rev_a")
+@click.argument("rev_b", required=False)
+@click.option("--path", help="Only this memory.")
+@_with_vault
+def diff(vault: Vault, rev_a: str, rev_b: str | None, path: str | None) -> None:
+    """Show what changed from REV_A to REV_B (default: to the files on disk)."""
+    rel = _locate(vault, path) if path else None
+    click.echo(vault.diff(rel, rev_a, rev_b), nl=False)
+
+
+@cli.command()
+@vault_option
+@click.argument("path")
+@click.option("--to", "rev", required=True, help="The revision to bring it back to.")
+@_with_vault
+def restore(vault: Vault, path: str, rev: str) -> None:
+    """Restore the memory at PATH as it was at a revision (a new commit; works if deleted)."""
+    rel = _rel(path)
+    sha = vault.restore(rel, rev)
+    _out().print(f"restored {escape(rel)}" + (f" in {sha[:10]}" if sha else " (already as it was)"))
+
+
+@cli.command()
+@vault_option
+@click.argument("ref")
+@_with_vault
+def rm(vault: Vault, ref: str) -> None:
+    """Delete a memory (it stays in history; `memfs restore` brings it back)."""
+    store, name = _store_and_path(vault, ref)
+    store.delete(name)
+    _out().print(f"deleted {escape(store.namespace)}/{escape(name)}")
+
+
+@cli.command()
+@vault_option
+@click.argument("ref")
+@click.argument("new_path")
+@_with_vault
+def mv(vault: Vault, ref: str, new_path: str) -> None:
+    """Rename a memory inside its namespace; NEW_PATH is relative to the namespace."""
+    store, name = _store_and_path(vault, ref)
+    memory = store.move(name, new_path)
+    _out().print(f"moved to {escape(memory.vault_path)}")
+
+
+@cli.command()
+@vault_option
+@click.option("--full", is_flag=True, help="Rebuild the index from scratch.")
+@_with_vault
+def reindex(vault: Vault, full: bool) -> None:
+    """Bring the search index up to date with the files."""
+    with Progress(transient=True, console=Console(stderr=True)) as bar:
+        task = bar.add_task("indexing", total=None)
+
+        def progress(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        report = vault.reindex(full=full, progress=progress)
+    _out().print(f"indexed: {len(report.added)} added, {len(report.updated)} updated, "
+                 f"{len(report.removed)} removed, {len(report.problems)} skipped as malformed")  # fmt: skip
+    for problem in report.problems:
+        click.echo(f"skipped {problem.path}: {problem.reason}", err=True)
+
+
+@cli.command()
+@vault_option
+@_with_vault
+def doctor(vault: Vault) -> None:
+    """Check the index against the files, git's state, and malformed files."""
+    colours = {"ok": "green", "warning": "yellow", "error": "red"}
+    findings = vault.doctor()
+    out = _out()
+    for f in findings:
+        out.print(f"[{colours[f.severity]}]{f.severity:7}[/] {f.check:6} {escape(f.message)}")
+    if any(f.severity == "error" for f in findings):
+        sys.exit(1)
+
+
+def main() -> None:
+    """Entry point of the ``memfs`` console script."""
+    cli(prog_name="memfs")

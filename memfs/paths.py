@@ -1,0 +1,110 @@
+"""The one gate for paths and namespaces that come from outside.
+
+Every path handed to memfs by a caller (API, CLI, later the agent tools) passes through
+:func:`clean_relpath` before it is joined to the vault folder. The rules are strict on
+purpose: a name that is awkward on any platform a vault may be cloned to is refused
+rather than silently rewritten.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from .errors import PathError
+
+MAX_PATH_BYTES = 1024
+MAX_COMPONENT_BYTES = 255
+MAX_DEPTH = 16
+
+_WINDOWS_RESERVED = {
+    "con", "prn", "aux", "nul",
+    *(f"com{i}" for i in range(1, 10)),
+    *(f"lpt{i}" for i in range(1, 10)),
+}  # fmt: skip
+_FORBIDDEN_CHARS = set('\\<>:"|?*%')
+_SLUG_DROP = re.compile(r"[^a-z0-9]+")
+
+
+def clean_relpath(path: str, *, what: str = "path") -> str:
+    """Validate a relative POSIX path and return it unchanged.
+
+    Args:
+        path: A path relative to some root, with ``/`` separators.
+        what: What the path is, for the error message ("path", "namespace").
+
+    Raises:
+        PathError: The path is empty, absolute, escapes with ``..``, names a hidden or
+            reserved component, carries control or format characters, is not NFC, or
+            is too long or too deep.
+    """
+    if not isinstance(path, str):
+        raise PathError(f"{what} must be a string, got {type(path).__name__}")
+    if not path:
+        raise PathError(f"{what} is empty")
+    if len(path.encode("utf-8", "surrogatepass")) > MAX_PATH_BYTES:
+        raise PathError(f"{what} is longer than {MAX_PATH_BYTES} bytes")
+    if path.startswith("/"):
+        raise PathError(f"{what} {path!r} must be relative, not absolute")
+    if unicodedata.normalize("NFC", path) != path:
+        raise PathError(f"{what} {path!r} is not in Unicode NFC form; normalise it first")
+    parts = path.split("/")
+    if len(parts) > MAX_DEPTH:
+        raise PathError(f"{what} {path!r} is deeper than {MAX_DEPTH} levels")
+    for part in parts:
+        _check_component(part, path, what)
+    return path
+
+
+def _check_component(part: str, path: str, what: str) -> None:
+    if part == "":
+        raise PathError(f"{what} {path!r} has an empty component ('//' or a trailing '/')")
+    if part in (".", ".."):
+        raise PathError(f"{what} {path!r} contains a {part!r} component, which is not allowed")
+    if part.startswith("."):
+        raise PathError(f"{what} {path!r}: hidden names such as {part!r} are reserved")
+    for ch in part:
+        cat = unicodedata.category(ch)
+        if cat in ("Cc", "Cf", "Cs", "Co", "Cn") or ch in _FORBIDDEN_CHARS:
+            raise PathError(f"{what} {path!r} contains the forbidden character {ch!r}")
+    if part.endswith((" ", ".")):
+        raise PathError(f"{what} {path!r}: a name may not end with a space or a dot")
+    if part.split(".", 1)[0].lower() in _WINDOWS_RESERVED:
+        raise PathError(f"{what} {path!r}: {part!r} is a reserved device name on Windows")
+    try:
+        size = len(part.encode("utf-8"))
+    except UnicodeEncodeError as exc:
+        raise PathError(f"{what} {path!r} is not valid Unicode text") from exc
+    if size > MAX_COMPONENT_BYTES:
+        raise PathError(f"{what} {path!r} has a component longer than {MAX_COMPONENT_BYTES} bytes")
+
+
+def clean_namespace(namespace: str) -> str:
+    """Validate a namespace such as ``users/alice``; surrounding slashes are dropped."""
+    if not isinstance(namespace, str):
+        raise PathError(f"namespace must be a string, got {type(namespace).__name__}")
+    stripped = namespace.strip("/")
+    clean_relpath(stripped, what="namespace")
+    if stripped.endswith(".md"):
+        raise PathError(f"namespace {namespace!r} looks like a file; namespaces are folders")
+    return stripped
+
+
+def clean_memory_path(path: str) -> str:
+    """Validate the path of a memory file (relative to a namespace or to ``memories/``)."""
+    clean_relpath(path)
+    if not path.endswith(".md"):
+        raise PathError(f"memory path {path!r} must end in '.md'")
+    return path
+
+
+def slugify(text: str, *, max_length: int = 60) -> str:
+    """Turn a title into a file-name slug: ``"Window seats!"`` becomes ``"window-seats"``."""
+    folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+    slug = _SLUG_DROP.sub("-", folded.lower()).strip("-")
+    if len(slug) > max_length:
+        slug = slug[:max_length].rsplit("-", 1)[0] or slug[:max_length]
+    slug = slug.strip("-") or "memory"
+    if slug in _WINDOWS_RESERVED:
+        slug += "-memory"
+    return slug

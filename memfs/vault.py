@@ -1,0 +1,556 @@
+"""The vault: a folder of Markdown files kept consistent with its search index and git.
+
+Every write takes the vault lock (threads and processes), writes the file atomically,
+records the path as pending for the index, and commits it. The index catches up with
+pending paths before the next search in any process, so a write never pays for a Whoosh
+commit and a search always sees every write that returned before it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from . import _fs
+from .documents import Document, dumps, load_bytes
+from .errors import (
+    AlreadyExistsError,
+    ConflictError,
+    ContentError,
+    DocumentError,
+    GitLockError,
+    MemoryNotFound,
+    NotFoundError,
+    RevisionNotFound,
+)
+from .history import DEFAULT_AGENT, GitHistory, Identity, Revision
+from .index import Hit, Problem, Progress, SearchIndex, SyncReport
+from .paths import clean_memory_path, clean_namespace
+
+if TYPE_CHECKING:
+    from .store import MemoryStore
+
+log = logging.getLogger(__name__)
+
+STATE_DIR = ".memfs"
+MEMORIES_DIR = "memories"
+MAX_CONTENT_BYTES = 1024 * 1024
+_GITIGNORE_LINE = ".memfs/"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing ``doctor`` found: its severity (``ok``, ``warning``, ``error``) and what."""
+
+    severity: str
+    check: str
+    message: str
+
+
+@dataclass
+class _Batch:
+    message: str
+    paths: set[str] = field(default_factory=set)
+    lines: list[str] = field(default_factory=list)
+    trailers: dict[str, str] = field(default_factory=dict)
+    originals: dict[str, bytes | None] = field(default_factory=dict)
+    sha: str | None = None
+
+
+class Vault:
+    """A memfs vault: Markdown memory files, their git history and their search index.
+
+    Open one with :meth:`Vault.open`; it is a context manager that closes its index and git
+    helpers on exit.
+    """
+
+    def __init__(self, root: Path, *, author: Identity, person: Identity | None,
+                 lock_timeout: float, durable: bool) -> None:  # fmt: skip
+        self.root = root
+        self.author = author
+        self.durable = durable
+        self.state_dir = root / STATE_DIR
+        self.state_dir.mkdir(exist_ok=True)
+        self._lock = _fs.VaultLock(self.state_dir / "lock", timeout=lock_timeout)
+        self._pending_file = self.state_dir / "pending"
+        self._batch: _Batch | None = None
+        with self._lock.hold():
+            self.history = GitHistory(root, self.state_dir, lock_timeout=lock_timeout)
+            self.person = person or self._person_from_git()
+            self._ensure_layout()
+            self.index = SearchIndex(root, self.state_dir / "index", lock_timeout=lock_timeout)
+
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        author: str | Identity | None = None,
+        person: str | Identity | None = None,
+        create: bool = True,
+        lock_timeout: float = 30.0,
+        durable: bool = True,
+        reconcile: bool = True,
+    ) -> Vault:
+        """Open the vault at ``path``, creating the folder and its git repository if needed.
+
+        A vault inside a larger git repository (say ``project/.memory``) commits into that
+        repository, touching only the vault's own paths.
+
+        Args:
+            path: The vault folder; ``~`` is expanded.
+            author: Who writes through this object: ``"Name <email>"`` or an Identity.
+                Defaults to ``memfs agent <agent@memfs.invalid>``.
+            person: Who edits the files by hand, for commits of changes found on disk.
+                Defaults to the repository's git ``user.name``/``user.email``.
+            create: Create the folder when missing; otherwise a missing folder is an error.
+            lock_timeout: Seconds to wait for the vault lock before raising LockTimeout.
+            durable: fsync files and folders on every write (turn off only for throwaway vaults).
+            reconcile: Bring the index (and git) up to date with files changed by hand.
+        """
+        root = Path(path).expanduser()
+        if not root.exists():
+            if not create:
+                raise NotFoundError(f"no vault at {root}; create it with `memfs init {root}`")
+            root.mkdir(parents=True)
+        if not root.is_dir():
+            raise NotFoundError(f"{root} is a file, not a vault folder")
+        vault = cls(
+            root.resolve(), author=_identity(author) or DEFAULT_AGENT, person=_identity(person),
+            lock_timeout=lock_timeout, durable=durable,
+        )  # fmt: skip
+        if reconcile:
+            try:
+                vault.reconcile()
+            except BaseException:
+                vault.close()
+                raise
+        return vault
+
+    def __enter__(self) -> Vault:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:  # fmt: skip
+        self.close()
+
+    def close(self) -> None:
+        """Release the index and git helper processes."""
+        self.index.close()
+        self.history.close()
+
+    def __repr__(self) -> str:
+        return f"Vault({str(self.root)!r})"
+
+    def memories(self, namespace: str) -> MemoryStore:
+        """The memories of one namespace, such as ``users/alice``."""
+        from .store import MemoryStore
+
+        return MemoryStore(self, clean_namespace(namespace))
+
+    # -- setup -----------------------------------------------------------------
+
+    def _ensure_layout(self) -> None:
+        (self.root / MEMORIES_DIR).mkdir(exist_ok=True)
+        ignore = self.root / ".gitignore"
+        text = ignore.read_text("utf-8") if ignore.exists() else ""
+        if _GITIGNORE_LINE not in text.splitlines():
+            sep = "" if not text or text.endswith("\n") else "\n"
+            _fs.atomic_write(ignore, (text + sep + _GITIGNORE_LINE + "\n").encode(), durable=self.durable)
+            self.history.commit([".gitignore"], "vault: init", author=self.author,
+                                trailers={"Memfs-Op": "init"})  # fmt: skip
+
+    def _person_from_git(self) -> Identity:
+        try:
+            reader = self.history.repo.config_reader()
+            name = reader.get_value("user", "name", "")
+            email = reader.get_value("user", "email", "")
+        except Exception:  # no config, unreadable config: fall back, never fail
+            name = email = ""
+        if name and email:
+            return Identity(str(name), str(email))
+        return Identity("person", "person@memfs.invalid")
+
+    # -- locking and batches ---------------------------------------------------
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold the vault lock (re-entrant) for a ``with`` block."""
+        with self._lock.hold():
+            yield
+
+    @contextlib.contextmanager
+    def batch(self, message: str, *, trailers: dict[str, str] | None = None) -> Iterator[Vault]:
+        """Group many writes into one commit.
+
+        If the block raises, every file it wrote is put back as it was and nothing is
+        committed. Batches nest: the outermost one commits.
+        """
+        with self._change(message, trailers, summary=True):
+            yield self
+
+    @contextlib.contextmanager
+    def _change(self, message: str, trailers: dict[str, str] | None, *,
+                summary: bool = False) -> Iterator[_Batch]:  # fmt: skip
+        """One commit's worth of changes: committed on success, rolled back on any error."""
+        with self._lock.hold():
+            if self._batch is not None:  # part of an enclosing batch
+                yield self._batch
+                if not summary:
+                    self._batch.lines.append(message)
+                for key, value in (trailers or {}).items():
+                    self._batch.trailers.setdefault(key, value)
+                return
+            batch = self._batch = _Batch(message, trailers=dict(trailers or {}))
+            try:
+                yield batch
+                body = batch.message
+                if summary and batch.lines:
+                    body += "\n\n" + "\n".join(f"- {line}" for line in batch.lines)
+                batch.sha = self._commit_now(batch.paths, body, batch.trailers)
+            except BaseException:
+                self._roll_back(batch)
+                raise
+            finally:
+                self._batch = None
+
+    def _roll_back(self, batch: _Batch) -> None:
+        for rel, original in batch.originals.items():
+            target = self.root / rel
+            if original is None:
+                target.unlink(missing_ok=True)
+            else:
+                _fs.atomic_write(target, original, durable=self.durable)
+        self._mark_pending(batch.originals)
+
+    # -- writing ---------------------------------------------------------------
+
+    def read_bytes(self, rel: str) -> bytes:
+        """The bytes of a vault file (``rel`` relative to the vault); MemoryNotFound if absent."""
+        target = self._existing(rel)
+        return target.read_bytes()
+
+    def read(self, rel: str) -> Document:
+        """Parse a vault file."""
+        return load_bytes(self.read_bytes(rel), path=rel)
+
+    def write(
+        self,
+        rel: str,
+        content: Document | str,
+        *,
+        message: str,
+        trailers: dict[str, str] | None = None,
+        create: bool | None = None,
+        expect: bytes | None = None,
+    ) -> str | None:
+        """Write a file atomically, mark it for the index and commit it.
+
+        Args:
+            rel: The path relative to the vault (already validated by the caller).
+            content: A Document or the full text of the file.
+            message: The commit message (or the batch line).
+            trailers: Extra commit trailers.
+            create: True: the file must not exist yet. False: it must exist. None: either.
+            expect: The bytes the caller last read; if the file now differs, ConflictError.
+
+        Returns:
+            The commit id, or None inside a batch or when nothing changed.
+        """
+        text = dumps(content) if isinstance(content, Document) else content
+        data = _check_content(text)
+        with self._change(message, trailers) as change:
+            target = self.root / rel
+            original = target.read_bytes() if target.is_file() else None
+            if create is True and (original is not None or target.exists()):
+                raise AlreadyExistsError(f"{rel} already exists")
+            if create is False and original is None:
+                raise MemoryNotFound(f"no file at {rel}")
+            if expect is not None and original != expect:
+                raise ConflictError(f"{rel} changed since it was read; read it again and retry")
+            self._remember(change, rel, original)
+            _fs.atomic_write(target, data, durable=self.durable)
+            self._mark_pending([rel])
+        return change.sha
+
+    def delete(self, rel: str, *, message: str, trailers: dict[str, str] | None = None) -> str | None:
+        """Delete a vault file and commit the deletion."""
+        with self._change(message, trailers) as change:
+            target = self._existing(rel)
+            self._remember(change, rel, target.read_bytes())
+            target.unlink()
+            if self.durable:
+                _fs.fsync_dir(target.parent)
+            self._prune_empty_dirs(target.parent)
+            self._mark_pending([rel])
+        return change.sha
+
+    def move(self, src: str, dst: str, *, message: str, trailers: dict[str, str] | None = None) -> str | None:
+        """Rename a vault file (never over an existing one) and commit the rename."""
+        with self._change(message, trailers) as change:
+            source = self._existing(src)
+            target = self.root / dst
+            if target.exists() or target.is_symlink():
+                raise AlreadyExistsError(f"cannot move {src} to {dst}: {dst} already exists")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            self._remember(change, src, source.read_bytes())
+            self._remember(change, dst, None)
+            os.link(source, target)  # link + unlink: never overwrites, unlike rename
+            source.unlink()
+            if self.durable:
+                _fs.fsync_dir(target.parent)
+                _fs.fsync_dir(source.parent)
+            self._prune_empty_dirs(source.parent)
+            self._mark_pending([src, dst])
+        return change.sha
+
+    def _existing(self, rel: str) -> Path:
+        target = self.root / rel
+        if target.is_symlink() or not target.is_file():
+            raise MemoryNotFound(f"no file at {rel}")
+        return target
+
+    @staticmethod
+    def _remember(change: _Batch, rel: str, original: bytes | None) -> None:
+        change.paths.add(rel)
+        change.originals.setdefault(rel, original)
+
+    def _prune_empty_dirs(self, folder: Path) -> None:
+        stop = self.root / MEMORIES_DIR
+        while folder != stop and stop in folder.parents:
+            try:
+                folder.rmdir()
+            except OSError:
+                return
+            folder = folder.parent
+
+    def _commit_now(self, paths: Iterable[str], message: str, trailers: dict[str, str] | None,
+                    *, author: Identity | None = None) -> str | None:  # fmt: skip
+        return self.history.commit(paths, message, author=author or self.author,
+                                   committer=self.author, trailers=trailers)  # fmt: skip
+
+    # -- the index ---------------------------------------------------------------
+
+    def _mark_pending(self, paths: Iterable[str]) -> None:
+        lines = "".join(f"{p}\n" for p in paths)
+        fd = os.open(self._pending_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, lines.encode("utf-8"))
+        finally:
+            os.close(fd)
+
+    def flush_index(self) -> SyncReport:
+        """Index every file written since the last search (by any process)."""
+        try:
+            if os.stat(self._pending_file).st_size == 0:
+                return SyncReport()
+        except FileNotFoundError:
+            return SyncReport()
+        with self._lock.hold():
+            try:
+                pending = self._pending_file.read_text("utf-8").splitlines()
+            except FileNotFoundError:
+                return SyncReport()
+            report = self._sync_index(sorted(set(filter(None, pending))))
+            with open(self._pending_file, "r+b") as handle:
+                handle.truncate(0)
+            return report
+
+    def _sync_index(self, paths: Iterable[str] | None = None, progress: Progress | None = None) -> SyncReport:
+        try:
+            return self.index.sync(paths, progress=progress)
+        except Exception as exc:  # the index is derived: rebuild it rather than fail a write
+            if isinstance(exc, (KeyboardInterrupt, GitLockError)):
+                raise
+            log.warning("search index failed to update (%s); rebuilding it from the files", exc)
+            self.index.clear()
+            return self.index.sync(None, progress=progress)
+
+    def reconcile(self, *, commit: bool = True, progress: Progress | None = None) -> SyncReport:
+        """Bring the index up to date with every file, reading only changed ones.
+
+        Files that changed on disk outside memfs (a person's editor, ``cp``, a crash
+        between write and commit) are committed with the person's identity.
+        """
+        with self._lock.hold():
+            _fs.sweep_temp_files(self.root / MEMORIES_DIR)
+            report = self._sync_index(None, progress)
+            with contextlib.suppress(FileNotFoundError):
+                self._pending_file.write_bytes(b"")
+            indexed = report.added + report.updated + report.removed
+            changed = self.history.changed(indexed) if commit and indexed else []
+            if changed:
+                self._commit_outside_edits(changed)
+            return report
+
+    def _commit_outside_edits(self, changed: list[str]) -> str | None:
+        if len(changed) == 1:
+            message = f"edit: {changed[0]} (changed outside memfs)"
+        else:
+            message = f"edit: {len(changed)} files changed outside memfs"
+        return self._commit_now(changed, message, {"Memfs-Op": "reconcile"}, author=self.person)
+
+    def reindex(self, *, full: bool = False, progress: Progress | None = None) -> SyncReport:
+        """Update the index from the files; ``full=True`` rebuilds it from scratch."""
+        with self._lock.hold():
+            if full:
+                self.index.clear()
+            return self.reconcile(progress=progress)
+
+    def search(
+        self,
+        query: str,
+        *,
+        k: int = 10,
+        namespace: str | None = None,
+        type: str | None = None,
+        tags: Iterable[str] = (),
+        since: str | None = None,
+        until: str | None = None,
+    ) -> list[Hit]:
+        """Search every memory in the vault; see :meth:`MemoryStore.search`."""
+        if not isinstance(k, int) or isinstance(k, bool) or k < 0:
+            raise ValueError(f"k must be a non-negative integer, got {k!r}")
+        if namespace is not None:
+            namespace = clean_namespace(namespace)
+        self.flush_index()
+        return self.index.search(query, k=k, namespace=namespace, type=type, tags=list(tags),
+                                 since=since, until=until)  # fmt: skip
+
+    def path_of(self, memory_id: str) -> str | None:
+        """The vault-relative path of the memory with this id, or None."""
+        self.flush_index()
+        for attempt in range(2):
+            rel = self.index.path_of(memory_id)
+            if rel is not None:
+                try:
+                    if str(self.read(rel).metadata.get("id")) == memory_id:
+                        return rel
+                except (MemoryNotFound, DocumentError):
+                    pass
+            if attempt == 0:
+                self.reconcile()  # the file changed by hand since it was indexed
+        return None
+
+    def problems(self) -> list[Problem]:
+        """Files the index skipped as malformed."""
+        self.flush_index()
+        return self.index.problems()
+
+    # -- history -----------------------------------------------------------------
+
+    def log(self, path: str | None = None, **kwargs: Any) -> list[Revision]:
+        """Commits touching ``path`` (vault-relative, followed across renames) or the vault."""
+        return self.history.log(path, **kwargs)
+
+    def show(self, path: str, rev: str) -> bytes:
+        """The bytes of ``path`` at revision ``rev``."""
+        return self.history.show(path, rev)
+
+    def diff(self, path: str | None, rev_a: str, rev_b: str | None = None) -> str:
+        """A unified diff from ``rev_a`` to ``rev_b`` (or to the files on disk)."""
+        return self.history.diff(path, rev_a, rev_b)
+
+    def restore(self, path: str, rev: str, *, trailers: dict[str, str] | None = None) -> str | None:
+        """Put ``path`` back as it was at ``rev``, as a new commit (works for deleted files)."""
+        data = self._content_at(path, rev)
+        short = self.history.resolve(rev)[:10]
+        text = data.decode("utf-8")
+        return self.write(path, text, message=f"restore: {label(path)} to {short}",
+                          trailers={"Memfs-Op": "restore", **(trailers or {})})  # fmt: skip
+
+    def _content_at(self, path: str, rev: str) -> bytes:
+        with contextlib.suppress(RevisionNotFound):
+            return self.history.show(path, rev)
+        self.history.resolve(rev)  # a bad revision is reported as such
+        for earlier in self.history.log(path):
+            for candidate in (earlier.path, earlier.old_path):
+                if candidate and candidate != path:
+                    with contextlib.suppress(RevisionNotFound):
+                        return self.history.show(candidate, rev)
+        raise RevisionNotFound(f"{path} did not exist at {rev}")
+
+    # -- health ------------------------------------------------------------------
+
+    def doctor(self) -> list[Finding]:
+        """Check the index against the files, git's state and malformed files."""
+        findings: list[Finding] = []
+        with self._lock.hold():
+            self.flush_index()
+            on_disk = dict(self.index.scan())
+            indexed = self.index.entries()
+            missing = sorted(set(on_disk) - set(indexed))
+            ghosts = sorted(set(indexed) - set(on_disk))
+            stale = sorted(p for p in set(on_disk) & set(indexed)
+                           if self.index._known({p}).get(p, (None, None))[:2] != on_disk[p])  # fmt: skip
+            if missing or ghosts or stale:
+                findings.append(Finding("warning", "index",
+                    f"index out of step: {len(missing)} unindexed, {len(ghosts)} removed, {len(stale)} "
+                    "changed files; run `memfs reindex`"))  # fmt: skip
+            else:
+                findings.append(Finding("ok", "index", f"{len(indexed)} files indexed, all current"))
+            for problem in self.index.problems():
+                findings.append(Finding("error", "file", f"{problem.path}: {problem.reason}"))
+            lock = Path(self.history.repo.git_dir) / "index.lock"
+            if lock.exists():
+                age = time.time() - lock.stat().st_mtime
+                findings.append(Finding("warning", "git",
+                    f"{lock} exists ({age:.0f} s old); if no git command is running, remove it"))  # fmt: skip
+            dirty = self.history.status()
+            if dirty:
+                findings.append(Finding("warning", "git",
+                    f"{len(dirty)} uncommitted changes (first: {dirty[0].strip()}); run `memfs reindex` "
+                    "to commit edits made outside memfs"))  # fmt: skip
+            else:
+                findings.append(Finding("ok", "git", "working tree matches the last commit"))
+            leftovers = list((self.root / MEMORIES_DIR).rglob(_fs.TEMP_PREFIX + "*"))
+            if leftovers:
+                findings.append(Finding("warning", "files",
+                    f"{len(leftovers)} temporary files left by an interrupted write"))  # fmt: skip
+        return findings
+
+    # -- paths ---------------------------------------------------------------------
+
+    @staticmethod
+    def memory_path(namespace: str, path: str) -> str:
+        """The vault-relative path of a memory given its namespace-relative path."""
+        return f"{MEMORIES_DIR}/{namespace}/{clean_memory_path(path)}"
+
+
+def label(rel: str) -> str:
+    """A vault path as commit messages show it: ``users/alice/x.md`` for a memory."""
+    return rel.removeprefix(MEMORIES_DIR + "/")
+
+
+def _identity(value: str | Identity | None) -> Identity | None:
+    if value is None or isinstance(value, Identity):
+        return value
+    if isinstance(value, str):
+        return Identity.parse(value)
+    raise TypeError(f"an identity must be 'Name <email>' or an Identity, got {type(value).__name__}")
+
+
+def _check_content(text: str) -> bytes:
+    if not isinstance(text, str):
+        raise ContentError(f"content must be text (str), got {type(text).__name__}")
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ContentError("content is not valid Unicode text (it contains a lone surrogate)") from exc
+    if len(data) > MAX_CONTENT_BYTES:
+        raise ContentError(f"content is {len(data)} bytes; the limit is {MAX_CONTENT_BYTES} bytes")
+    if "\x00" in text:
+        raise ContentError("content contains NUL bytes; memories are Markdown text, not binary data")
+    try:
+        load_bytes(data)
+    except DocumentError as exc:
+        raise ContentError(f"content would be a malformed memory file: {exc.reason}") from exc
+    return data
+

@@ -1,0 +1,90 @@
+"""`make demo`: memfs on a scratch copy of example_vault (the tracked folder is never touched)."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+
+import memfs
+
+REPO = Path(__file__).resolve().parents[1]
+SOURCE = REPO / "example_vault"
+SCRATCH = REPO / ".demo" / "vault"
+out = Console(highlight=False)
+
+
+def step(title: str) -> None:
+    out.print(f"\n[bold cyan]== {title}[/]")
+
+
+def show_hits(hits: list[memfs.Hit]) -> None:
+    for hit in hits:
+        snippet = escape(hit.snippet).replace("**", "")
+        out.print(f"  [bold]{escape(hit.title)}[/] [dim]{hit.path} ({hit.score:.2f})[/]\n    {snippet}")
+
+
+def main() -> int:
+    shutil.rmtree(SCRATCH.parent, ignore_errors=True)
+    shutil.copytree(SOURCE, SCRATCH, ignore=shutil.ignore_patterns(".git", ".memfs", "README.md"))
+
+    step(f"Open a copy of example_vault at {SCRATCH.relative_to(REPO)}")
+    vault = memfs.Vault.open(SCRATCH, author="Support agent <support-agent@example.com>",
+                             person="Demo Person <person@example.com>")  # fmt: skip
+    files = sorted((SCRATCH / "memories").rglob("*.md"))
+    out.print(f"{len(files)} memory files; the hand-written files were committed as the person:")
+    for rev in vault.log(limit=2):
+        out.print(f"  {rev.short} {escape(str(rev.author))}: {escape(rev.subject)}")
+
+    step("Search the whole vault")
+    for query in ("seat preference on flights", "which database did we choose", "refund escalation"):
+        out.print(f"[yellow]? {query}[/]")
+        show_hits(vault.search(query, k=2))
+
+    step("An agent remembers something new about Alice")
+    alice = vault.memories("users/alice")
+    m = alice.add("Alice switched to an oat-milk flat white in November.", title="Coffee order",
+                  tags=["food"], type="preference")  # fmt: skip
+    out.print(f"created {m.vault_path} with id {m.id}")
+    out.print((SCRATCH / m.vault_path).read_text(), markup=False)
+    show_hits(alice.search("what coffee does alice drink", k=1))
+
+    step("Update it, look at its history, roll it back")
+    alice.update(m.id or "", body="Alice now drinks black filter coffee; no milk.\n")
+    history = alice.history(m.id or "")
+    for rev in history:
+        out.print(f"  {rev.short} {escape(rev.author.name)}: {escape(rev.subject)} {rev.trailers}")
+    restored = alice.restore(m.id or "", history[-1].sha)
+    out.print(f"restored body: {restored.body.strip()}")
+
+    step("Many writes, one commit")
+    with vault.batch("import: travel notes from the Lisbon trip"):
+        for city, note in (("Lisbon", "Alice liked the tram 28 route."), ("Porto", "Too rainy in March.")):
+            alice.add(note, title=f"Trip note {city}", tags=["travel"], type="event")
+    out.print(f"  {vault.log(limit=1)[0].subject}")
+
+    step("A person saves a broken file by hand: reported and skipped, never rewritten")
+    broken = SCRATCH / "memories/users/alice/broken.md"
+    broken.write_text("---\ntitle: [unclosed\n---\nOops\n")
+    vault.reconcile()
+    for problem in vault.problems():
+        out.print(f"  [red]{problem.path}[/]: {escape(problem.reason)}")
+    out.print(f"  file left as written: {broken.read_text()!r}")
+
+    step("memfs doctor")
+    for finding in vault.doctor():
+        out.print(f"  {finding.severity:7} {finding.check:6} {escape(finding.message)}")
+
+    step("git log --oneline (newest 8)")
+    for rev in vault.log(limit=8):
+        out.print(f"  {rev.short} {escape(rev.subject)}")
+    vault.close()
+    out.print(f"\nTry the CLI on it:  .venv/bin/memfs search --vault {SCRATCH.relative_to(REPO)} 'meeting hours'")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
