@@ -81,7 +81,7 @@ def _rel(path: str) -> str:
 
 
 def _locate(vault: Vault, ref: str) -> str:
-    if ref.endswith(".md"):
+    if ref.endswith(".md") or "/" in ref:
         return _rel(ref)
     rel = vault.path_of(ref)
     if rel is None:

@@ -99,14 +99,14 @@ _Dumper.add_representer(
 
 @dataclass(frozen=True)
 class Document:
-    """A parsed memory file.
+    r"""A parsed memory file.
 
     Attributes:
         metadata: The front matter as a plain dict (empty when there is none).
         body: Everything after the front matter, byte for byte.
         head: The front-matter block exactly as written, fences included ("" if none).
         bom: Whether the file started with a UTF-8 byte-order mark.
-        newline: The line ending the file uses ("\\n" or "\\r\\n").
+        newline: The line ending the file uses ("\n" or "\r\n").
     """
 
     metadata: dict[str, Any] = field(default_factory=dict)
@@ -258,7 +258,7 @@ def _check_plain(value: Any, path: str | None, *, top: bool = True) -> None:
 
 
 def _dump_keys(mapping: Mapping[str, Any]) -> str:
-    return yaml.dump(  # type: ignore[no-any-return]
+    return yaml.dump(
         _Block(mapping), Dumper=_Dumper, sort_keys=False, allow_unicode=True,
         default_flow_style=None, width=4096,
     )  # fmt: skip

@@ -14,11 +14,13 @@ question's content words, dropping words so common they cannot change the rankin
 from __future__ import annotations
 
 import contextlib
+import gc
 import hashlib
 import logging
 import os
 import re
 import shutil
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -188,18 +190,33 @@ class SearchIndex:
     # -- lifecycle -------------------------------------------------------------
 
     def _open(self) -> None:
-        version = self.folder / "memfs-schema"
+        # Whoosh leaves files open when it fails on a damaged index; they are closed here,
+        # quietly, before the index is rebuilt.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ResourceWarning)
+            problem = self._try_open()
+            if problem:
+                gc.collect()
+        if problem == "":
+            return
+        if problem:
+            log.warning("search index at %s is unusable (%s); rebuilding it from the files",
+                        self.folder, problem)  # fmt: skip
+        self._create()
+
+    def _try_open(self) -> str | None:
+        """Open the index: "" if it is fine, None if there is none, else what is wrong."""
         try:
-            if version.read_text().strip() != SCHEMA_VERSION:
-                raise SearchIndexError("index schema is outdated")
+            if (self.folder / "memfs-schema").read_text().strip() != SCHEMA_VERSION:
+                return "its schema is outdated"
             self._ix = index.open_dir(str(self.folder))
             self._ix.doc_count()
+            return ""
         except FileNotFoundError:
-            self._create()
+            return "it is incomplete" if self.folder.exists() else None
         except Exception as exc:  # Whoosh raises many types on damage; the files are the truth
-            log.warning("search index at %s is unusable (%s); rebuilding it from the files",
-                        self.folder, exc)  # fmt: skip
-            self._create()
+            self._ix = None
+            return f"{type(exc).__name__}: {exc}"
 
     def _create(self) -> None:
         self.close()
@@ -214,12 +231,14 @@ class SearchIndex:
 
     def close(self) -> None:
         """Close the searcher and the index."""
-        if self._searcher is not None:
-            self._searcher.close()
-            self._searcher = None
-        if self._ix is not None:
-            self._ix.close()
-            self._ix = None
+        searcher, self._searcher = self._searcher, None
+        ix, self._ix = self._ix, None
+        with contextlib.suppress(Exception):  # closing a damaged index must not fail
+            if searcher is not None:
+                searcher.close()
+        with contextlib.suppress(Exception):
+            if ix is not None:
+                ix.close()
 
     def clear(self) -> None:
         """Drop every entry (the next full sync rebuilds it)."""
@@ -235,7 +254,8 @@ class SearchIndex:
         elif not self._searcher.up_to_date():
             # Not Searcher.refresh(): it reuses segment readers and so misses deletions
             # made since in those segments.
-            self._searcher.close()
+            old, self._searcher = self._searcher, None
+            old.close()
             self._searcher = self._ix.searcher()
         return self._searcher
 
@@ -387,11 +407,9 @@ class SearchIndex:
         ``title:word``, parentheses) is honoured, and a query whose syntax is broken is
         searched as its plain words. Wildcards, fuzzy terms and ranges are never expanded.
         """
+        if not isinstance(text, str):
+            raise TypeError(f"query must be a string, got {text.__class__.__name__}")
         if k <= 0:
-            return []
-        searcher = self._reader()
-        q = self._query(text, searcher)
-        if q is None:
             return []
         filters = [query.Term("kind", "memory")]
         if namespace:
@@ -402,17 +420,19 @@ class SearchIndex:
         if since or until:
             filters.append(query.TermRange("updated", normalize_time(since), normalize_time(until)))
         try:
+            searcher = self._reader()
+            q = self._query(text, searcher)
+            if q is None:
+                return []
             results = searcher.search(q, limit=k, filter=query.And(filters) if len(filters) > 1 else None,
                                       mask=query.Term("kind", "invalid"))  # fmt: skip
             found = [(r.fields(), r.score) for r in results]
         except Exception as exc:
-            raise SearchIndexError(f"search failed ({exc}); run `memfs reindex --full`") from exc
+            raise SearchIndexError(f"search failed ({exc.__class__.__name__}: {exc})") from exc
         stems = set(ANALYZER.stems(text))
         return [self._hit(stored, score, stems if snippets else None) for stored, score in found]
 
     def _query(self, text: str, searcher: Any) -> Any:
-        if not isinstance(text, str):
-            raise TypeError(f"query must be a string, got {type(text).__name__}")
         parsed = None
         if _SYNTAX.search(text):
             parsed = self._parse(text)
@@ -485,17 +505,25 @@ def make_snippet(body: str, stems: set[str], *, width: int = 200) -> str:
             if count > best_count:
                 best, best_count = i, count
         start = max(0, best - 3)
-    pieces, length = [], 0
+    pieces: list[str] = []
+    length = 0
     hits = set(matched)
     for i in range(start, len(words)):
         word = words[i].group()
         if length + len(word) > width and pieces:
             break
-        pieces.append(f"**{word}**" if i in hits else word)
+        pieces.append(_bold(word) if i in hits else word)
         length += len(word) + 1
     prefix = "… " if start > 0 else ""
     suffix = " …" if start + len(pieces) < len(words) else ""
     return prefix + " ".join(pieces) + suffix
+
+
+def _bold(word: str) -> str:
+    match = re.fullmatch(r"(\W*)(.*?)(\W*)", word)
+    assert match is not None
+    lead, core, trail = match.groups()
+    return f"{lead}**{core}**{trail}" if core else word
 
 
 def normalize_time(value: Any) -> str | None:

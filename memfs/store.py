@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import os
 import secrets
 import time
@@ -15,7 +16,6 @@ from .errors import AlreadyExistsError, DocumentError, MemoryNotFound
 from .history import Revision
 from .index import Hit, normalize_time
 from .paths import clean_memory_path, slugify
-
 from .vault import label
 
 if TYPE_CHECKING:
@@ -233,7 +233,7 @@ class MemoryStore:
             return False
         return True
 
-    def list(self, *, type: str | None = None, tag: str | None = None) -> list[Memory]:
+    def list(self, *, type: str | None = None, tag: str | None = None) -> builtins.list[Memory]:
         """Every memory of the namespace (sub-folders included), sorted by path.
 
         Malformed files are skipped (see ``vault.problems()``).
@@ -260,7 +260,7 @@ class MemoryStore:
         tags: Iterable[str] = (),
         since: str | None = None,
         until: str | None = None,
-    ) -> list[Hit]:
+    ) -> builtins.list[Hit]:
         """Rank this namespace's memories for a natural-language query (BM25F).
 
         Args:
@@ -275,7 +275,7 @@ class MemoryStore:
         return self.vault.search(query, k=k, namespace=self.namespace, type=type, tags=tags,
                                  since=since, until=until)  # fmt: skip
 
-    def history(self, ref: str) -> list[Revision]:
+    def history(self, ref: str) -> builtins.list[Revision]:
         """The commits that changed this memory, newest first, followed across renames."""
         rel = self._resolve(ref, allow_missing=True)
         return self.vault.log(rel)
@@ -303,10 +303,10 @@ class MemoryStore:
             if allow_missing or (self.vault.root / rel).is_file():
                 return rel
             raise MemoryNotFound(f"no memory at {rel}; `memfs ls` lists what exists")
-        rel = self._find_id(ref)
-        if rel is None:
+        found = self._find_id(ref)
+        if found is None:
             raise MemoryNotFound(f"no memory with id {ref!r} in namespace {self.namespace!r}")
-        return rel
+        return found
 
     def _find_id(self, memory_id: str) -> str | None:
         rel = self.vault.path_of(memory_id)

@@ -29,6 +29,7 @@ from .errors import (
     MemoryNotFound,
     NotFoundError,
     RevisionNotFound,
+    SearchIndexError,
 )
 from .history import DEFAULT_AGENT, GitHistory, Identity, Revision
 from .index import Hit, Problem, Progress, SearchIndex, SyncReport
@@ -142,7 +143,11 @@ class Vault:
         self.close()
 
     def close(self) -> None:
-        """Release the index and git helper processes."""
+        """Index what is pending, then release the index and git helper processes."""
+        try:
+            self.flush_index()
+        except Exception as exc:  # best effort: the next open catches up from file stats
+            log.warning("could not update the search index on close: %s", exc)
         self.index.close()
         self.history.close()
 
@@ -421,8 +426,14 @@ class Vault:
         if namespace is not None:
             namespace = clean_namespace(namespace)
         self.flush_index()
-        return self.index.search(query, k=k, namespace=namespace, type=type, tags=list(tags),
-                                 since=since, until=until)  # fmt: skip
+        options: dict[str, Any] = {"k": k, "namespace": namespace, "type": type, "tags": list(tags),
+                                   "since": since, "until": until}  # fmt: skip
+        try:
+            return self.index.search(query, **options)
+        except SearchIndexError as exc:
+            log.warning("%s; rebuilding the search index from the files", exc)
+            self.reindex(full=True)
+            return self.index.search(query, **options)
 
     def path_of(self, memory_id: str) -> str | None:
         """The vault-relative path of the memory with this id, or None."""

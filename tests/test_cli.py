@@ -1,0 +1,145 @@
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from memfs.cli import cli
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "cli.md"
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+@pytest.fixture
+def vault_dir(tmp_path: Path, runner: CliRunner) -> Path:
+    path = tmp_path / "v"
+    assert runner.invoke(cli, ["init", str(path)]).exit_code == 0
+    return path
+
+
+def run(runner: CliRunner, vault_dir: Path, *args: str, code: int = 0, stdin: str | None = None) -> str:
+    result = runner.invoke(cli, [*args, "--vault", str(vault_dir)], input=stdin)
+    assert result.exit_code == code, result.output
+    return result.output
+
+
+def add(runner: CliRunner, vault_dir: Path, title: str, body: str, *extra: str) -> None:
+    run(runner, vault_dir, "add", "--namespace", "users/alice", "--title", title, *extra, body)
+
+
+def test_add_search_show_ls(runner: CliRunner, vault_dir: Path) -> None:
+    add(runner, vault_dir, "Window seats", "Alice prefers window seats.", "--tag", "travel", "--type", "preference")
+    out = run(runner, vault_dir, "search", "seat preference")
+    assert "Window seats" in out and "memories/users/alice/window-seats.md" in out
+    hits = json.loads(run(runner, vault_dir, "search", "seat", "--json"))
+    assert hits[0]["title"] == "Window seats" and hits[0]["snippet"]
+    assert "Alice prefers window seats." in run(runner, vault_dir, "show", "users/alice/window-seats.md")
+    assert "Alice prefers" in run(runner, vault_dir, "show", hits[0]["id"])
+    listed = json.loads(run(runner, vault_dir, "ls", "--json"))
+    assert [m["path"] for m in listed] == ["memories/users/alice/window-seats.md"]
+    assert "window-seats.md" in run(runner, vault_dir, "ls", "users/alice")
+    assert json.loads(run(runner, vault_dir, "ls", "--json", "--type", "fact")) == []
+
+
+def test_add_reads_stdin(runner: CliRunner, vault_dir: Path) -> None:
+    run(runner, vault_dir, "add", "--namespace", "notes", "--title", "From stdin", stdin="piped text\n")
+    assert "piped text" in run(runner, vault_dir, "show", "notes/from-stdin.md")
+
+
+def test_log_diff_restore(runner: CliRunner, vault_dir: Path) -> None:
+    add(runner, vault_dir, "Doc", "first version")
+    path = vault_dir / "memories/users/alice/doc.md"
+    first = json.loads(run(runner, vault_dir, "log", "users/alice/doc.md", "--json"))[0]["sha"]
+    path.write_text(path.read_text().replace("first version", "second version"))
+    run(runner, vault_dir, "reindex")  # commits the hand edit
+    log = json.loads(run(runner, vault_dir, "log", "users/alice/doc.md", "--json"))
+    assert [e["subject"].split(":")[0] for e in log] == ["edit", "memory"]
+    assert "+second version" in run(runner, vault_dir, "diff", first, "--path", "users/alice/doc.md")
+    run(runner, vault_dir, "restore", "users/alice/doc.md", "--to", first)
+    assert "first version" in path.read_text()
+    assert "restore: users/alice/doc.md" in run(runner, vault_dir, "log")
+    assert len(json.loads(run(runner, vault_dir, "log", "--json", "-n", "2"))) == 2
+
+
+def test_mv_rm_and_restore_deleted(runner: CliRunner, vault_dir: Path) -> None:
+    add(runner, vault_dir, "Old name", "content")
+    run(runner, vault_dir, "mv", "users/alice/old-name.md", "new-name.md")
+    assert (vault_dir / "memories/users/alice/new-name.md").exists()
+    rev = json.loads(run(runner, vault_dir, "log", "--json"))[0]["sha"]
+    run(runner, vault_dir, "rm", "users/alice/new-name.md")
+    assert not (vault_dir / "memories/users/alice/new-name.md").exists()
+    run(runner, vault_dir, "restore", "users/alice/new-name.md", "--to", rev)
+    assert (vault_dir / "memories/users/alice/new-name.md").exists()
+
+
+def test_reindex_full_and_doctor(runner: CliRunner, vault_dir: Path) -> None:
+    add(runner, vault_dir, "A", "alpha")
+    assert "1 added" in run(runner, vault_dir, "reindex", "--full")
+    assert "all current" in run(runner, vault_dir, "doctor")
+    (vault_dir / "memories/users/alice/bad.md").write_text("---\n[broken\n---\n")
+    out = run(runner, vault_dir, "doctor", code=1)
+    assert "bad.md" in out and "error" in out
+
+
+def test_vault_from_environment(runner: CliRunner, vault_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMFS_VAULT", str(vault_dir))
+    result = runner.invoke(cli, ["add", "--namespace", "n", "--title", "Env", "from env"])
+    assert result.exit_code == 0, result.output
+    assert runner.invoke(cli, ["ls"]).output.count("env.md") == 1
+
+
+def test_vault_from_current_folder(runner: CliRunner, vault_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(vault_dir)
+    assert runner.invoke(cli, ["add", "--namespace", "n", "heron"]).exit_code == 0
+    assert "heron" in runner.invoke(cli, ["search", "heron"]).output
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["search", "x", "--vault", "/nonexistent/vault"], "not a memfs vault"),
+        (["add", "--namespace", "../up", "x"], "namespace"),
+        (["add", "--namespace", "n", "--tag", "a,b", "x"], "comma"),
+        (["add", "--namespace", "n", ""], "empty"),
+        (["show", "users/alice/missing.md"], "no file"),
+        (["show", "mem_NOPE"], "no memory with id"),
+        (["show", "../../etc/passwd.md"], "'..'"),
+        (["show", "users/alice/x.txt"], ".md"),
+        (["restore", "users/alice/missing.md", "--to", "nope"], "no revision"),
+        (["restore", "users/alice/missing.md", "--to", "HEAD"], "did not exist"),
+        (["log", "-n", "0"], None),
+        (["rm", "mem_NOPE"], "no memory with id"),
+        (["mv", "users/alice/missing.md", "b.md"], "no memory"),
+        (["diff", "nope"], "no revision"),
+        (["search", "x", "-k", "0"], None),
+    ],
+)
+def test_errors_are_one_line_without_traceback(runner: CliRunner, vault_dir: Path, args: list[str],
+                                               message: str | None) -> None:  # fmt: skip
+    if "--vault" not in args:
+        args = [*args, "--vault", str(vault_dir)]
+    result = runner.invoke(cli, args)
+    assert result.exit_code != 0
+    assert "Traceback" not in result.output
+    assert not isinstance(result.exception, Exception) or isinstance(result.exception, SystemExit)
+    if message:
+        assert message in result.output
+        assert len([line for line in result.output.splitlines() if line.strip()]) == 1, result.output
+
+
+def test_every_command_has_help_and_is_documented(runner: CliRunner) -> None:
+    docs = DOCS.read_text()
+    assert isinstance(cli, click.Group)
+    for name, command in cli.commands.items():
+        assert command.help and command.help.strip(), name
+        result = runner.invoke(cli, [name, "--help"])
+        assert result.exit_code == 0 and "Usage:" in result.output
+        assert re.search(rf"^## `memfs {name}\b", docs, re.M), f"docs/cli.md does not document {name}"

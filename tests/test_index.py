@@ -1,0 +1,252 @@
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+import memfs
+from memfs.index import make_snippet
+
+
+def fill(vault: memfs.Vault) -> None:
+    alice = vault.memories("users/alice")
+    alice.add("Alice prefers window seats on long flights.", title="Window seats",
+              tags=["travel"], type="preference")  # fmt: skip
+    alice.add("Alice is vegetarian and allergic to peanuts.", title="Diet", tags=["food"], type="fact")
+    vault.memories("projects/atlas").add(
+        "We chose PostgreSQL 16 over MySQL for its JSON support.", title="Database choice",
+        tags=["architecture"], type="decision",
+    )  # fmt: skip
+
+
+def results(vault: memfs.Vault, queries: list[str]) -> list[list[tuple[str, float]]]:
+    return [[(h.path, h.score) for h in vault.search(q)] for q in queries]
+
+
+QUERIES = ["seat preference", "what does alice eat", "database", "peanuts OR mysql", "json"]
+
+
+def test_search_ranks_and_highlights(vault: memfs.Vault) -> None:
+    fill(vault)
+    hits = vault.search("which seat does alice prefer on flights")
+    assert hits[0].title == "Window seats"
+    assert "**seats**" in hits[0].snippet and "**flights**" in hits[0].snippet
+    assert hits[0].tags == ("travel",) and hits[0].type == "preference"
+    assert hits[0].namespace == "users/alice"
+
+
+def test_filters(vault: memfs.Vault) -> None:
+    fill(vault)
+    assert [h.title for h in vault.search("alice", type="fact")] == ["Diet"]
+    assert [h.title for h in vault.search("alice peanuts seats", tags=["travel"])] == ["Window seats"]
+    assert [h.title for h in vault.search("postgresql", namespace="projects")] == ["Database choice"]
+    assert vault.search("postgresql", namespace="users") == []
+    assert len(vault.search("alice peanuts postgresql", since="2000-01-01")) == 3
+    assert vault.search("alice peanuts postgresql", until="2000-01-01") == []
+
+
+def test_title_and_tags_are_searched(vault: memfs.Vault) -> None:
+    fill(vault)
+    assert vault.search("architecture")[0].title == "Database choice"
+    assert vault.search("choice")[0].title == "Database choice"
+
+
+def test_whoosh_syntax_and_broken_syntax(vault: memfs.Vault) -> None:
+    fill(vault)
+    assert {h.title for h in vault.search("peanuts OR mysql")} == {"Diet", "Database choice"}
+    assert [h.title for h in vault.search("alice AND NOT peanuts")] == ["Window seats"]
+    assert [h.title for h in vault.search("title:diet")] == ["Diet"]
+    for broken in ('"unclosed peanuts', "peanuts AND (", "((((", "title:", "peanuts)", "-peanuts +"):
+        hits = vault.search(broken)
+        assert isinstance(hits, list)
+    assert [h.title for h in vault.search('"unclosed peanuts')] == ["Diet"]
+
+
+def test_wildcards_and_fuzzy_terms_are_not_expanded(vault: memfs.Vault) -> None:
+    fill(vault)
+    assert vault.search("pea*") == []
+    assert vault.search("peanutz~2") == []
+    assert vault.search("a* OR b* OR c* OR d*") == []
+
+
+def test_queries_with_nothing_to_search(vault: memfs.Vault) -> None:
+    fill(vault)
+    for q in ("", "   ", "the and of", "?!", "*"):
+        assert vault.search(q) == []
+    assert vault.search("x" * 10_000) == []
+    assert vault.search("seats", k=0) == []
+    for bad_k in (-1, 1.5, True):
+        with pytest.raises(ValueError):
+            vault.search("seats", k=bad_k)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        vault.search(None)  # type: ignore[arg-type]
+
+
+def test_deleting_the_index_gives_identical_results(tmp_path: Path) -> None:
+    root = tmp_path / "v"
+    with memfs.Vault.open(root) as vault:
+        fill(vault)
+        before = results(vault, QUERIES)
+    shutil.rmtree(root / ".memfs")
+    with memfs.Vault.open(root) as vault:
+        assert results(vault, QUERIES) == before
+        assert len(vault.log()) == 4  # nothing to commit: the files did not change
+
+
+def test_full_reindex_gives_identical_results(vault: memfs.Vault) -> None:
+    fill(vault)
+    before = results(vault, QUERIES)
+    report = vault.reindex(full=True)
+    assert len(report.added) == 3
+    assert results(vault, QUERIES) == before
+
+
+@pytest.mark.parametrize("damage", ["garbage_toc", "delete_segments", "garbage_segments", "empty_dir", "schema"])
+def test_corrupt_index_is_rebuilt_with_a_warning(tmp_path: Path, damage: str,
+                                                 caplog: pytest.LogCaptureFixture) -> None:  # fmt: skip
+    root = tmp_path / "v"
+    with memfs.Vault.open(root) as vault:
+        fill(vault)
+        vault.search("x")  # flush pending writes into the index
+        before = results(vault, QUERIES)
+    folder = root / ".memfs" / "index"
+    if damage == "garbage_toc":
+        for toc in folder.glob("*.toc"):
+            toc.write_bytes(b"\x00garbage" * 10)
+    elif damage == "delete_segments":
+        for seg in folder.glob("*.seg"):
+            seg.unlink()
+    elif damage == "garbage_segments":
+        for seg in folder.glob("*.seg"):
+            seg.write_bytes(os.urandom(seg.stat().st_size))
+    elif damage == "empty_dir":
+        shutil.rmtree(folder)
+        folder.mkdir()
+    else:
+        (folder / "memfs-schema").write_text("0")
+    with caplog.at_level(logging.WARNING), memfs.Vault.open(root) as vault:
+        assert results(vault, QUERIES) == before
+    if damage != "garbage_segments":  # random bytes may even parse; the results above must hold anyway
+        assert "rebuilding" in caplog.text
+
+
+def test_reconcile_reads_only_changed_files(tmp_path: Path) -> None:
+    root = tmp_path / "v"
+    with memfs.Vault.open(root) as vault:
+        fill(vault)
+    diet = root / "memories/users/alice/diet.md"
+    diet.write_text(diet.read_text().replace("peanuts", "shellfish"))
+    (root / "memories/users/alice/window-seats.md").unlink()
+    new = root / "memories/users/bob/new.md"
+    new.parent.mkdir()
+    new.write_text("Bob likes jazz.\n")
+    with memfs.Vault.open(root, reconcile=False) as vault:
+        report = vault.reconcile()
+        assert report.added == ["memories/users/bob/new.md"]
+        assert report.updated == ["memories/users/alice/diet.md"]
+        assert report.removed == ["memories/users/alice/window-seats.md"]
+        assert vault.search("peanuts") == [] and vault.search("shellfish")[0].title == "Diet"
+        assert vault.search("seats") == []
+        assert vault.search("jazz")[0].path == "memories/users/bob/new.md"
+        assert vault.reconcile().changed == 0
+        assert vault.history.status() == []
+
+
+def test_touching_a_file_does_not_count_as_a_change(tmp_path: Path) -> None:
+    root = tmp_path / "v"
+    with memfs.Vault.open(root) as vault:
+        fill(vault)
+        vault.search("x")
+    later = time.time() + 5
+    os.utime(root / "memories/users/alice/diet.md", (later, later))
+    with memfs.Vault.open(root, reconcile=False) as vault:
+        assert vault.reconcile().changed == 0
+        assert len(vault.log()) == 4
+
+
+def test_malformed_files_are_reported_and_skipped(vault: memfs.Vault) -> None:
+    fill(vault)
+    folder = vault.root / "memories/users/alice"
+    bad = {
+        "yaml.md": b"---\ntitle: [unclosed\n---\nbody\n",
+        "list.md": b"---\n- a\n- b\n---\nbody\n",
+        "latin1.md": "caf\xe9 alice".encode("latin-1"),
+        "binary.md": b"\x89PNG\r\n\x1a\n\x00\x00alice",
+        "bomb.md": b"---\na: &a [x, x]\nb: [*a, *a]\n---\nalice\n",
+        "huge.md": b"alice " * (1024 * 1024),
+    }
+    for name, data in bad.items():
+        (folder / name).write_bytes(data)
+    report = vault.reconcile()
+    assert {p.path.rsplit("/", 1)[1] for p in report.problems} == set(bad)
+    assert all(p.reason for p in report.problems)
+    assert {h.title for h in vault.search("alice", k=50)} == {"Window seats", "Diet"}
+    for name, data in bad.items():  # never rewritten or deleted
+        assert (folder / name).read_bytes() == data
+    assert vault.memories("users/alice").list()  # listing survives
+    assert vault.reindex(full=True).problems
+    doctor = vault.doctor()
+    assert sum(f.severity == "error" for f in doctor) == len(bad)
+
+
+def test_symlinks_are_not_followed(vault: memfs.Vault, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.md"
+    outside.write_text("secret launch codes\n")
+    folder = vault.root / "memories/users/alice"
+    folder.mkdir(parents=True)
+    (folder / "link.md").symlink_to(outside)
+    (folder / "dirlink").symlink_to(tmp_path, target_is_directory=True)
+    vault.reconcile()
+    assert vault.search("secret launch codes") == []
+
+
+def _write_one(root: str) -> None:
+    with memfs.Vault.open(root, durable=False) as vault:
+        vault.memories("other").add("Written by another process: kumquat.", title="From afar")
+
+
+def test_search_sees_a_write_from_another_process(tmp_path: Path) -> None:
+    root = tmp_path / "v"
+    with memfs.Vault.open(root) as vault:
+        fill(vault)
+        assert vault.search("kumquat") == []
+        proc = multiprocessing.get_context("spawn").Process(target=_write_one, args=(str(root),))
+        proc.start()
+        proc.join(60)
+        assert proc.exitcode == 0
+        assert [h.title for h in vault.search("kumquat")] == ["From afar"]
+
+
+def test_search_right_after_a_write_in_the_same_process(vault: memfs.Vault) -> None:
+    store = vault.memories("a")
+    for i in range(5):
+        m = store.add(f"fact number {i} about zebra{i}", title=f"f{i}")
+        assert vault.search(f"zebra{i}")[0].id == m.id
+        store.update(m.id, body=f"now about yak{i}")  # type: ignore[arg-type]
+        assert vault.search(f"zebra{i}") == []
+        assert vault.search(f"yak{i}")[0].id == m.id
+
+
+def test_snippet() -> None:
+    body = "Intro words here. " * 30 + "The cat sat on the warm mat today. " + "Filler text. " * 30
+    snippet = make_snippet(body, {"cat", "mat"})
+    assert "**cat**" in snippet and "**mat**" in snippet
+    assert snippet.startswith("… ") and snippet.endswith(" …")
+    assert len(snippet) < 300
+    assert make_snippet("", {"x"}) == ""
+    assert make_snippet("no match here", {"zzz"}) == "no match here"
+
+
+def test_index_damaged_while_running_is_rebuilt(vault: memfs.Vault, caplog: pytest.LogCaptureFixture) -> None:
+    fill(vault)
+    before = results(vault, QUERIES)
+    shutil.rmtree(vault.root / ".memfs" / "index")  # say, a person cleaning up caches
+    assert results(vault, QUERIES) == before
+    vault.memories("users/alice").add("Alice collects stamps.", title="Hobby")
+    assert vault.search("stamps")[0].title == "Hobby"
+    assert "rebuilding" in caplog.text
