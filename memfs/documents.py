@@ -63,11 +63,16 @@ class _Loader(_BaseLoader):  # type: ignore[misc]
         return super().construct_mapping(node, deep=deep)  # type: ignore[no-any-return]
 
 
+_INT_TAG = "tag:yaml.org,2002:int"
 _Loader.yaml_implicit_resolvers = _without(
-    _BaseLoader.yaml_implicit_resolvers, {_TIMESTAMP_TAG, _BOOL_TAG}
+    _BaseLoader.yaml_implicit_resolvers, {_TIMESTAMP_TAG, _BOOL_TAG, _INT_TAG}
 )
 _Loader.add_implicit_resolver(
     _BOOL_TAG, re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+)
+# YAML 1.2 integers: `12:30` (YAML 1.1 sexagesimal, 750) and `0755` (octal) stay strings.
+_Loader.add_implicit_resolver(
+    _INT_TAG, re.compile(r"^(?:[-+]?(?:0|[1-9][0-9_]*)|0x[0-9a-fA-F_]+)$"), list("-+0123456789")
 )
 
 
@@ -118,8 +123,12 @@ class Document:
     @classmethod
     def new(cls, metadata: Mapping[str, Any], body: str) -> Document:
         """Build a document from metadata (kept in the given order) and a body."""
-        doc = cls(body=body)
-        return doc.with_metadata(metadata) if metadata else doc
+        if metadata:
+            return cls(body=body).with_metadata(metadata)
+        if body.startswith(_BOM) or _FENCE.match(body):
+            # An empty block keeps a body that itself opens with a fence (or a BOM) a body.
+            return cls(body=body, head="---\n---\n")
+        return cls(body=body)
 
     @property
     def has_front_matter(self) -> bool:
@@ -133,15 +142,17 @@ class Document:
 
         Keys already present keep their place; new keys go at the end, in the given order.
         """
-        removed = set(remove)
+        removed = set(remove) & set(self.metadata)
+        if not changes and not removed:
+            return self
         metadata = {k: v for k, v in self.metadata.items() if k not in removed}
         metadata.update(changes)
         _check_plain(metadata, None)
-        if not self.head:
-            text = "---\n" + _dump_keys(metadata) + "---\n"
+        blocks = _key_blocks(self.head) if self.head else None
+        if blocks is None:  # no front matter yet, or one that must be written anew
+            text = "---\n" + (_dump_keys(metadata) if metadata else "") + "---\n"
             head = text.replace("\n", self.newline)
             return Document(metadata, self.body, head, self.bom, self.newline)
-        blocks = _key_blocks(self.head)
         lines: list[str] = []
         for key, block in blocks:
             if key is None or (key not in removed and key not in changes):
@@ -167,9 +178,16 @@ class Document:
         title = self.metadata.get("title")
         if isinstance(title, str) and title.strip():
             return title.strip()
-        match = _HEADING.search(self.body)
-        if match:
-            return match.group(1).strip()
+        fence = ""
+        for line in self.body.splitlines():
+            stripped = line.lstrip()
+            marker = re.match(r"(`{3,}|~{3,})", stripped)
+            if marker and (not fence or marker.group(1).startswith(fence)):
+                fence = "" if fence else marker.group(1)
+                continue
+            match = None if fence else _HEADING.match(line)
+            if match:
+                return match.group(1).strip()
         return PurePosixPath(path).stem if path else ""
 
 
@@ -235,6 +253,10 @@ def _load_yaml(raw: str, path: str | None) -> dict[str, Any]:
         data = yaml.load(raw, Loader=_Loader)  # noqa: S506 - _Loader is a SafeLoader
     except yaml.YAMLError as exc:
         raise DocumentError(path, f"front matter is not valid YAML: {_one_line(exc)}") from exc
+    except UnicodeError as exc:
+        raise DocumentError(path, "front matter is not valid Unicode text") from exc
+    if data is None and all(not line.strip() or line.lstrip().startswith("#") for line in raw.splitlines()):
+        return {}  # only comments, like a template with every key commented out
     if not isinstance(data, dict):
         kind = "empty" if data is None else type(data).__name__
         raise DocumentError(path, f"front matter must be a mapping of keys to values, got {kind}")
@@ -264,20 +286,39 @@ def _dump_keys(mapping: Mapping[str, Any]) -> str:
     )  # fmt: skip
 
 
-def _key_blocks(head: str) -> list[tuple[str | None, str]]:
-    """Split a front-matter block into (key, text) pieces; fences and comments have key None."""
+def _key_blocks(head: str) -> list[tuple[str | None, str]] | None:
+    """Split a front-matter block into (key, text) pieces.
+
+    A key's piece runs from its first line to the last line of its value (an inline comment
+    included); fences, blank lines and full-line comments between keys have key None, so they
+    survive when a neighbouring key changes. None if the block cannot be split by lines: a flow
+    mapping (``{a: 1, b: 2}``) or keys sharing a line.
+    """
     lines = head.splitlines(keepends=True)
     opening, body, closing = lines[0], lines[1:-1], lines[-1]
     raw = "".join(body)
     node = yaml.compose(raw, Loader=_BaseLoader) if raw.strip() else None
-    starts = [(k.start_mark.line, k.value) for k, _ in node.value] if node is not None else []
+    pairs = node.value if node is not None else []
+    starts = [k.start_mark.line for k, _ in pairs]
+    shared_lines = any(b <= a for a, b in zip(starts, starts[1:], strict=False))
+    if node is not None and (getattr(node, "flow_style", False) or shared_lines):
+        return None
     pieces: list[tuple[str | None, str]] = [(None, opening)]
-    first = starts[0][0] if starts else len(body)
-    if first:
-        pieces.append((None, "".join(body[:first])))
-    for i, (line, key) in enumerate(starts):
-        end = starts[i + 1][0] if i + 1 < len(starts) else len(body)
-        pieces.append((key, "".join(body[line:end])))
+    cursor = 0
+    for key_node, value_node in pairs:
+        start = key_node.start_mark.line
+        end_mark = value_node.end_mark
+        end = end_mark.line if end_mark.column == 0 else end_mark.line + 1
+        # A block value's end mark is the next key: blank and comment lines before it
+        # belong between the keys, not to this one.
+        while end - 1 > start and (not body[end - 1].strip() or body[end - 1].lstrip().startswith("#")):
+            end -= 1
+        if start > cursor:
+            pieces.append((None, "".join(body[cursor:start])))
+        pieces.append((key_node.value, "".join(body[start:end])))
+        cursor = end
+    if cursor < len(body):
+        pieces.append((None, "".join(body[cursor:])))
     pieces.append((None, closing))
     return pieces
 

@@ -14,7 +14,8 @@
     ├── LockTimeout              the vault lock could not be taken in time
     ├── HistoryError             git failed
     │   └── GitLockError         a git lock file is in the way (stale or held)
-    └── SearchIndexError         the search index is unusable (it is rebuilt from the files)
+    ├── SearchIndexError         the search index is unusable (it is rebuilt from the files)
+    └── ToolCallError            a memory-tool call that cannot be carried out (text for the model)
 """
 
 from __future__ import annotations
@@ -79,3 +80,7 @@ class GitLockError(HistoryError):
 
 class SearchIndexError(MemfsError):
     """The search index is unusable; memfs rebuilds it from the files."""
+
+
+class ToolCallError(MemfsError):
+    """A memory-tool call that cannot be carried out; the message is written for the model."""

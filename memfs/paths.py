@@ -22,6 +22,7 @@ _WINDOWS_RESERVED = {
     *(f"com{i}" for i in range(1, 10)),
     *(f"lpt{i}" for i in range(1, 10)),
 }  # fmt: skip
+_SUPERSCRIPTS = str.maketrans("¹²³", "123")  # COM¹ is as reserved as COM1
 _FORBIDDEN_CHARS = set('\\<>:"|?*%')
 _SLUG_DROP = re.compile(r"[^a-z0-9]+")
 
@@ -65,11 +66,11 @@ def _check_component(part: str, path: str, what: str) -> None:
         raise PathError(f"{what} {path!r}: hidden names such as {part!r} are reserved")
     for ch in part:
         cat = unicodedata.category(ch)
-        if cat in ("Cc", "Cf", "Cs", "Co", "Cn") or ch in _FORBIDDEN_CHARS:
+        if cat in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp") or ch in _FORBIDDEN_CHARS:
             raise PathError(f"{what} {path!r} contains the forbidden character {ch!r}")
     if part.endswith((" ", ".")):
         raise PathError(f"{what} {path!r}: a name may not end with a space or a dot")
-    if part.split(".", 1)[0].lower() in _WINDOWS_RESERVED:
+    if part.split(".", 1)[0].lower().translate(_SUPERSCRIPTS) in _WINDOWS_RESERVED:
         raise PathError(f"{what} {path!r}: {part!r} is a reserved device name on Windows")
     try:
         size = len(part.encode("utf-8"))
@@ -108,3 +109,23 @@ def slugify(text: str, *, max_length: int = 60) -> str:
     if slug in _WINDOWS_RESERVED:
         slug += "-memory"
     return slug
+
+
+def split_virtual(path: str, *, root: str = "/memories") -> str:
+    """Map a tool path under the virtual ``root`` to a relative path ("" for the root itself).
+
+    ``/memories/notes/a.md`` gives ``notes/a.md``. The prefix must match whole segments and
+    case (``/memoriesX``, ``/MEMORIES`` and ``memories/a.md`` are refused); one trailing slash
+    is allowed on folders; everything after the root passes :func:`clean_relpath`.
+    """
+    if not isinstance(path, str):
+        raise PathError(f"path must be a string, got {type(path).__name__}")
+    if path in (root, root + "/"):
+        return ""
+    if not path.startswith(root + "/"):
+        shown = path if len(path) <= 200 else path[:200] + "…"
+        raise PathError(f"Path must start with {root}, got: {shown!r}")
+    rest = path[len(root) + 1 :]
+    if rest.endswith("/"):
+        rest = rest[:-1]
+    return clean_relpath(rest)

@@ -43,7 +43,7 @@ log = logging.getLogger(__name__)
 STATE_DIR = ".memfs"
 MEMORIES_DIR = "memories"
 MAX_CONTENT_BYTES = 1024 * 1024
-_GITIGNORE_LINE = ".memfs/"
+_GITIGNORE_LINES = (".memfs/", _fs.TEMP_PREFIX + "*")
 
 
 @dataclass(frozen=True)
@@ -166,9 +166,11 @@ class Vault:
         (self.root / MEMORIES_DIR).mkdir(exist_ok=True)
         ignore = self.root / ".gitignore"
         text = ignore.read_text("utf-8") if ignore.exists() else ""
-        if _GITIGNORE_LINE not in text.splitlines():
+        missing = [line for line in _GITIGNORE_LINES if line not in text.splitlines()]
+        if missing:
             sep = "" if not text or text.endswith("\n") else "\n"
-            _fs.atomic_write(ignore, (text + sep + _GITIGNORE_LINE + "\n").encode(), durable=self.durable)
+            text += sep + "".join(f"{line}\n" for line in missing)
+            _fs.atomic_write(ignore, text.encode(), durable=self.durable)
             self.history.commit([".gitignore"], "vault: init", author=self.author,
                                 trailers={"Memfs-Op": "init"})  # fmt: skip
 
