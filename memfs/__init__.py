@@ -23,10 +23,13 @@ from .errors import (
     PathError,
     RevisionNotFound,
     SearchIndexError,
+    ToolCallError,
 )
 from .history import Identity, Revision
 from .index import Hit, Problem, SyncReport
+from .models import Model, Reply, ScriptedModel, ToolCall, run_agent
 from .store import Memory, MemoryStore
+from .tools import MemoryTools, ToolResult
 from .vault import Finding, Vault
 
 __version__ = "0.1.0"
@@ -47,12 +50,20 @@ __all__ = [
     "Memory",
     "MemoryNotFound",
     "MemoryStore",
+    "MemoryTools",
+    "Model",
     "NotFoundError",
     "PathError",
     "Problem",
+    "Reply",
     "Revision",
     "RevisionNotFound",
+    "ScriptedModel",
     "SearchIndexError",
     "SyncReport",
+    "ToolCall",
+    "ToolCallError",
+    "ToolResult",
     "Vault",
+    "run_agent",
 ]

@@ -1,0 +1,1 @@
+"""Adapters between memfs and agent SDKs. Each imports its SDK lazily; nothing imports them."""
