@@ -66,6 +66,34 @@ def main() -> int:
             alice.add(note, title=f"Trip note {city}", tags=["travel"], type="event")
     out.print(f"  {vault.log(limit=1)[0].subject}")
 
+    step("A scripted agent edits its memory through the file-style tools")
+    tools = memfs.MemoryTools(vault, "users/alice", session="demo-chat")
+    model = memfs.ScriptedModel([
+        memfs.Reply("", (memfs.ToolCall("c1", "memory", {"command": "view", "path": "/memories"}),)),
+        memfs.Reply("", (memfs.ToolCall("c2", "memory", {"command": "create", "path": "/memories/hotel.md",
+                         "file_text": "Alice likes quiet hotel rooms away from the lift.\n"}),)),  # fmt: skip
+        memfs.Reply("", (memfs.ToolCall("c3", "memory", {"command": "str_replace", "path": "/memories/hotel.md",
+                         "old_str": "quiet", "new_str": "quiet, high-floor"}),)),  # fmt: skip
+        memfs.Reply("", (memfs.ToolCall("c4", "memory", {"command": "search", "query": "hotel room"}),
+                         memfs.ToolCall("c5", "memory", {"command": "view", "path": "/memories/../../etc/passwd"}))),
+        memfs.Reply("I noted that Alice likes quiet, high-floor rooms."),
+    ])
+    conversation = memfs.run_agent(model, [{"role": "user", "content": "I want a quiet room, high up."}],
+                                   dispatch=tools.dispatch, tools=tools.anthropic_tools())  # fmt: skip
+    for turn in conversation[1:]:
+        if turn["role"] == "tool":
+            first = turn["content"].splitlines()[0]
+            out.print(f"  [dim]tool ->[/] {'[red]' if turn['is_error'] else ''}{escape(first)}")
+        elif turn.get("tool_calls"):
+            for c in turn["tool_calls"]:
+                args = c["arguments"]
+                target = args.get("path") or args.get("query") or ""
+                out.print(f"  [green]agent[/] {args['command']} {escape(str(target))}")
+        else:
+            out.print(f"  [green]agent[/] {escape(turn['content'])}")
+    for rev in vault.log(limit=2):
+        out.print(f"  {rev.short} {escape(rev.subject)}  [dim]{rev.trailers}[/]")
+
     step("A person saves a broken file by hand: reported and skipped, never rewritten")
     broken = SCRATCH / "memories/users/alice/broken.md"
     broken.write_text("---\ntitle: [unclosed\n---\nOops\n")
