@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import logging
 import re
 import sys
 from collections.abc import Callable
@@ -318,4 +319,5 @@ def doctor(vault: Vault) -> None:
 
 def main() -> None:
     """Entry point of the ``memfs`` console script."""
+    logging.basicConfig(format="memfs: %(levelname)s: %(message)s", level=logging.WARNING)
     cli(prog_name="memfs")

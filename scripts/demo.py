@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import shutil
 import sys
 from pathlib import Path
@@ -14,7 +15,7 @@ import memfs
 REPO = Path(__file__).resolve().parents[1]
 SOURCE = REPO / "example_vault"
 SCRATCH = REPO / ".demo" / "vault"
-out = Console(highlight=False)
+out = Console(highlight=False, soft_wrap=True)
 
 
 def step(title: str) -> None:
@@ -28,6 +29,7 @@ def show_hits(hits: list[memfs.Hit]) -> None:
 
 
 def main() -> int:
+    logging.basicConfig(level=logging.ERROR)  # the demo prints what memfs reports itself
     shutil.rmtree(SCRATCH.parent, ignore_errors=True)
     shutil.copytree(SOURCE, SCRATCH, ignore=shutil.ignore_patterns(".git", ".memfs", "README.md"))
 
@@ -46,7 +48,7 @@ def main() -> int:
 
     step("An agent remembers something new about Alice")
     alice = vault.memories("users/alice")
-    m = alice.add("Alice switched to an oat-milk flat white in November.", title="Coffee order",
+    m = alice.add("Alice switched to an oat-milk flat white in November.", title="Flat white",
                   tags=["food"], type="preference")  # fmt: skip
     out.print(f"created {m.vault_path} with id {m.id}")
     out.print((SCRATCH / m.vault_path).read_text(), markup=False)
