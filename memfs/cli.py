@@ -12,6 +12,7 @@ import json
 import logging
 import re
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -218,15 +219,22 @@ def search(vault: Vault, as_json: bool, query: str, namespace: str | None, type_
 @vault_option
 @json_option
 @click.argument("path", required=False)
-@click.option("--author", help="Only commits whose author matches.")
-@click.option("--since", help="Only commits after this date (git date syntax).")
+@click.option("--author", help="Only commits whose author (a person or an agent) matches.")
+@click.option("--agent", help="Only changes an agent made through memfs, by this name.")
+@click.option("--session", help="Only changes made in this session (its Memfs-Session trailer).")
+@click.option("--since", help="Only commits after this date (git date syntax: 2026-11-01, '2 days ago').")
 @click.option("-n", "limit", type=click.IntRange(1), help="At most this many commits.")
 @_with_vault
-def log(vault: Vault, as_json: bool, path: str | None, author: str | None, since: str | None,
-        limit: int | None) -> None:  # fmt: skip
+def log(vault: Vault, as_json: bool, path: str | None, author: str | None, agent: str | None,
+        session: str | None, since: str | None, limit: int | None) -> None:  # fmt: skip
     """Show who changed a memory (or the vault), when and why."""
     rel = _locate(vault, path) if path else None
-    revisions = vault.log(rel, author=author, since=since, limit=limit)
+    revisions = vault.log(rel, author=author or agent, since=since, limit=None if agent or session else limit)
+    if agent:
+        revisions = [r for r in revisions if r.trailers.get("Memfs-Op") not in (None, "reconcile", "init")]
+    if session:
+        revisions = [r for r in revisions if r.trailers.get("Memfs-Session") == session]
+    revisions = revisions[:limit] if limit else revisions
     if as_json:
         _print_json([{**dataclasses.asdict(r), "author": str(r.author)} for r in revisions])
         return
@@ -282,6 +290,45 @@ def mv(vault: Vault, ref: str, new_path: str) -> None:
     store, name = _store_and_path(vault, ref)
     memory = store.move(name, new_path)
     _out().print(f"moved to {escape(memory.vault_path)}")
+
+
+@cli.command()
+@vault_option
+@click.option("--author", help="Undo the newest change by this author (an agent's or a person's name).")
+@click.option("--session", help="Undo the newest change made in this session.")
+@_with_vault
+def undo(vault: Vault, author: str | None, session: str | None) -> None:
+    """Revert the newest change by an author or a session, as a new commit."""
+    if not author and not session:
+        raise click.UsageError("say whose change to undo: --author NAME or --session ID")
+    undone = vault.undo(author=author, session=session)
+    _out().print(f"undid {undone.short} {escape(undone.subject)} [dim]({escape(str(undone.author))})[/]")
+
+
+@cli.command()
+@vault_option
+@click.option("--commit-delay", default=2.0, show_default=True, type=click.FloatRange(0),
+              help="Seconds of quiet before edits are committed.")
+@click.option("--polling", is_flag=True, help="Poll instead of native file events (network drives).")
+def watch(vault_path: Path, commit_delay: float, polling: bool) -> None:
+    """Watch the vault: index edits made in an editor at once, commit them under your name."""
+    out = _out()
+    colours = {"indexed": "cyan", "committed": "green", "problem": "red"}
+
+    def report(kind: str, paths: list[str]) -> None:
+        for path in paths:
+            out.print(f"[{colours.get(kind, 'white')}]{kind:9}[/] {escape(path)}")
+
+    with _open(vault_path) as vault:
+        watcher = vault.watch(commit_delay=commit_delay, polling=polling, on_change=report)
+        out.print(f"watching {escape(str(vault.root))} as {escape(str(vault.person))}; Ctrl-C to stop")
+        try:
+            while watcher.running:
+                time.sleep(0.5)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            watcher.stop()
 
 
 @cli.command()

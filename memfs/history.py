@@ -268,6 +268,18 @@ class GitHistory:
             path = path[1:-1].encode("latin-1", "backslashreplace").decode("unicode_escape")
         return path[len(self.prefix) :] if path.startswith(self.prefix) else path
 
+    def files_changed(self, sha: str) -> list[tuple[str, str]]:
+        """``(status, vault-relative path)`` for each file commit ``sha`` changed (renames split)."""
+        out = self._git("-c", "core.quotepath=off", "diff-tree", "--no-commit-id", "--name-status", "-r",
+                        "--no-renames", "--root", sha, "--", self.prefix or ".")  # fmt: skip
+        changes = []
+        for line in out.splitlines():
+            status, _, path = line.partition("\t")
+            rel = self._unprefix(path)
+            if rel is not None:
+                changes.append((status[:1], rel))
+        return changes
+
     def resolve(self, rev: str) -> str:
         """The full commit id of ``rev`` (a sha, a prefix, ``HEAD~2``, a branch...)."""
         if not isinstance(rev, str) or not rev or rev.startswith("-") or "\x00" in rev:

@@ -32,11 +32,12 @@ from .errors import (
     SearchIndexError,
 )
 from .history import DEFAULT_AGENT, GitHistory, Identity, Revision
-from .index import Hit, Problem, Progress, SearchIndex, SyncReport
+from .index import MAX_INDEXED_BYTES, Hit, Problem, Progress, SearchIndex, SyncReport
 from .paths import clean_memory_path, clean_namespace
 
 if TYPE_CHECKING:
     from .store import MemoryStore
+    from .watch import Watcher
 
 log = logging.getLogger(__name__)
 
@@ -153,6 +154,15 @@ class Vault:
 
     def __repr__(self) -> str:
         return f"Vault({str(self.root)!r})"
+
+    def watch(self, **options: Any) -> Watcher:
+        """Start a watcher that picks up edits made in an editor (see :class:`memfs.watch.Watcher`).
+
+        Use it as a context manager: ``with vault.watch(): ...`` stops it on exit.
+        """
+        from .watch import Watcher
+
+        return Watcher(self, **options).start()
 
     def memories(self, namespace: str) -> MemoryStore:
         """The memories of one namespace, such as ``users/alice``."""
@@ -380,29 +390,44 @@ class Vault:
             self.index.clear()
             return self.index.sync(None, progress=progress)
 
-    def reconcile(self, *, commit: bool = True, progress: Progress | None = None) -> SyncReport:
-        """Bring the index up to date with every file, reading only changed ones.
+    def reconcile(self, paths: Iterable[str] | None = None, *, commit: bool = True,
+                  progress: Progress | None = None) -> SyncReport:  # fmt: skip
+        """Bring the index up to date with the files (all, or ``paths``), reading only changed ones.
 
-        Files that changed on disk outside memfs (a person's editor, ``cp``, a crash
-        between write and commit) are committed with the person's identity.
+        Files that changed on disk outside memfs (a person's editor, ``cp``, a crash between
+        write and commit) are committed with the person's identity unless ``commit`` is False.
         """
         with self._lock.hold():
-            _fs.sweep_temp_files(self.root / MEMORIES_DIR)
-            report = self._sync_index(None, progress)
-            with contextlib.suppress(FileNotFoundError):
-                self._pending_file.write_bytes(b"")
-            indexed = report.added + report.updated + report.removed
-            changed = self.history.changed(indexed) if commit and indexed else []
-            if changed:
-                self._commit_outside_edits(changed)
+            if paths is None:
+                _fs.sweep_temp_files(self.root / MEMORIES_DIR)
+            report = self._sync_index(None if paths is None else sorted(set(paths)), progress)
+            if paths is None:
+                with contextlib.suppress(FileNotFoundError):
+                    self._pending_file.write_bytes(b"")
+            if commit:
+                self.commit_outside_edits(report.added + report.updated + report.removed)
             return report
 
-    def _commit_outside_edits(self, changed: list[str]) -> str | None:
-        if len(changed) == 1:
-            message = f"edit: {changed[0]} (changed outside memfs)"
-        else:
-            message = f"edit: {len(changed)} files changed outside memfs"
-        return self._commit_now(changed, message, {"Memfs-Op": "reconcile"}, author=self.person)
+    def commit_outside_edits(self, paths: Iterable[str]) -> str | None:
+        """Commit those of ``paths`` that differ from the last commit, as the person's edit.
+
+        Files over the indexing size limit are left uncommitted (a stray 50 MB paste should not
+        enter the history); ``doctor`` reports them.
+        """
+        with self._lock.hold():
+            candidates = sorted(set(paths))
+            changed = self.history.changed(candidates) if candidates else []
+            too_big = [p for p in changed if _size(self.root / p) > MAX_INDEXED_BYTES]
+            for rel in too_big:
+                log.warning("not committing %s: larger than %d bytes", rel, MAX_INDEXED_BYTES)
+            changed = [p for p in changed if p not in too_big]
+            if not changed:
+                return None
+            if len(changed) == 1:
+                message = f"edit: {changed[0]} (changed outside memfs)"
+            else:
+                message = f"edit: {len(changed)} files changed outside memfs"
+            return self._commit_now(changed, message, {"Memfs-Op": "reconcile"}, author=self.person)
 
     def reindex(self, *, full: bool = False, progress: Progress | None = None) -> SyncReport:
         """Update the index from the files; ``full=True`` rebuilds it from scratch."""
@@ -479,6 +504,47 @@ class Vault:
         return self.write(path, text, message=f"restore: {label(path)} to {short}",
                           trailers={"Memfs-Op": "restore", **(trailers or {})})  # fmt: skip
 
+    def undo(self, *, author: str | None = None, session: str | None = None) -> Revision:
+        """Revert the newest change made by ``author`` (name or email) or in ``session``, as a new commit.
+
+        Every file that change touched is put back as it was before it. If a file changed again
+        since, nothing is undone: ConflictError says which, and ``restore`` is the tool for it.
+
+        Returns:
+            The revision that was undone.
+        """
+        if author is None and session is None:
+            raise ValueError("undo needs an author or a session to pick the change to revert")
+        with self._lock.hold():
+            undone: set[str] = set()
+            target = None
+            for rev in self.history.log(None, limit=500):
+                undone.add(rev.trailers.get("Memfs-Undoes", ""))
+                if rev.sha not in undone and _matches(rev, author, session):
+                    target = rev
+                    break
+            if target is None:
+                who = " and ".join(
+                    x for x in (author and f"author {author!r}", session and f"session {session!r}") if x
+                )
+                raise NotFoundError(f"no change by {who} to undo")
+            restore: dict[str, bytes | None] = {}
+            for status, rel in self.history.files_changed(target.sha):
+                at_target = None if status == "D" else self.history.show(rel, target.sha)
+                current = (self.root / rel).read_bytes() if (self.root / rel).is_file() else None
+                if current != at_target:
+                    raise ConflictError(f"{label(rel)} changed after {target.short}; undo would lose that "
+                                        f"change. Use `memfs restore {label(rel)} --to REV` instead.")  # fmt: skip
+                restore[rel] = None if status == "A" else self.history.show(rel, target.sha + "~1")
+            with self.batch(f"undo: {target.subject} ({target.short})",
+                            trailers={"Memfs-Op": "undo", "Memfs-Undoes": target.sha}):  # fmt: skip
+                for rel, data in restore.items():
+                    if data is None:
+                        self.delete(rel, message=f"undo: delete {label(rel)}")
+                    else:
+                        self.write(rel, data.decode("utf-8"), message=f"undo: restore {label(rel)}")
+            return target
+
     def _content_at(self, path: str, rev: str) -> bytes:
         with contextlib.suppress(RevisionNotFound):
             return self.history.show(path, rev)
@@ -540,6 +606,21 @@ class Vault:
 def label(rel: str) -> str:
     """A vault path as commit messages show it: ``users/alice/x.md`` for a memory."""
     return rel.removeprefix(MEMORIES_DIR + "/")
+
+
+def _matches(rev: Revision, author: str | None, session: str | None) -> bool:
+    if rev.trailers.get("Memfs-Op") in ("init", "undo"):
+        return False
+    if author is not None and author.lower() not in f"{rev.author.name} <{rev.author.email}>".lower():
+        return False
+    return session is None or rev.trailers.get("Memfs-Session") == session
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def _identity(value: str | Identity | None) -> Identity | None:

@@ -52,7 +52,7 @@ def main() -> int:
                   tags=["food"], type="preference")  # fmt: skip
     out.print(f"created {m.vault_path} with id {m.id}")
     out.print((SCRATCH / m.vault_path).read_text(), markup=False)
-    show_hits(alice.search("what coffee does alice drink", k=1))
+    show_hits(alice.search("what coffee does alice drink now, a flat white?", k=2))
 
     step("Update it, look at its history, roll it back")
     alice.update(m.id or "", body="Alice now drinks black filter coffee; no milk.\n")

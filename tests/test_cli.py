@@ -143,3 +143,33 @@ def test_every_command_has_help_and_is_documented(runner: CliRunner) -> None:
         result = runner.invoke(cli, [name, "--help"])
         assert result.exit_code == 0 and "Usage:" in result.output
         assert re.search(rf"^## `memfs {name}\b", docs, re.M), f"docs/cli.md does not document {name}"
+
+
+def test_undo_and_log_filters(runner: CliRunner, vault_dir: Path) -> None:
+    import memfs
+
+    with memfs.Vault.open(vault_dir) as vault:
+        tools = memfs.MemoryTools(vault, "users/alice", session="chat-7")
+        tools.run("create", path="/memories/a.md", file_text="apple\n")
+        tools.run("str_replace", path="/memories/a.md", old_str="apple", new_str="apricot")
+    add(runner, vault_dir, "Other", "not in the session")
+    session_log = json.loads(run(runner, vault_dir, "log", "--session", "chat-7", "--json"))
+    assert [e["trailers"]["Memfs-Tool"] for e in session_log] == ["str_replace", "create"]
+    assert len(json.loads(run(runner, vault_dir, "log", "--agent", "memfs agent", "--json"))) == 3
+    assert json.loads(run(runner, vault_dir, "log", "--session", "nope", "--json")) == []
+    assert "undid" in run(runner, vault_dir, "undo", "--session", "chat-7")
+    assert "apple" in (vault_dir / "memories/users/alice/a.md").read_text()
+    assert "undid" in run(runner, vault_dir, "undo", "--session", "chat-7")
+    assert not (vault_dir / "memories/users/alice/a.md").exists()
+    assert "no change by session" in run(runner, vault_dir, "undo", "--session", "chat-7", code=1)
+    assert run(runner, vault_dir, "undo", code=2)
+
+
+def test_undo_refuses_when_the_file_changed_since(runner: CliRunner, vault_dir: Path) -> None:
+    add(runner, vault_dir, "Doc", "v1")
+    path = vault_dir / "memories/users/alice/doc.md"
+    path.write_text(path.read_text().replace("v1", "v2 by hand"))
+    run(runner, vault_dir, "reindex")
+    out = run(runner, vault_dir, "undo", "--author", "memfs agent", code=1)
+    assert "changed after" in out and "restore" in out
+    assert "v2 by hand" in path.read_text()

@@ -1,0 +1,259 @@
+"""Watching a vault for people's edits: index them at once, commit them under their name.
+
+This is the only module that imports :mod:`watchdog`. Events are only hints: for every path an
+event names, the watcher re-reads the file from disk after a short quiet period (so an editor's
+save, however many events it makes, is one change), updates the index, and after a longer quiet
+period commits what differs from the last commit with the person's identity. memfs's own writes
+are committed before they are visible to the watcher (the vault lock covers file and commit), so
+they are never mistaken for a person's. Events can be lost under load (inotify drops them
+silently), so a full stat scan runs periodically and whenever a burst is too large to track.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.observers import Observer
+from watchdog.observers.polling import PollingObserver
+
+from .vault import MEMORIES_DIR
+
+if TYPE_CHECKING:
+    from .vault import Vault
+
+log = logging.getLogger(__name__)
+
+#: Editor artefacts and memfs's own temporary files, never memories.
+_IGNORED_SUFFIXES = ("~", ".swp", ".swx", ".swo", ".tmp", ".vsctmp", ".crswap", ".part", ".bak")
+
+Listener = Callable[[str, list[str]], None]
+
+
+def ignored(name: str) -> bool:
+    """True for names that are editor or memfs scratch files, not memories."""
+    return name.startswith((".", "#")) or name == "4913" or name.endswith(_IGNORED_SUFFIXES)
+
+
+class Watcher:
+    """Keeps a vault's index and history in step with edits made outside memfs.
+
+    Use ``vault.watch()`` (a context manager), or :meth:`start` and :meth:`stop`.
+
+    Args:
+        vault: The vault to watch.
+        index_delay: Seconds of quiet on a path before it is re-read and indexed.
+        commit_delay: Seconds of quiet in the whole vault before edits are committed.
+        rescan_interval: Seconds between full stat scans that catch events the OS dropped.
+        storm_threshold: A burst touching more paths than this is absorbed as one full scan.
+        polling: Poll the file system instead of using native events (network drives, some
+            containers); chosen automatically when native watching cannot start.
+        on_change: Called as ``on_change(kind, paths)`` with kind ``indexed``, ``committed``
+            or ``problem``; for logs and the CLI.
+    """
+
+    def __init__(
+        self,
+        vault: Vault,
+        *,
+        index_delay: float = 0.2,
+        commit_delay: float = 2.0,
+        rescan_interval: float = 60.0,
+        storm_threshold: int = 500,
+        polling: bool = False,
+        on_change: Listener | None = None,
+    ) -> None:
+        for name, value in (("index_delay", index_delay), ("commit_delay", commit_delay),
+                            ("rescan_interval", rescan_interval)):  # fmt: skip
+            if not isinstance(value, (int, float)) or value < 0:
+                raise ValueError(f"{name} must be a non-negative number of seconds, got {value!r}")
+        if not isinstance(storm_threshold, int) or storm_threshold < 1:
+            raise ValueError(f"storm_threshold must be a positive integer, got {storm_threshold!r}")
+        self.vault = vault
+        self.index_delay = float(index_delay)
+        self.commit_delay = max(float(commit_delay), float(index_delay))
+        self.rescan_interval = float(rescan_interval)
+        self.storm_threshold = storm_threshold
+        self.polling = polling
+        self.on_change = on_change
+        self._folder = vault.root / MEMORIES_DIR
+        self._wake = threading.Condition()
+        self._dirty: set[str] = set()
+        self._full_scan = False
+        self._uncommitted: set[str] = set()
+        self._last_event = 0.0
+        self._stopping = False
+        self._observer: Any = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle -------------------------------------------------------------
+
+    def start(self) -> Watcher:
+        """Start watching (returns self)."""
+        if self._thread is not None:
+            raise RuntimeError("this watcher is already running")
+        self._folder.mkdir(exist_ok=True)
+        self._observer = self._start_observer()
+        self._stopping = False
+        self._thread = threading.Thread(target=self._run, name="memfs-watcher", daemon=True)
+        self._thread.start()
+        return self
+
+    def _start_observer(self) -> Any:
+        handler = _Handler(self)
+        if not self.polling:
+            observer = Observer()
+            try:
+                observer.schedule(handler, str(self._folder), recursive=True)
+                observer.start()
+                return observer
+            except OSError as exc:  # inotify watch or instance limit: poll instead
+                log.warning("native file watching failed (%s); polling instead", exc)
+                self.polling = True
+        observer = PollingObserver(timeout=1.0)
+        observer.schedule(handler, str(self._folder), recursive=True)
+        observer.start()
+        return observer
+
+    def stop(self) -> None:
+        """Stop watching, after indexing and committing what was already seen."""
+        if self._thread is None:
+            return
+        self._observer.stop()
+        self._observer.join()
+        with self._wake:
+            self._stopping = True
+            self._wake.notify()
+        self._thread.join()
+        self._thread = None
+        self.flush()
+
+    def __enter__(self) -> Watcher:
+        if self._thread is None:
+            self.start()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:  # fmt: skip
+        self.stop()
+
+    @property
+    def running(self) -> bool:
+        """True while the watcher thread runs."""
+        return self._thread is not None
+
+    # -- events ----------------------------------------------------------------
+
+    def note(self, path: str, *, is_directory: bool = False) -> None:
+        """Record that ``path`` (absolute) may have changed."""
+        try:
+            rel = Path(path).relative_to(self.vault.root).as_posix()
+        except ValueError:
+            return
+        parts = rel.split("/")
+        if parts[0] != MEMORIES_DIR or any(ignored(p) for p in parts[1:]):
+            return
+        with self._wake:
+            if is_directory:
+                self._full_scan = True  # a folder moved in or out: its files made no events
+            elif rel.endswith(".md"):
+                self._dirty.add(rel)
+                if len(self._dirty) > self.storm_threshold:
+                    self._full_scan = True
+            else:
+                return
+            self._last_event = time.monotonic()
+            self._wake.notify()
+
+    # -- work ------------------------------------------------------------------
+
+    def _run(self) -> None:
+        next_rescan = time.monotonic() + self.rescan_interval
+        while True:
+            with self._wake:
+                if self._stopping:
+                    return
+                now = time.monotonic()
+                quiet = now - self._last_event
+                if self._dirty or self._full_scan:
+                    wait = self.index_delay - quiet
+                elif self._uncommitted:
+                    wait = self.commit_delay - quiet
+                else:
+                    wait = next_rescan - now
+                if wait > 0:
+                    self._wake.wait(min(wait, 1.0))
+                    continue
+            try:
+                if time.monotonic() >= next_rescan and not self._dirty and not self._uncommitted:
+                    next_rescan = time.monotonic() + self.rescan_interval
+                    with self._wake:
+                        self._full_scan = True
+                self._step()
+            except Exception:  # the watcher must outlive a bad moment; the next scan catches up
+                log.exception("memfs watcher failed to process changes; will retry")
+                time.sleep(min(self.index_delay or 0.1, 1.0))
+
+    def _step(self) -> None:
+        with self._wake:
+            dirty, full = self._dirty, self._full_scan
+            self._dirty, self._full_scan = set(), False
+            quiet = time.monotonic() - self._last_event
+        if full or dirty:
+            report = self.vault.reconcile(None if full else dirty, commit=False)
+            touched = report.added + report.updated + report.removed
+            self._uncommitted.update(touched if full else dirty)
+            if touched:
+                self._tell("indexed", touched)
+            if report.problems:
+                self._tell("problem", [f"{p.path}: {p.reason}" for p in report.problems])
+        elif self._uncommitted and quiet >= self.commit_delay:
+            self._commit()
+
+    def _commit(self) -> None:
+        paths, self._uncommitted = sorted(self._uncommitted), set()
+        with self.vault.locked():
+            self.vault.reconcile(paths, commit=False)  # a file replaced after it was indexed
+            sha = self.vault.commit_outside_edits(paths)
+        if sha:
+            self._tell("committed", [p for p in paths if os.path.lexists(self.vault.root / p)] or paths)
+
+    def flush(self) -> None:
+        """Index and commit everything seen so far, now (also what ``stop`` does last)."""
+        with self._wake:
+            dirty, full = self._dirty, self._full_scan
+            self._dirty, self._full_scan = set(), False
+        if full or dirty:
+            report = self.vault.reconcile(None if full else dirty, commit=False)
+            self._uncommitted.update(report.added + report.updated + report.removed if full else dirty)
+        if self._uncommitted:
+            self._commit()
+
+    def _tell(self, kind: str, paths: list[str]) -> None:
+        if self.on_change is None:
+            return
+        try:
+            self.on_change(kind, paths)
+        except Exception:  # a listener's bug must not stop the watcher
+            log.exception("memfs watcher listener failed")
+
+
+class _Handler(FileSystemEventHandler):
+    def __init__(self, watcher: Watcher) -> None:
+        self.watcher = watcher
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if event.event_type in ("opened", "closed_no_write") or (
+            event.is_directory and event.event_type == "modified"  # a file inside changed: has its own event
+        ):
+            return
+        for path in (event.src_path, getattr(event, "dest_path", "")):
+            if path:
+                self.watcher.note(os.fsdecode(path), is_directory=event.is_directory)
