@@ -26,8 +26,9 @@ from .errors import (
     ToolCallError,
 )
 from .history import Identity, Revision
-from .index import Hit, Problem, SyncReport
+from .index import Hit, MessageHit, Problem, SyncReport
 from .models import Model, Reply, ScriptedModel, ToolCall, run_agent
+from .sessions import MarkdownSession, SessionInfo
 from .store import Memory, MemoryStore
 from .tools import MemoryTools, ToolResult
 from .vault import Finding, Vault
@@ -46,11 +47,13 @@ __all__ = [
     "Hit",
     "Identity",
     "LockTimeout",
+    "MarkdownSession",
     "MemfsError",
     "Memory",
     "MemoryNotFound",
     "MemoryStore",
     "MemoryTools",
+    "MessageHit",
     "Model",
     "NotFoundError",
     "PathError",
@@ -60,6 +63,7 @@ __all__ = [
     "RevisionNotFound",
     "ScriptedModel",
     "SearchIndexError",
+    "SessionInfo",
     "SyncReport",
     "ToolCall",
     "ToolCallError",

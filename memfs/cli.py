@@ -13,6 +13,7 @@ import logging
 import re
 import sys
 import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -367,4 +368,6 @@ def doctor(vault: Vault) -> None:
 def main() -> None:
     """Entry point of the ``memfs`` console script."""
     logging.basicConfig(format="memfs: %(levelname)s: %(message)s", level=logging.WARNING)
+    # watchdog 7 warns when it re-registers a folder created while being watched: harmless noise
+    warnings.filterwarnings("ignore", "Callback with id", RuntimeWarning)
     cli(prog_name="memfs")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import hashlib
+import json
 import logging
 import os
 import re
@@ -31,12 +32,13 @@ from whoosh import fields, index, qparser, query
 from whoosh.analysis import Analyzer, Token
 from whoosh.lang.porter import stem as porter_stem
 
+from . import transcript
 from .documents import Document, load_bytes
 from .errors import DocumentError, SearchIndexError
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 MAX_INDEXED_BYTES = 4 * 1024 * 1024
 MAX_QUERY_TERMS = 32
 COMMON_TERM_SHARE = 0.2  # a term in more than this share of documents is dropped ...
@@ -118,6 +120,12 @@ def _schema() -> fields.Schema:
         updated=fields.ID(stored=True),
         stat=fields.STORED(),
         error=fields.STORED(),
+        session=fields.ID(stored=True),
+        position=fields.STORED(),
+        role=fields.ID(stored=True),
+        time=fields.ID(stored=True),
+        item=fields.STORED(),
+        checkpoints=fields.STORED(),
     )
 
 
@@ -149,6 +157,29 @@ class Hit:
 
 
 @dataclass(frozen=True)
+class MessageHit:
+    """A message found by search.
+
+    Attributes:
+        session: The transcript's path relative to the vault (``sessions/trip.md``).
+        position: The message's 1-based position in its session.
+        role: ``user``, ``assistant``, ``function_call``, ...
+        score: The BM25 score; higher is better.
+        snippet: A passage of the message with matched words in ``**bold**``.
+        item: The stored item itself (with its own ``id`` if it had one).
+        time: When the message was appended (ISO 8601), if recorded.
+    """
+
+    session: str
+    position: int
+    role: str
+    score: float
+    snippet: str
+    item: dict[str, Any]
+    time: str | None = None
+
+
+@dataclass(frozen=True)
 class Problem:
     """A file the index skipped, and why."""
 
@@ -177,7 +208,7 @@ Progress = Callable[[int, int], None]
 class SearchIndex:
     """A Whoosh index over the Markdown files below ``root``'s content folders."""
 
-    CONTENT_DIRS = ("memories",)
+    CONTENT_DIRS = ("memories", "sessions")
 
     def __init__(self, root: Path, folder: Path, *, lock_timeout: float = 30.0) -> None:
         self.root = root
@@ -298,6 +329,9 @@ class SearchIndex:
             log.warning("cannot read %s: %s", rel, exc)
             return
         sha = hashlib.sha256(data).hexdigest()
+        if rel.startswith("sessions/"):
+            self._index_transcript(writer, rel, st, data, sha, known.get(rel), report)
+            return
         if known.get(rel, (None, None, None))[2] != sha:  # a touched file is not reported
             (report.updated if rel in known else report.added).append(rel)
         try:
@@ -310,6 +344,52 @@ class SearchIndex:
             writer.update_document(path=rel, kind="invalid", stat=(st[0], st[1], sha), error=exc.reason)
             return
         writer.update_document(**self._fields(rel, doc, st, sha))
+
+    def _index_transcript(self, writer: Any, rel: str, st: tuple[int, int], data: bytes, sha: str,
+                          known: tuple[Any, ...] | None, report: SyncReport) -> None:  # fmt: skip
+        """Index a transcript's messages; after an append or a pop, only what changed.
+
+        The transcript's own entry keeps digests of the file's prefix at its last entries and at
+        its end: if the file still starts with one of them, only entries from there are re-read.
+        """
+        stored = dict(self._reader().document(path=rel) or {}) if known else {}
+        start, first = None, 1
+        for offset, (digest, n) in (stored.get("checkpoints") or {}).items():
+            if offset <= len(data) and (start is None or offset > start):
+                if hashlib.sha256(data[:offset]).hexdigest() == digest:
+                    start, first = offset, n
+        (report.updated if known else report.added).append(rel)
+        try:
+            if start is None:
+                parsed = transcript.parse(data, path=rel)
+                entries, problems = parsed.entries, parsed.problems
+            else:
+                entries, problems = transcript.parse_entries(data, start)
+        except DocumentError as exc:
+            report.problems.append(Problem(rel, exc.reason))
+            writer.delete_by_term("session", rel)
+            writer.update_document(path=rel, kind="invalid", stat=(st[0], st[1], sha), error=exc.reason)
+            return
+        if start is None:
+            writer.delete_by_term("session", rel)
+        else:
+            for n in range(first, int(stored.get("position") or 0) + 1):
+                writer.delete_by_term("path", f"{rel}#{n}")
+        for problem in problems:
+            report.problems.append(Problem(rel, f"byte {problem.offset}: {problem.reason}"))
+        for entry in entries:
+            if entry.kind == "item":
+                role = str(entry.item.get("role") or entry.item.get("type") or "")
+                writer.add_document(**_with_terms({
+                    "path": f"{rel}#{entry.n}", "kind": "message", "session": rel, "namespace": "",
+                    "title": role, "body": message_text(entry.item), "position": entry.n, "role": role,
+                    "time": entry.time, "item": json.dumps(entry.item, ensure_ascii=False),
+                }))  # fmt: skip
+        last = entries[-1].n if entries else first - 1
+        marks = [(e.offset, e.n) for e in entries[-8:]] + [(len(data), last + 1)]
+        checkpoints = {off: (hashlib.sha256(data[:off]).hexdigest(), n) for off, n in marks}
+        writer.update_document(path=rel, kind="transcript", stat=(st[0], st[1], sha),
+                               checkpoints=checkpoints, position=last)  # fmt: skip
 
     def _fields(self, rel: str, doc: Document, st: tuple[int, int], sha: str) -> dict[str, Any]:
         meta = doc.metadata
@@ -380,7 +460,7 @@ class SearchIndex:
 
     def entries(self) -> dict[str, str]:
         """Every indexed path with the sha256 of the content it was built from."""
-        return {f["path"]: f["stat"][2] for f in self._reader().all_stored_fields()}
+        return {f["path"]: f["stat"][2] for f in self._reader().all_stored_fields() if "stat" in f}
 
     def path_of(self, memory_id: str) -> str | None:
         """The path of the memory whose ``id`` is ``memory_id``, if indexed."""
@@ -424,13 +504,38 @@ class SearchIndex:
             q = self._query(text, searcher)
             if q is None:
                 return []
+            others = query.Or([query.Term("kind", kind) for kind in ("invalid", "message", "transcript")])
             results = searcher.search(q, limit=k, filter=query.And(filters) if len(filters) > 1 else None,
-                                      mask=query.Term("kind", "invalid"))  # fmt: skip
+                                      mask=others)  # fmt: skip
             found = [(r.fields(), r.score) for r in results]
         except Exception as exc:
             raise SearchIndexError(f"search failed ({exc.__class__.__name__}: {exc})") from exc
         stems = set(ANALYZER.stems(text))
         return [self._hit(stored, score, stems if snippets else None) for stored, score in found]
+
+    def search_messages(self, text: str, *, k: int = 10, session: str | None = None) -> list[MessageHit]:
+        """Rank conversation messages for ``text`` (all sessions, or one transcript path)."""
+        if not isinstance(text, str):
+            raise TypeError(f"query must be a string, got {text.__class__.__name__}")
+        if k <= 0:
+            return []
+        filters = [query.Term("kind", "message")] + ([query.Term("session", session)] if session else [])
+        try:
+            searcher = self._reader()
+            q = self._query(text, searcher)
+            if q is None:
+                return []
+            found = [(r.fields(), r.score) for r in searcher.search(q, limit=k, filter=query.And(filters))]
+        except Exception as exc:
+            raise SearchIndexError(f"search failed ({exc.__class__.__name__}: {exc})") from exc
+        stems = set(ANALYZER.stems(text))
+        hits = []
+        for stored, score in found:
+            item = json.loads(stored["item"])
+            hits.append(MessageHit(stored["session"], stored["position"], stored.get("role", ""),
+                                   round(float(score), 4), make_snippet(message_text(item), stems), item,
+                                   stored.get("time")))  # fmt: skip
+        return hits
 
     def _query(self, text: str, searcher: Any) -> Any:
         parsed = None
@@ -479,6 +584,25 @@ class SearchIndex:
             type=stored.get("type"), tags=tuple(t for t in stored.get("tags", "").split(",") if t),
             updated=stored.get("updated"),
         )  # fmt: skip
+
+
+def message_text(item: dict[str, Any]) -> str:
+    """The searchable text of a conversation item: its text parts, or its string values."""
+    found: list[str] = []
+
+    def walk(value: Any, key: str = "") -> None:
+        if isinstance(value, str):
+            if key not in ("type", "id", "call_id", "status", "role", "toolUseId", "tool_use_id"):
+                found.append(value)
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                walk(v, k)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v, key)
+
+    walk(item)
+    return "\n".join(found)
 
 
 def _with_terms(fields_: dict[str, Any]) -> dict[str, Any]:

@@ -12,7 +12,7 @@ import contextlib
 import logging
 import os
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -32,10 +32,11 @@ from .errors import (
     SearchIndexError,
 )
 from .history import DEFAULT_AGENT, GitHistory, Identity, Revision
-from .index import MAX_INDEXED_BYTES, Hit, Problem, Progress, SearchIndex, SyncReport
+from .index import MAX_INDEXED_BYTES, Hit, MessageHit, Problem, Progress, SearchIndex, SyncReport
 from .paths import clean_memory_path, clean_namespace
 
 if TYPE_CHECKING:
+    from .sessions import MarkdownSession, SessionInfo
     from .store import MemoryStore
     from .watch import Watcher
 
@@ -163,6 +164,39 @@ class Vault:
         from .watch import Watcher
 
         return Watcher(self, **options).start()
+
+    def session(self, session_id: str | None = None, *, keys: Mapping[str, Any] | None = None,
+                **options: Any) -> MarkdownSession:  # fmt: skip
+        """A conversation stored as a transcript: by id, or by context keys (same keys, same session).
+
+        Options go to :class:`memfs.MarkdownSession` (``folder``, ``session_settings``, ``commit``).
+        """
+        from .sessions import MarkdownSession, keys_id
+
+        if session_id is None:
+            if not keys:
+                raise ValueError("a session needs a session_id or keys")
+            session_id = keys_id(keys)
+        return MarkdownSession(self, session_id, keys=keys, **options)
+
+    def sessions(self, **keys: Any) -> list[SessionInfo]:
+        """Every session in the vault whose context keys include ``keys``, by path."""
+        from .sessions import SESSIONS_DIR, read_info
+
+        found = []
+        for rel, _ in self.index.scan():
+            if rel.startswith(SESSIONS_DIR + "/"):
+                info = read_info(self.root, rel)
+                if info is not None and all(info.keys.get(k) == v for k, v in keys.items()):
+                    found.append(info)
+        return sorted(found, key=lambda i: i.path)
+
+    def search_messages(self, query: str, *, k: int = 10, session: str | None = None) -> list[MessageHit]:
+        """Search the messages of every session (or of one transcript path)."""
+        if not isinstance(k, int) or isinstance(k, bool) or k < 0:
+            raise ValueError(f"k must be a non-negative integer, got {k!r}")
+        self.flush_index()
+        return self.index.search_messages(query, k=k, session=session)
 
     def memories(self, namespace: str) -> MemoryStore:
         """The memories of one namespace, such as ``users/alice``."""

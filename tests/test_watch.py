@@ -245,3 +245,23 @@ def test_stop_commits_what_was_seen(tmp_path: Path) -> None:
     assert len(person_commits(vault)) == 1
     assert not watcher.running
     vault.close()
+
+
+def test_git_checkout_of_another_branch_is_absorbed_without_person_commits(tmp_path: Path) -> None:
+    vault = memfs.Vault.open(tmp_path / "vault", durable=False, person=PERSON)
+    with vault.batch("seed"):
+        for i in range(120):
+            vault.memories("notes").add(f"note {i} about figs", title=f"n{i}")
+    git = vault.history._git
+    git("branch", "other")
+    git("checkout", "-q", "other")
+    with vault.batch("rewrite on the other branch"):
+        for i in range(120):
+            vault.memories("notes").update(f"n{i}.md", body=f"note {i} about dates\n")
+    with vault.watch(index_delay=0.2, commit_delay=0.3, storm_threshold=50):
+        git("checkout", "-q", "main")  # 120 files change on disk at once
+        wait_for(lambda: len(vault.search("figs", k=500)) == 120 and vault.search("dates") == [], timeout=60)
+        time.sleep(0.6)
+    assert person_commits(vault) == []  # the files match the new HEAD: nothing to commit
+    assert vault.history.status() == []
+    vault.close()

@@ -1,0 +1,349 @@
+"""Sessions: conversation history kept as Markdown transcripts in the vault.
+
+:class:`MarkdownSession` implements the OpenAI Agents SDK ``Session`` protocol (async
+``get_items``, ``add_items``, ``pop_item``, ``clear_session``) with the semantics of its
+``SQLiteSession``, plus synchronous twins (``items``, ``append``, ``pop``, ``clear``) for code that
+is not async. Appends write only the new entries, under the vault lock, with one ``write`` on an
+``O_APPEND`` file; reads of the last N items read the file from its end.
+
+An editor that saves by writing a new file and renaming it over the transcript while an agent
+appends would silently drop the agent's messages. A session therefore remembers the entries it
+appended lately; if the file on disk ends before the last of them, it appends the missing ones
+again before anything else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import os
+import re
+import unicodedata
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from . import transcript
+from ._fs import atomic_write
+from .errors import DocumentError, PathError
+from .index import MessageHit
+from .paths import clean_relpath, slugify
+
+if TYPE_CHECKING:
+    from .vault import Vault
+
+log = logging.getLogger(__name__)
+
+SESSIONS_DIR = "sessions"
+_SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,99}")
+COMMIT_POLICIES = ("turn", "manual", "close")
+RECOVERY_WINDOW = 1000  # how many of its latest entries a session can put back after a bad save
+
+
+def session_file(session_id: str, folder: str = "") -> str:
+    """The vault path of a session's transcript.
+
+    The id itself names the file when it is a safe file name; otherwise a slug and a hash of it
+    do (the exact id is in the file's front matter, so the mapping is reversible).
+    """
+    if not isinstance(session_id, str) or not session_id:
+        raise PathError(f"a session id must be a non-empty string, got {session_id!r}")
+    if len(session_id) > 1000 or any(unicodedata.category(c) in ("Cc", "Cf", "Cs", "Zl", "Zp") for c in session_id):
+        raise PathError(f"a session id must be printable text of at most 1,000 characters, got {session_id[:50]!r}")
+    if _SAFE_ID.fullmatch(session_id) and session_id.lower() not in ("con", "prn", "aux", "nul"):
+        name = session_id
+    else:
+        digest = hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+        name = f"{slugify(session_id, max_length=40)}-{digest}"
+    base = f"{SESSIONS_DIR}/{clean_relpath(folder.strip('/'), what='session folder')}" if folder else SESSIONS_DIR
+    return f"{base}/{name}.md"
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """A session as listed by ``vault.sessions()``: its id, transcript path, keys and creation time."""
+
+    session_id: str
+    path: str
+    keys: dict[str, Any]
+    created: str | None
+
+
+def read_info(root: Any, rel: str) -> SessionInfo | None:
+    """The front matter of a transcript, read from its first 16 KB; None if it is not one."""
+    try:
+        with open(root / rel, "rb") as handle:
+            head = handle.read(16_384)
+        parsed = transcript.parse(head, path=rel)
+    except (OSError, DocumentError):
+        return None
+    meta = parsed.metadata
+    keys: dict[str, Any] = meta["keys"] if isinstance(meta.get("keys"), dict) else {}
+    return SessionInfo(str(meta.get("session_id", rel)), rel, keys, meta.get("created"))
+
+
+def keys_id(keys: Mapping[str, Any]) -> str:
+    """A session id derived from context keys: the same keys always give the same id."""
+    if not isinstance(keys, Mapping) or not keys:
+        raise ValueError("keys must be a non-empty mapping of names to values")
+    for name, value in keys.items():
+        if not isinstance(name, str) or not isinstance(value, (str, int, float, bool)):
+            raise ValueError(f"keys must map strings to plain values, got {name!r}: {value!r}")
+    canonical = json.dumps(dict(sorted(keys.items())), separators=(",", ":"), ensure_ascii=False)
+    readable = "-".join(slugify(str(v), max_length=20) for _, v in sorted(keys.items()))[:60]
+    return f"{readable}-{hashlib.sha256(canonical.encode()).hexdigest()[:10]}"
+
+
+class MarkdownSession:
+    """A conversation stored as a transcript file in a vault; an OpenAI Agents ``Session``.
+
+    Args:
+        vault: The vault that holds the transcript.
+        session_id: The session's id (any string; unsafe ones are mapped to a safe file name).
+        keys: Context keys recorded in the front matter (``{"user_id": "alice"}``).
+        folder: A sub-folder of ``sessions/`` for the file.
+        session_settings: The SDK's ``SessionSettings``; its ``limit`` applies when
+            ``get_items`` is called without one.
+        commit: ``turn`` (default: every ``add_items``/``pop_item`` is a commit when it returns),
+            ``close`` (one commit when the session closes) or ``manual`` (call :meth:`commit`).
+    """
+
+    def __init__(
+        self,
+        vault: Vault,
+        session_id: str,
+        *,
+        keys: Mapping[str, Any] | None = None,
+        folder: str = "",
+        session_settings: Any = None,
+        commit: str = "turn",
+    ) -> None:
+        if commit not in COMMIT_POLICIES:
+            raise ValueError(f"commit must be one of {COMMIT_POLICIES}, got {commit!r}")
+        self.vault = vault
+        self.session_id = session_id
+        self.path = session_file(session_id, folder)
+        self.keys = dict(keys or {})
+        self.session_settings = session_settings
+        self.commit_policy = commit
+        self._last_n: int | None = None
+        self._recent: dict[int, tuple[dict[str, Any], str | None]] = {}
+        self._dirty = False
+
+    def __repr__(self) -> str:
+        return f"MarkdownSession({self.session_id!r}, path={self.path!r})"
+
+    @property
+    def file(self) -> Any:
+        """The transcript's absolute path."""
+        return self.vault.root / self.path
+
+    # -- the synchronous core ----------------------------------------------------
+
+    def items(self, limit: int | None = None) -> list[dict[str, Any]]:
+        """The latest ``limit`` items, in chronological order.
+
+        As in ``SQLiteSession``: ``limit=None`` uses ``session_settings.limit`` (everything if that
+        is unset too), ``limit=0`` returns nothing, a negative limit returns everything. Entries
+        that a hand edit made unreadable are logged and skipped.
+        """
+        limit = self._resolve_limit(limit)
+        if limit == 0:
+            return []
+        try:
+            fd = os.open(self.file, os.O_RDONLY)
+        except FileNotFoundError:
+            return []
+        try:
+            entries, problems, _ = transcript.read_tail(fd, None if limit is None or limit < 0 else limit)
+        finally:
+            os.close(fd)
+        for problem in problems:
+            log.warning("%s: skipped an unreadable entry at byte %d: %s", self.path, problem.offset, problem.reason)
+        return [e.item for e in entries if e.kind == "item"]
+
+    def append(self, items: Sequence[Mapping[str, Any]]) -> None:
+        """Add items at the end of the transcript (one write), then commit per the policy."""
+        items = list(items)
+        for item in items:
+            if not isinstance(item, Mapping):
+                raise TypeError(f"session items must be mappings, got {type(item).__name__}")
+            json.dumps(item)  # a clear TypeError now rather than a broken file later
+        if not items:
+            return
+        with self.vault.locked():
+            self._ensure_file()
+            now = _now()
+            self._write_entries([(json.loads(json.dumps(item)), now) for item in items])
+            self._changed(f"session: {self.session_id} +{len(items)} message{'s' if len(items) > 1 else ''}")
+
+    def pop(self) -> dict[str, Any] | None:
+        """Remove and return the last item (None if the session is empty); truncates the file."""
+        with self.vault.locked():
+            if not self.file.exists():
+                return None
+            self._write_entries([])  # put back what a bad save dropped before removing anything
+            fd = os.open(self.file, os.O_RDWR)
+            try:
+                entries, problems, offset = transcript.read_tail(fd, 1)
+                if not entries:
+                    return None
+                os.ftruncate(fd, entries[-1].offset)
+                if self.vault.durable:
+                    os.fsync(fd)
+            finally:
+                os.close(fd)
+            self._last_n = entries[-1].n - 1
+            self._recent.pop(entries[-1].n, None)
+            self._changed(f"session: {self.session_id} -1 message")
+            return entries[-1].item
+
+    def clear(self) -> None:
+        """Remove every item; the transcript keeps its front matter (and its history in git)."""
+        with self.vault.locked():
+            if not self.file.exists():
+                return
+            data = self.file.read_bytes()
+            head = data[: transcript.parse(data, path=self.path).body_offset]
+            atomic_write(self.file, head, durable=self.vault.durable)
+            self._last_n = 0
+            self._recent.clear()
+            self._changed(f"session: {self.session_id} cleared")
+
+    def commit(self) -> str | None:
+        """Commit the transcript now (for the ``manual`` and ``close`` policies)."""
+        with self.vault.locked():
+            self._dirty = False
+            return self.vault._commit_now([self.path], f"session: {self.session_id}",
+                                          self._trailers())  # fmt: skip
+
+    def close(self) -> None:
+        """Commit what the ``close`` policy held back."""
+        if self._dirty and self.commit_policy == "close":
+            self.commit()
+
+    def search(self, query: str, k: int = 10) -> list[MessageHit]:
+        """The messages of this session most relevant to ``query``."""
+        self.vault.flush_index()
+        return self.vault.index.search_messages(query, k=k, session=self.path)
+
+    def context_for(self, query: str, *, relevant: int = 5, recent: int = 10) -> list[dict[str, Any]]:
+        """Past messages relevant to ``query`` plus the recent window, without duplicates, in order."""
+        window = self.items(recent) if recent > 0 else []
+        total = self._count()
+        first_recent = total - len(window) + 1
+        found = {h.position: h.item for h in self.search(query, k=relevant) if h.position < first_recent}
+        older = sorted(found.items())
+        return [item for _, item in older] + window
+
+    # -- the OpenAI Agents Session protocol --------------------------------------
+
+    async def get_items(self, limit: int | None = None) -> list[Any]:
+        """The conversation history (the latest ``limit`` items, in order)."""
+        return await asyncio.to_thread(self.items, limit)
+
+    async def add_items(self, items: list[Any]) -> None:
+        """Append items to the conversation history."""
+        await asyncio.to_thread(self.append, items)
+
+    async def pop_item(self) -> Any | None:
+        """Remove and return the most recent item, or None if the session is empty."""
+        return await asyncio.to_thread(self.pop)
+
+    async def clear_session(self) -> None:
+        """Remove every item of the session."""
+        await asyncio.to_thread(self.clear)
+
+    # -- helpers ---------------------------------------------------------------------
+
+    def _resolve_limit(self, limit: int | None) -> int | None:
+        if limit is None and self.session_settings is not None:
+            limit = getattr(self.session_settings, "limit", None)
+            if isinstance(self.session_settings, Mapping):
+                limit = self.session_settings.get("limit")
+        if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool)):
+            raise TypeError(f"limit must be an integer or None, got {limit!r}")
+        return limit
+
+    def _ensure_file(self) -> None:
+        if self.file.exists():
+            return
+        meta: dict[str, Any] = {"session_id": self.session_id, "created": _now()}
+        if self.keys:
+            meta["keys"] = self.keys
+        self.file.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(self.file, transcript.new_head(meta).encode("utf-8"), durable=self.vault.durable)
+        self._last_n = 0
+
+    def _count(self) -> int:
+        try:
+            fd = os.open(self.file, os.O_RDONLY)
+        except FileNotFoundError:
+            return 0
+        try:
+            entries, _, _ = transcript.read_tail(fd, 1)
+        finally:
+            os.close(fd)
+        return entries[-1].n if entries else 0
+
+    def _write_entries(self, new: list[tuple[dict[str, Any], str | None]]) -> int:
+        """Append entries after the last one on disk, first putting back any a bad save dropped.
+
+        An editor that read the transcript before an append and saves after it (writing a new file
+        and renaming it over) writes the file back without the new entries. The session remembers
+        the entries it appended lately and puts back those the file no longer has. If the file is
+        replaced while this runs, the write went to the old file, and it is done again.
+        """
+        for _ in range(20):
+            fd = os.open(self.file, os.O_RDWR | os.O_APPEND)
+            try:
+                before = os.fstat(fd)
+                entries, _, _ = transcript.read_tail(fd, 1)
+                on_disk = entries[-1].n if entries else 0
+                lost: list[tuple[dict[str, Any], str | None]] = []
+                if self._last_n is not None and on_disk < self._last_n:
+                    missing = range(on_disk + 1, self._last_n + 1)
+                    lost = [self._recent[n] for n in missing if n in self._recent]
+                    log.warning("%s: putting back %d messages that another program's save dropped%s", self.path,
+                                len(lost), "" if len(lost) == len(missing) else f" ({len(missing) - len(lost)} "
+                                "are too old to restore)")  # fmt: skip
+                batch = lost + new
+                data = b"".join(transcript.render_entry(item, on_disk + 1 + i, t) for i, (item, t) in enumerate(batch))
+                if data:
+                    os.write(fd, data)
+                    if self.vault.durable:
+                        os.fdatasync(fd)
+            finally:
+                os.close(fd)
+            try:
+                now = os.stat(self.file)
+            except FileNotFoundError:
+                now = None
+            if now is not None and (now.st_ino, now.st_dev) == (before.st_ino, before.st_dev):
+                self._last_n = on_disk + len(batch)
+                for i, entry in enumerate(batch):
+                    self._recent[on_disk + 1 + i] = entry
+                for old in [n for n in self._recent if n <= self._last_n - RECOVERY_WINDOW]:
+                    del self._recent[old]
+                self.vault._mark_pending([self.path])
+                return self._last_n
+            log.warning("%s was replaced during an append; appending again", self.path)
+            self._ensure_file()
+        raise OSError(f"{self.path} keeps being replaced by another program; could not append")
+
+    def _changed(self, message: str) -> None:
+        self.vault._mark_pending([self.path])
+        if self.commit_policy == "turn":
+            self.vault._commit_now([self.path], message, self._trailers())
+        else:
+            self._dirty = True
+
+    def _trailers(self) -> dict[str, str]:
+        return {"Memfs-Op": "session", "Memfs-Session": self.session_id}
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -1,0 +1,293 @@
+"""Transcript files: a conversation as Markdown a person can read, losslessly.
+
+A transcript is front matter (``memfs: transcript/1``, the session id, keys) and then one entry
+per item, appended in order::
+
+    ## user · 2026-11-22T10:00:01Z <!-- memfs:entry {"n": 1, "len": 33, "at": ["content"], ...} -->
+    Hi, I'm planning a trip to Japan.
+
+The heading line carries the machine-readable part in an HTML comment (invisible in rendered
+Markdown): the position ``n``, the time, the byte length of the body, and the item without its
+text. When an item has one text (a chat message, a one-part Responses or Anthropic message, a
+Strands text block), that text is the body, as Markdown; any other item is the body as a fenced
+JSON block. The byte length makes parsing exact whatever the text contains (lines that look like
+headings, markers, fences); when a person edits a message and the length no longer matches, the
+body runs to the next heading instead, so the edit is what the agent reads next time.
+
+Appending writes only the new entries; removing the last entry truncates the file; reading the
+last N entries reads the file from the end. The format is specified in docs/format.md.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .documents import Document, dumps, loads
+from .errors import DocumentError
+
+log = logging.getLogger(__name__)
+
+FORMAT = "transcript/1"
+_HEADER = re.compile(rb"^## [^\n]*?<!-- memfs:entry (\{[^\n]*\}) -->[ \t]*\r?\n", re.MULTILINE)
+_LABEL_UNSAFE = re.compile(r"[^\w .:/@-]+")
+_TEXT_TYPES = {None, "text", "input_text", "output_text"}
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One entry of a transcript: its position, time, the item, and where it sits in the file.
+
+    Attributes:
+        n: The 1-based position in the conversation.
+        item: The stored item (a JSON-style mapping).
+        time: When it was appended (ISO 8601), if recorded.
+        kind: ``item`` for conversation items; other kinds (``summary``) are memfs's own.
+        meta: Extra machine-readable fields of the entry (a summary's range, ...).
+        offset: The byte offset of the entry's heading in the file.
+    """
+
+    n: int
+    item: dict[str, Any]
+    time: str | None = None
+    kind: str = "item"
+    meta: dict[str, Any] = field(default_factory=dict)
+    offset: int = 0
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A part of a transcript that could not be read (a hand edit broke an entry)."""
+
+    offset: int
+    reason: str
+
+
+@dataclass
+class Parsed:
+    """A parsed transcript: its front matter, entries and problems."""
+
+    metadata: dict[str, Any]
+    entries: list[Entry]
+    problems: list[Problem]
+    body_offset: int
+
+
+# -- rendering -------------------------------------------------------------------------
+
+
+def text_path(item: Mapping[str, Any]) -> list[str | int] | None:
+    """Where an item keeps its one text, if it has exactly one; None otherwise."""
+    content = item.get("content")
+    if isinstance(content, str):
+        return ["content"]
+    if isinstance(content, list) and len(content) == 1 and isinstance(content[0], dict):
+        part = content[0]
+        if isinstance(part.get("text"), str) and part.get("type") in _TEXT_TYPES:
+            return ["content", 0, "text"]
+    return None
+
+
+def render_entry(item: Mapping[str, Any], n: int, time: str | None = None, *, kind: str = "item",
+                 meta: Mapping[str, Any] | None = None) -> bytes:  # fmt: skip
+    """The bytes of one entry: heading line, body, blank line."""
+    if not isinstance(item, Mapping):
+        raise TypeError(f"a transcript item must be a mapping, got {type(item).__name__}")
+    record: dict[str, Any] = {"n": n}
+    if time:
+        record["t"] = time
+    if kind != "item":
+        record["kind"] = kind
+    if meta:
+        record["meta"] = dict(meta)
+    path = text_path(item)
+    if path is not None:
+        shell = json.loads(json.dumps(item))
+        target = shell
+        for step in path[:-1]:
+            target = target[step]
+        body = target[path[-1]]
+        target[path[-1]] = None
+        record["at"] = path
+        record["item"] = shell
+    else:
+        text = json.dumps(item, ensure_ascii=False, indent=2)
+        fence = "`" * max(3, _longest_run(text, "`") + 1)
+        body = f"{fence}json memfs:item\n{text}\n{fence}"
+    data = body.encode("utf-8")
+    record["len"] = len(data)
+    label = _label(item, kind)
+    comment = json.dumps(record, ensure_ascii=False, separators=(", ", ": ")).replace(">", "\\u003e")
+    heading = f"## {label}" + (f" · {time}" if time else "") + f" <!-- memfs:entry {comment} -->\n"
+    return bytes(heading.encode("utf-8") + data + b"\n\n")
+
+
+def render(items: Sequence[Mapping[str, Any]], metadata: Mapping[str, Any] | None = None,
+           *, start: int = 1, times: Sequence[str | None] | None = None) -> str:  # fmt: skip
+    """A whole transcript: front matter and every item."""
+    head = new_head(metadata or {})
+    body = b"".join(render_entry(item, start + i, times[i] if times else None) for i, item in enumerate(items))
+    return head + body.decode("utf-8")
+
+
+def new_head(metadata: Mapping[str, Any]) -> str:
+    """The front matter and the blank line that start a transcript file."""
+    return dumps(Document.new({"memfs": FORMAT, **metadata}, "")) + "\n"
+
+
+def _label(item: Mapping[str, Any], kind: str) -> str:
+    if kind != "item":
+        label = kind
+    else:
+        role, kind_name = item.get("role"), item.get("type")
+        label = str(role or kind_name or "item")
+        if role and kind_name and kind_name != "message":
+            label += f" {kind_name}"
+        if isinstance(item.get("name"), str):
+            label += f" {item['name']}"
+    return _LABEL_UNSAFE.sub(" ", label).strip()[:80] or "item"
+
+
+def _longest_run(text: str, char: str) -> int:
+    runs = re.findall(f"{re.escape(char)}+", text)
+    return max((len(r) for r in runs), default=0)
+
+
+# -- parsing -----------------------------------------------------------------------------
+
+
+def parse(text: str | bytes, *, path: str | None = None) -> Parsed:
+    """Parse a transcript. Entries that a hand edit broke are reported in ``problems`` and skipped.
+
+    Raises:
+        DocumentError: The front matter is missing or not a transcript's.
+    """
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    first = _HEADER.search(data)
+    head_end = first.start() if first else len(data)
+    try:
+        doc = loads(data[:head_end].decode("utf-8"), path=path)
+    except UnicodeDecodeError as exc:
+        raise DocumentError(path, f"not valid UTF-8 at byte {exc.start}") from exc
+    if doc.metadata.get("memfs") != FORMAT:
+        raise DocumentError(path, f"not a memfs transcript (front matter `memfs: {FORMAT}` missing)")
+    entries, problems = parse_entries(data, head_end)
+    return Parsed(doc.metadata, entries, problems, head_end)
+
+
+def parse_entries(data: bytes, start: int = 0) -> tuple[list[Entry], list[Problem]]:
+    """The entries in ``data`` from ``start`` (which must be at a heading or before the first)."""
+    entries: list[Entry] = []
+    problems: list[Problem] = []
+    match = _HEADER.search(data, start)
+    while match is not None:
+        body_start = match.end()
+        try:
+            record = json.loads(match.group(1).decode("utf-8"))
+            length = record.get("len")
+        except (ValueError, UnicodeDecodeError, AttributeError) as exc:
+            problems.append(Problem(match.start(), f"unreadable entry marker: {exc}"))
+            match = _HEADER.search(data, body_start)
+            continue
+        end = body_start + length if isinstance(length, int) and length >= 0 else -1
+        after = end + 2
+        if end >= 0 and data[end:after] == b"\n\n" and (after >= len(data) or _HEADER.match(data, after)):
+            body, following = data[body_start:end], (_HEADER.match(data, after) if after < len(data) else None)
+        else:  # edited by hand: the body runs to the next heading
+            following = _HEADER.search(data, body_start)
+            stop = following.start() if following else len(data)
+            body = data[body_start:stop]
+            body = body[:-2] if body.endswith(b"\n\n") else body.rstrip(b"\n")
+        try:
+            entries.append(_entry(record, body.decode("utf-8"), match.start()))
+        except (ValueError, KeyError, IndexError, TypeError, UnicodeDecodeError) as exc:
+            problems.append(Problem(match.start(), f"entry {record.get('n', '?')} is unreadable: {exc}"))
+        match = following
+    return entries, problems
+
+
+def _entry(record: dict[str, Any], body: str, offset: int) -> Entry:
+    if "item" in record:
+        item = record["item"]
+        target = item
+        path = record["at"]
+        for step in path[:-1]:
+            target = target[step]
+        target[path[-1]] = body
+    else:
+        lines = body.split("\n")
+        if len(lines) < 2 or not lines[0].startswith("```") or lines[-1] != lines[0].split("json")[0]:
+            raise ValueError("its JSON block is not fenced as written")
+        item = json.loads("\n".join(lines[1:-1]))
+    if not isinstance(item, dict):
+        raise ValueError("the item is not a JSON object")
+    n = record["n"]
+    if not isinstance(n, int):
+        raise ValueError("its position is not a number")
+    return Entry(n, item, record.get("t"), record.get("kind", "item"), record.get("meta") or {}, offset)
+
+
+def items(text: str | bytes) -> list[dict[str, Any]]:
+    """The conversation items of a transcript, in order (for ``parse(render(x)) == x``)."""
+    return [e.item for e in parse(text).entries if e.kind == "item"]
+
+
+# -- reading from the end ------------------------------------------------------------------
+
+
+def read_tail(fd: int, count: int | None, *, chunk: int = 16_384) -> tuple[list[Entry], list[Problem], int]:
+    """The last ``count`` entries of an open transcript (all with None), reading from the end.
+
+    Returns the entries, problems, and the file offset where the returned entries start.
+    """
+    size = os.fstat(fd).st_size
+    if count is None:
+        data = os.pread(fd, size, 0)
+        first = _HEADER.search(data)
+        start = first.start() if first else size
+        entries, problems = parse_entries(data, start)
+        return entries, problems, start
+    window = min(size, chunk)
+    while window < size:
+        data = os.pread(fd, window, size - window)
+        base = size - window
+        for candidate in _HEADER.finditer(data):  # a heading inside a message's text fails the check
+            chain = _strict_chain(data, candidate.start())
+            if chain is not None and len(chain) >= count:
+                chosen = chain[-count:] if count else []
+                shifted = [Entry(e.n, e.item, e.time, e.kind, e.meta, e.offset + base) for e in chosen]
+                return shifted, [], shifted[0].offset if shifted else size
+        window = min(size, window * 4)
+    entries, problems, start = read_tail(fd, None)
+    chosen = entries[-count:] if count else []
+    return chosen, problems, chosen[0].offset if chosen else size
+
+
+def _strict_chain(data: bytes, start: int) -> list[Entry] | None:
+    """Entries from ``start`` to the end if every length lands on the next heading, else None."""
+    entries: list[Entry] = []
+    pos = start
+    while pos < len(data):
+        match = _HEADER.match(data, pos)
+        if match is None:
+            return None
+        try:
+            record = json.loads(match.group(1).decode("utf-8"))
+            end = match.end() + record["len"]
+            if data[end : end + 2] != b"\n\n" or (entries and record["n"] != entries[-1].n + 1):
+                return None
+            entries.append(_entry(record, data[match.end() : end].decode("utf-8"), pos))
+        except (ValueError, KeyError, IndexError, TypeError, UnicodeDecodeError):
+            return None
+        pos = end + 2
+    return entries
+
+
+def iter_entries(fd: int) -> Iterator[Entry]:
+    """Every entry of an open transcript, in order."""
+    yield from read_tail(fd, None)[0]
