@@ -25,8 +25,10 @@ from rich.progress import Progress
 from rich.table import Table
 
 from .errors import MemfsError
+from .index import message_text
 from .paths import clean_memory_path, clean_namespace
 from .store import Memory
+from .transcript import text_path
 from .vault import MEMORIES_DIR, Vault
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -199,10 +201,27 @@ def _namespaces(vault: Vault) -> list[str]:
 @click.option("--since", help="Only memories updated at or after this date (ISO 8601).")
 @click.option("--until", help="Only memories updated at or before this date (ISO 8601).")
 @click.option("-k", "k", default=10, show_default=True, type=click.IntRange(1, 1000), help="How many hits.")
+@click.option("--messages", is_flag=True, help="Search conversation messages in sessions/ instead of memories.")
+@click.option("--session", "session_id", help="With --messages: only this session.")
 @_with_vault
 def search(vault: Vault, as_json: bool, query: str, namespace: str | None, type_: str | None,
-           tags: tuple[str, ...], since: str | None, until: str | None, k: int) -> None:  # fmt: skip
-    """Search memories with a natural-language QUERY; ranked hits with snippets."""
+           tags: tuple[str, ...], since: str | None, until: str | None, k: int, messages: bool,
+           session_id: str | None) -> None:  # fmt: skip
+    """Search memories (or, with --messages, conversation messages) with a natural-language QUERY."""
+    if messages or session_id:
+        path = vault.session(session_id).path if session_id else None
+        found = vault.search_messages(query, k=k, session=path)
+        if as_json:
+            _print_json([dataclasses.asdict(h) for h in found])
+            return
+        out = _out()
+        if not found:
+            out.print("no matches")
+        for i, msg in enumerate(found, 1):
+            out.print(f"[bold]{i}. {escape(msg.session)}#{msg.position}[/] [dim]{escape(msg.role)} "
+                      f"{escape(msg.time or '')} score {msg.score:.2f}[/]")  # fmt: skip
+            out.print("   " + _BOLD.sub(r"[bold yellow]\1[/]", escape(msg.snippet)))
+        return
     hits = vault.search(query, k=k, namespace=namespace, type=type_, tags=tags, since=since, until=until)
     if as_json:
         _print_json([dataclasses.asdict(h) for h in hits])
@@ -268,6 +287,52 @@ def restore(vault: Vault, path: str, rev: str) -> None:
     rel = _rel(path)
     sha = vault.restore(rel, rev)
     _out().print(f"restored {escape(rel)}" + (f" in {sha[:10]}" if sha else " (already as it was)"))
+
+
+@cli.command()
+@vault_option
+@json_option
+@click.option("--key", "keys", multiple=True, metavar="NAME=VALUE", help="Only sessions with this context key.")
+@_with_vault
+def sessions(vault: Vault, as_json: bool, keys: tuple[str, ...]) -> None:
+    """List the sessions (conversation transcripts) in the vault."""
+    wanted = {}
+    for pair in keys:
+        name, sep, value = pair.partition("=")
+        if not sep or not name:
+            raise click.UsageError(f"--key takes NAME=VALUE, got {pair!r}")
+        wanted[name] = value
+    found = [s for s in vault.sessions() if all(str(s.keys.get(k)) == v for k, v in wanted.items())]
+    if as_json:
+        _print_json([dataclasses.asdict(s) for s in found])
+        return
+    table = Table("session", "path", "keys", "created", box=None)
+    for info in found:
+        keys_text = ", ".join(f"{k}={v}" for k, v in info.keys.items())
+        table.add_row(escape(info.session_id), escape(info.path), escape(keys_text), (info.created or "")[:19])
+    _out().print(table)
+
+
+@cli.command()
+@vault_option
+@click.argument("session_id")
+@click.option("-n", "limit", type=click.IntRange(1), help="Only the last N messages.")
+@click.option("--raw", is_flag=True, help="Print the transcript file as stored.")
+@_with_vault
+def session(vault: Vault, session_id: str, limit: int | None, raw: bool) -> None:
+    """Show a session's conversation (SESSION_ID as given to the library)."""
+    chat = vault.session(session_id)
+    if not chat.file.exists():
+        raise click.ClickException(f"no session {session_id!r}; `memfs sessions` lists them")
+    if raw:
+        click.echo(chat.file.read_text("utf-8"), nl=False)
+        return
+    out = _out()
+    items = chat.items(limit)
+    for item in items:
+        role = str(item.get("role") or item.get("type") or "item")
+        text = message_text(item) if text_path(item) is None else message_text({"content": item.get("content")})
+        out.print(f"[bold cyan]{escape(role)}[/]  {escape(text)}")
 
 
 @cli.command()

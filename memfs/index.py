@@ -343,7 +343,8 @@ class SearchIndex:
             report.problems.append(Problem(rel, exc.reason))
             writer.update_document(path=rel, kind="invalid", stat=(st[0], st[1], sha), error=exc.reason)
             return
-        writer.update_document(**self._fields(rel, doc, st, sha))
+        # add_document when the path was never indexed: update_document would search for it first
+        (writer.update_document if rel in known else writer.add_document)(**self._fields(rel, doc, st, sha))
 
     def _index_transcript(self, writer: Any, rel: str, st: tuple[int, int], data: bytes, sha: str,
                           known: tuple[Any, ...] | None, report: SyncReport) -> None:  # fmt: skip

@@ -109,6 +109,7 @@ class MarkdownSession:
             ``get_items`` is called without one.
         commit: ``turn`` (default: every ``add_items``/``pop_item`` is a commit when it returns),
             ``close`` (one commit when the session closes) or ``manual`` (call :meth:`commit`).
+        metadata: More front-matter keys for a new transcript (a title, the date of the talk).
     """
 
     def __init__(
@@ -120,6 +121,7 @@ class MarkdownSession:
         folder: str = "",
         session_settings: Any = None,
         commit: str = "turn",
+        metadata: Mapping[str, Any] | None = None,
     ) -> None:
         if commit not in COMMIT_POLICIES:
             raise ValueError(f"commit must be one of {COMMIT_POLICIES}, got {commit!r}")
@@ -129,6 +131,7 @@ class MarkdownSession:
         self.keys = dict(keys or {})
         self.session_settings = session_settings
         self.commit_policy = commit
+        self.metadata = dict(metadata or {})
         self._last_n: int | None = None
         self._recent: dict[int, tuple[dict[str, Any], str | None]] = {}
         self._dirty = False
@@ -274,6 +277,7 @@ class MarkdownSession:
         meta: dict[str, Any] = {"session_id": self.session_id, "created": _now()}
         if self.keys:
             meta["keys"] = self.keys
+        meta.update({k: v for k, v in self.metadata.items() if k not in ("memfs", "session_id")})
         self.file.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(self.file, transcript.new_head(meta).encode("utf-8"), durable=self.vault.durable)
         self._last_n = 0

@@ -26,6 +26,8 @@ from watchdog.observers.polling import PollingObserver
 
 from .vault import MEMORIES_DIR
 
+WATCHED_DIRS = (MEMORIES_DIR, "sessions")
+
 if TYPE_CHECKING:
     from .vault import Vault
 
@@ -83,7 +85,7 @@ class Watcher:
         self.storm_threshold = storm_threshold
         self.polling = polling
         self.on_change = on_change
-        self._folder = vault.root / MEMORIES_DIR
+        self._folders = [vault.root / name for name in WATCHED_DIRS]
         self._wake = threading.Condition()
         self._dirty: set[str] = set()
         self._full_scan = False
@@ -99,7 +101,8 @@ class Watcher:
         """Start watching (returns self)."""
         if self._thread is not None:
             raise RuntimeError("this watcher is already running")
-        self._folder.mkdir(exist_ok=True)
+        for folder in self._folders:
+            folder.mkdir(exist_ok=True)
         self._observer = self._start_observer()
         self._stopping = False
         self._thread = threading.Thread(target=self._run, name="memfs-watcher", daemon=True)
@@ -111,14 +114,16 @@ class Watcher:
         if not self.polling:
             observer = Observer()
             try:
-                observer.schedule(handler, str(self._folder), recursive=True)
+                for folder in self._folders:
+                    observer.schedule(handler, str(folder), recursive=True)
                 observer.start()
                 return observer
             except OSError as exc:  # inotify watch or instance limit: poll instead
                 log.warning("native file watching failed (%s); polling instead", exc)
                 self.polling = True
         observer = PollingObserver(timeout=1.0)
-        observer.schedule(handler, str(self._folder), recursive=True)
+        for folder in self._folders:
+            observer.schedule(handler, str(folder), recursive=True)
         observer.start()
         return observer
 
@@ -158,7 +163,7 @@ class Watcher:
         except ValueError:
             return
         parts = rel.split("/")
-        if parts[0] != MEMORIES_DIR or any(ignored(p) for p in parts[1:]):
+        if parts[0] not in WATCHED_DIRS or any(ignored(p) for p in parts[1:]):
             return
         with self._wake:
             if is_directory:

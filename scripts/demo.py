@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import sys
+import time
 from pathlib import Path
 
 from rich.console import Console
@@ -95,6 +97,44 @@ def main() -> int:
             out.print(f"  [green]agent[/] {escape(turn['content'])}")
     for rev in vault.log(limit=2):
         out.print(f"  {rev.short} {escape(rev.subject)}  [dim]{rev.trailers}[/]")
+
+    step("A conversation kept as a Markdown transcript (an OpenAI Agents Session), found again by search")
+    chat = vault.session(keys={"user_id": "alice", "channel": "telegram"})
+    chat.append([
+        {"role": "user", "content": "Can you find me a ryokan in Kyoto for the March trip?"},
+        {"type": "function_call", "call_id": "call_1", "name": "search_hotels", "arguments": '{"city": "Kyoto"}'},
+        {"type": "function_call_output", "call_id": "call_1", "output": "Hiiragiya (Gion), Tawaraya (Nakagyo)"},
+        {"role": "assistant", "content": "Two options: **Hiiragiya** near Gion, or **Tawaraya**."},
+    ])  # fmt: skip
+    chat.append([{"role": "user", "content": "Hiiragiya, please. Quiet room."},
+                 {"role": "assistant", "content": "Booked Hiiragiya, quiet garden-side room."}])  # fmt: skip
+    out.print(f"  {chat.path}:")
+    for line in chat.file.read_text().splitlines()[:12]:
+        out.print(f"  [dim]|[/] {escape(line)}")
+    for hit in vault.search_messages("which ryokan did we book in kyoto", k=3):
+        out.print(f"  found #{hit.position} ({hit.role}): {escape(hit.snippet).replace('**', '')}")
+    out.print(f"  {vault.log(limit=1)[0].subject}")
+
+    step("A person edits a memory in their editor while `memfs watch` runs")
+    seats = SCRATCH / "memories/users/alice/window-seats.md"
+    with vault.watch(commit_delay=0.5, on_change=lambda kind, paths: out.print(f"  [cyan]watcher[/] {kind} {paths}")):
+        text = seats.read_text()
+        tmp = seats.with_name(".window-seats.md.tmp")  # saved as most editors do: a temp file renamed over
+        tmp.write_text(text.replace("usually an aisle", "usually an aisle, never next to the galley"))
+        os.replace(tmp, seats)
+        deadline = time.monotonic() + 10
+        while not vault.search("galley") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        out.print(f"  searchable at once: {[h.path for h in vault.search('galley', k=1)]}")
+        while vault.log(limit=1)[0].trailers.get("Memfs-Op") != "reconcile" and time.monotonic() < deadline:
+            time.sleep(0.05)
+    rev = vault.log(limit=1)[0]
+    out.print(f"  committed as the person: {rev.short} {escape(str(rev.author))}: {escape(rev.subject)}")
+
+    step("Undo the agent's last change in that chat session")
+    undone = vault.undo(session="demo-chat")
+    out.print(f"  undid {undone.short} {escape(undone.subject)}")
+    out.print(f"  hotel.md now reads: {alice.get('hotel.md').body.strip()!r}")
 
     step("A person saves a broken file by hand: reported and skipped, never rewritten")
     broken = SCRATCH / "memories/users/alice/broken.md"

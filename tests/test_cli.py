@@ -173,3 +173,26 @@ def test_undo_refuses_when_the_file_changed_since(runner: CliRunner, vault_dir: 
     out = run(runner, vault_dir, "undo", "--author", "memfs agent", code=1)
     assert "changed after" in out and "restore" in out
     assert "v2 by hand" in path.read_text()
+
+
+def test_sessions_session_and_message_search(runner: CliRunner, vault_dir: Path) -> None:
+    import memfs
+
+    with memfs.Vault.open(vault_dir) as vault:
+        chat = vault.session("trip/42", keys={"user_id": "alice"})
+        chat.append([{"role": "user", "content": "Book me a ryokan in Kyoto"},
+                     {"role": "assistant", "content": "Two options near Gion."}])  # fmt: skip
+        vault.session("other").append([{"role": "user", "content": "hello"}])
+    listed = json.loads(run(runner, vault_dir, "sessions", "--json"))
+    assert {s["session_id"] for s in listed} == {"trip/42", "other"}
+    alice = json.loads(run(runner, vault_dir, "sessions", "--json", "--key", "user_id=alice"))
+    assert [s["session_id"] for s in alice] == ["trip/42"]
+    shown = run(runner, vault_dir, "session", "trip/42")
+    assert "ryokan in Kyoto" in shown and "Gion" in shown
+    assert "memfs: transcript/1" in run(runner, vault_dir, "session", "trip/42", "--raw")
+    assert "Gion" in run(runner, vault_dir, "session", "trip/42", "-n", "1")
+    hits = json.loads(run(runner, vault_dir, "search", "--messages", "kyoto ryokan", "--json"))
+    assert hits[0]["position"] == 1 and hits[0]["item"]["content"] == "Book me a ryokan in Kyoto"
+    assert "no matches" in run(runner, vault_dir, "search", "kyoto", "--session", "other")
+    assert "no session" in run(runner, vault_dir, "session", "nope", code=1)
+    assert run(runner, vault_dir, "sessions", "--key", "novalue", code=2)

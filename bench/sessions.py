@@ -1,0 +1,161 @@
+"""Session benchmarks: MarkdownSession beside the OpenAI Agents SQLiteSession, and LoCoMo retrieval."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import corpus  # noqa: E402
+
+import memfs  # noqa: E402
+
+
+def stats(samples: list[float]) -> dict[str, float]:
+    ordered = sorted(samples)
+    p95 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))]
+    return {"p50_ms": round(statistics.median(ordered), 3), "p95_ms": round(p95, 3), "n": len(ordered)}
+
+
+def turn(i: int) -> list[dict[str, Any]]:
+    question = f"Question {i}: what about the museum on Saturday? " * 3
+    answer = f"Answer {i}: it opens at ten and the tickets cost twelve euros. " * 4
+    return [{"role": "user", "content": question}, {"role": "assistant", "content": answer}]
+
+
+def session_bench(sizes: list[int], reps: int) -> dict[str, Any]:
+    from agents import SQLiteSession
+
+    out: dict[str, Any] = {}
+    for size in sizes:
+        folder = Path(tempfile.mkdtemp(prefix="memfs-sessions-"))
+        try:
+            vault = memfs.Vault.open(folder / "vault")
+            md = vault.session("bench", commit="manual")
+            sq = SQLiteSession("bench", str(folder / "agents.db"))
+            prefill = [item for i in range(size // 2) for item in turn(i)]
+            md.append(prefill)
+            md.commit()
+            asyncio.run(sq.add_items(prefill))
+            row: dict[str, Any] = {"messages": size}
+            for name, session in (("memfs", md), ("sqlite_session", sq)):
+                adds, reads = [], []
+                for i in range(reps):
+                    start = time.perf_counter()
+                    asyncio.run(session.add_items(turn(size + i)))
+                    adds.append((time.perf_counter() - start) * 1000)
+                    start = time.perf_counter()
+                    got = asyncio.run(session.get_items(limit=20))
+                    reads.append((time.perf_counter() - start) * 1000)
+                    assert len(got) == 20
+                row[name] = {"add_items_one_turn": stats(adds), "get_items_limit_20": stats(reads)}
+            committed = vault.session("bench")  # the default policy: one commit per add_items
+            row["memfs_commit_every_turn"] = {"add_items_one_turn": stats(
+                [timed_add(committed, turn(size + reps + i)) for i in range(reps)])}
+            sq.close()
+            vault.close()
+            out[str(size)] = row
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+    return out
+
+
+def timed_add(session: memfs.MarkdownSession, items: list[dict[str, Any]]) -> float:
+    start = time.perf_counter()
+    asyncio.run(session.add_items(items))
+    return (time.perf_counter() - start) * 1000
+
+
+def _evidence(raw: list[str], known: set[str]) -> set[str]:
+    ids = {p for e in raw for p in re.split(r"[;,\s]+", e) if p}
+    return ids & known
+
+
+def locomo_bench() -> dict[str, Any]:
+    """The retrieval measurement of shared/data/locomo-dev/README.md, with bm25s beside it."""
+    try:
+        import bm25s
+    except ImportError:
+        return {"skipped": "bm25s is not installed (pip install 'memfs[bench]')"}
+    files = sorted(corpus.DATA.glob("*.json"))
+    if not files:
+        return {"skipped": "LoCoMo data not found"}
+    per_cat: dict[str, dict[str, list[float]]] = {}
+    latency: list[float] = []
+    for path in files:
+        data = json.loads(path.read_text())
+        folder = Path(tempfile.mkdtemp(prefix="memfs-locomo-"))
+        try:
+            vault = memfs.Vault.open(folder / "vault", durable=False)
+            turns: list[tuple[str, str, str]] = []  # (dia_id, session path, text)
+            speaker_a = data["speaker_a"]
+            n = 1
+            while f"session_{n}" in data:
+                session = vault.session(f"{path.stem}-s{n}", commit="manual",
+                                        metadata={"date": data.get(f"session_{n}_date_time", "")})  # fmt: skip
+                items = []
+                for t in data[f"session_{n}"]:
+                    text = f"{t['speaker']}: {t['text']}"
+                    if t.get("blip_caption"):
+                        text += f" [shares a photo: {t['blip_caption']}]"
+                    items.append({"role": "user" if t["speaker"] == speaker_a else "assistant", "content": text,
+                                  "id": t["dia_id"]})  # fmt: skip
+                    turns.append((t["dia_id"], session.path, text))
+                session.append(items)
+                session.commit()
+                n += 1
+            known = {d for d, _, _ in turns}
+            session_of = {d: s for d, s, _ in turns}
+            tokenized = bm25s.tokenize([t for _, _, t in turns], stopwords="en", show_progress=False)
+            retriever = bm25s.BM25()
+            retriever.index(tokenized, show_progress=False)
+            vault.search_messages("warm up", k=10)
+            for q in data["qa"]:
+                if q.get("category") not in (1, 2, 3, 4):
+                    continue
+                evidence = _evidence(q.get("evidence", []), known)
+                if not evidence:
+                    continue
+                start = time.perf_counter()
+                hits = vault.search_messages(q["question"], k=10)
+                latency.append((time.perf_counter() - start) * 1000)
+                ours = [h.item.get("id") for h in hits]
+                idx, _ = retriever.retrieve(bm25s.tokenize([q["question"]], stopwords="en", show_progress=False),
+                                            k=min(10, len(turns)), show_progress=False)  # fmt: skip
+                theirs = [turns[i][0] for i in idx[0]]
+                for engine, ranked in (("memfs", ours), ("bm25s", theirs)):
+                    scores = per_cat.setdefault(f"{engine}:{q['category']}", {})
+                    sessions = [session_of.get(d) for d in ranked]
+                    wanted = {session_of[d] for d in evidence}
+                    for name, value in (
+                        ("turn_R@5", len(evidence & set(ranked[:5])) / len(evidence)),
+                        ("turn_R@10", len(evidence & set(ranked[:10])) / len(evidence)),
+                        ("session_R@1", len(wanted & set(sessions[:1])) / len(wanted)),
+                        ("session_R@3", len(wanted & set(sessions[:3])) / len(wanted)),
+                    ):
+                        scores.setdefault(name, []).append(value)
+            vault.close()
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+    result: dict[str, Any] = {"questions": len(latency), "search_latency": stats(latency)}
+    for engine in ("memfs", "bm25s"):
+        cats = {k.split(":")[1]: v for k, v in per_cat.items() if k.startswith(engine + ":")}
+        overall = {m: round(statistics.fmean([x for c in cats.values() for x in c[m]]), 3)
+                   for m in ("turn_R@5", "turn_R@10", "session_R@1", "session_R@3")}  # fmt: skip
+        result[engine] = {"overall": overall, "by_category": {
+            c: {m: round(statistics.fmean(v), 3) for m, v in scores.items()} | {"n": len(scores["turn_R@5"])}
+            for c, scores in sorted(cats.items())}}  # fmt: skip
+    return result
+
+
+if __name__ == "__main__":
+    print(json.dumps({"sessions": session_bench([100, 10_000], 30), "locomo": locomo_bench()}, indent=2))
