@@ -38,7 +38,7 @@ from .errors import DocumentError, SearchIndexError
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 MAX_INDEXED_BYTES = 4 * 1024 * 1024
 MAX_QUERY_TERMS = 32
 COMMON_TERM_SHARE = 0.2  # a term in more than this share of documents is dropped ...
@@ -121,6 +121,7 @@ def _schema() -> fields.Schema:
         stat=fields.STORED(),
         error=fields.STORED(),
         session=fields.ID(stored=True),
+        session_id=fields.STORED(),
         position=fields.STORED(),
         role=fields.ID(stored=True),
         time=fields.ID(stored=True),
@@ -161,6 +162,7 @@ class MessageHit:
     """A message found by search.
 
     Attributes:
+        session_id: The session's id, as given to ``vault.session()``.
         session: The transcript's path relative to the vault (``sessions/trip.md``).
         position: The message's 1-based position in its session.
         role: ``user``, ``assistant``, ``function_call``, ...
@@ -170,6 +172,7 @@ class MessageHit:
         time: When the message was appended (ISO 8601), if recorded.
     """
 
+    session_id: str
     session: str
     position: int
     role: str
@@ -364,8 +367,10 @@ class SearchIndex:
             if start is None:
                 parsed = transcript.parse(data, path=rel)
                 entries, problems = parsed.entries, parsed.problems
+                session_id = str(parsed.metadata.get("session_id", rel))
             else:
                 entries, problems = transcript.parse_entries(data, start)
+                session_id = str(stored.get("session_id") or rel)
         except DocumentError as exc:
             report.problems.append(Problem(rel, exc.reason))
             writer.delete_by_term("session", rel)
@@ -382,14 +387,15 @@ class SearchIndex:
             if entry.kind == "item":
                 role = str(entry.item.get("role") or entry.item.get("type") or "")
                 writer.add_document(**_with_terms({
-                    "path": f"{rel}#{entry.n}", "kind": "message", "session": rel, "namespace": "",
+                    "path": f"{rel}#{entry.n}", "kind": "message", "session": rel, "session_id": session_id,
+                    "namespace": "",
                     "title": role, "body": message_text(entry.item), "position": entry.n, "role": role,
                     "time": entry.time, "item": json.dumps(entry.item, ensure_ascii=False),
                 }))  # fmt: skip
         last = entries[-1].n if entries else first - 1
         marks = [(e.offset, e.n) for e in entries[-8:]] + [(len(data), last + 1)]
         checkpoints = {off: (hashlib.sha256(data[:off]).hexdigest(), n) for off, n in marks}
-        writer.update_document(path=rel, kind="transcript", stat=(st[0], st[1], sha),
+        writer.update_document(path=rel, kind="transcript", stat=(st[0], st[1], sha), session_id=session_id,
                                checkpoints=checkpoints, position=last)  # fmt: skip
 
     def _fields(self, rel: str, doc: Document, st: tuple[int, int], sha: str) -> dict[str, Any]:
@@ -533,7 +539,8 @@ class SearchIndex:
         hits = []
         for stored, score in found:
             item = json.loads(stored["item"])
-            hits.append(MessageHit(stored["session"], stored["position"], stored.get("role", ""),
+            hits.append(MessageHit(stored.get("session_id") or stored["session"], stored["session"],
+                                   stored["position"], stored.get("role", ""),
                                    round(float(score), 4), make_snippet(message_text(item), stems), item,
                                    stored.get("time")))  # fmt: skip
         return hits

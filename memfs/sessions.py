@@ -20,6 +20,7 @@ import json
 import logging
 import os
 import re
+import time
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -108,6 +109,7 @@ class MarkdownSession:
         session_settings: The SDK's ``SessionSettings``; its ``limit`` applies when
             ``get_items`` is called without one.
         commit: ``turn`` (default: every ``add_items``/``pop_item`` is a commit when it returns),
+            a number of seconds (commit when the last commit is at least that old, and on close),
             ``close`` (one commit when the session closes) or ``manual`` (call :meth:`commit`).
         metadata: More front-matter keys for a new transcript (a title, the date of the talk).
     """
@@ -120,11 +122,13 @@ class MarkdownSession:
         keys: Mapping[str, Any] | None = None,
         folder: str = "",
         session_settings: Any = None,
-        commit: str = "turn",
+        commit: str | float = "turn",
         metadata: Mapping[str, Any] | None = None,
     ) -> None:
-        if commit not in COMMIT_POLICIES:
-            raise ValueError(f"commit must be one of {COMMIT_POLICIES}, got {commit!r}")
+        if isinstance(commit, bool) or not (
+            commit in COMMIT_POLICIES or (isinstance(commit, (int, float)) and commit > 0)
+        ):
+            raise ValueError(f"commit must be one of {COMMIT_POLICIES} or a positive number of seconds, got {commit!r}")
         self.vault = vault
         self.session_id = session_id
         self.path = session_file(session_id, folder)
@@ -135,6 +139,7 @@ class MarkdownSession:
         self._last_n: int | None = None
         self._recent: dict[int, tuple[dict[str, Any], str | None]] = {}
         self._dirty = False
+        self._last_commit = 0.0
 
     def __repr__(self) -> str:
         return f"MarkdownSession({self.session_id!r}, path={self.path!r})"
@@ -217,16 +222,23 @@ class MarkdownSession:
             self._changed(f"session: {self.session_id} cleared")
 
     def commit(self) -> str | None:
-        """Commit the transcript now (for the ``manual`` and ``close`` policies)."""
+        """Commit the transcript now (for the ``manual``, ``close`` and interval policies)."""
         with self.vault.locked():
             self._dirty = False
+            self._last_commit = time.monotonic()
             return self.vault._commit_now([self.path], f"session: {self.session_id}",
                                           self._trailers())  # fmt: skip
 
     def close(self) -> None:
-        """Commit what the ``close`` policy held back."""
-        if self._dirty and self.commit_policy == "close":
+        """Commit what the ``close`` or interval policy held back."""
+        if self._dirty and self.commit_policy != "manual":
             self.commit()
+
+    def __enter__(self) -> MarkdownSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def search(self, query: str, k: int = 10) -> list[MessageHit]:
         """The messages of this session most relevant to ``query``."""
@@ -340,8 +352,12 @@ class MarkdownSession:
 
     def _changed(self, message: str) -> None:
         self.vault._mark_pending([self.path])
-        if self.commit_policy == "turn":
+        policy = self.commit_policy
+        due = not isinstance(policy, str) and time.monotonic() - self._last_commit >= policy
+        if policy == "turn" or due:
             self.vault._commit_now([self.path], message, self._trailers())
+            self._last_commit = time.monotonic()
+            self._dirty = False
         else:
             self._dirty = True
 

@@ -330,3 +330,25 @@ def test_runner_end_to_end_with_the_sdk_scripted_model(vault: memfs.Vault) -> No
     text = session.file.read_text()
     assert "## user · " in text and "\nFind me a flight to Tokyo\n" in text and "\nYou asked about Tokyo.\n" in text
     assert len([r for r in vault.log() if r.trailers.get("Memfs-Session") == "runner"]) >= 3
+
+
+def test_commit_every_n_seconds_and_on_close(vault: memfs.Vault) -> None:
+    session = vault.session("timed", commit=3600.0)
+    session.append([{"role": "user", "content": "first"}])  # the first append is due at once
+    first = len(vault.log())
+    session.append([{"role": "user", "content": "second"}])
+    assert len(vault.log()) == first and vault.history.status() != []
+    session.close()
+    assert len(vault.log()) == first + 1 and vault.history.status() == []
+    with vault.session("ctx", commit="close") as chat:
+        chat.append([{"role": "user", "content": "x"}])
+    assert vault.history.status() == []
+    for bad in (0, -1, True, "hourly"):
+        with pytest.raises(ValueError):
+            vault.session("bad", commit=bad)  # type: ignore[arg-type]
+
+
+def test_message_hits_carry_the_session_id(vault: memfs.Vault) -> None:
+    vault.session("trip/99").append([{"role": "user", "content": "tangerine"}])
+    vault.session("trip/99").append([{"role": "user", "content": "tangerine again"}])
+    assert {h.session_id for h in vault.search_messages("tangerine")} == {"trip/99"}
