@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import transcript
 from ._fs import atomic_write
+from .conversation import ConversationManager, View, tool_links
 from .errors import DocumentError, PathError
 from .index import MessageHit
 from .paths import clean_relpath, slugify
@@ -112,6 +113,9 @@ class MarkdownSession:
             a number of seconds (commit when the last commit is at least that old, and on close),
             ``close`` (one commit when the session closes) or ``manual`` (call :meth:`commit`).
         metadata: More front-matter keys for a new transcript (a title, the date of the talk).
+        manager: A conversation manager (``memfs.conversation``): ``items``/``get_items`` then return
+            its managed view, ``apply_management`` runs after every append, and :meth:`history`
+            still returns everything.
     """
 
     def __init__(
@@ -124,6 +128,7 @@ class MarkdownSession:
         session_settings: Any = None,
         commit: str | float = "turn",
         metadata: Mapping[str, Any] | None = None,
+        manager: ConversationManager | None = None,
     ) -> None:
         if isinstance(commit, bool) or not (
             commit in COMMIT_POLICIES or (isinstance(commit, (int, float)) and commit > 0)
@@ -136,10 +141,12 @@ class MarkdownSession:
         self.session_settings = session_settings
         self.commit_policy = commit
         self.metadata = dict(metadata or {})
+        self.manager = manager
         self._last_n: int | None = None
-        self._recent: dict[int, tuple[dict[str, Any], str | None]] = {}
+        self._recent: dict[int, tuple[Any, ...]] = {}
         self._dirty = False
         self._last_commit = 0.0
+        self._holding_commit = False
 
     def __repr__(self) -> str:
         return f"MarkdownSession({self.session_id!r}, path={self.path!r})"
@@ -152,6 +159,16 @@ class MarkdownSession:
     # -- the synchronous core ----------------------------------------------------
 
     def items(self, limit: int | None = None) -> list[dict[str, Any]]:
+        """The items the model sees: the manager's view if one is attached, else :meth:`history`."""
+        if self.manager is None:
+            return self.history(limit)
+        limit = self._resolve_limit(limit)
+        view = self.view().items
+        if limit is None or limit < 0:
+            return view
+        return view[len(view) - limit :] if limit else []
+
+    def history(self, limit: int | None = None) -> list[dict[str, Any]]:
         """The latest ``limit`` items, in chronological order.
 
         As in ``SQLiteSession``: ``limit=None`` uses ``session_settings.limit`` (everything if that
@@ -166,12 +183,18 @@ class MarkdownSession:
         except FileNotFoundError:
             return []
         try:
-            entries, problems, _ = transcript.read_tail(fd, None if limit is None or limit < 0 else limit)
+            count = None if limit is None or limit < 0 else limit
+            while True:
+                entries, problems, _ = transcript.read_tail(fd, count)
+                found = [e.item for e in entries if e.kind == "item"]
+                if count is None or len(found) >= count or len(entries) < count or entries[0].n <= 1:
+                    break
+                count *= 4  # manager entries sit among the items: read further back
         finally:
             os.close(fd)
         for problem in problems:
             log.warning("%s: skipped an unreadable entry at byte %d: %s", self.path, problem.offset, problem.reason)
-        return [e.item for e in entries if e.kind == "item"]
+        return found[len(found) - count :] if count is not None else found
 
     def append(self, items: Sequence[Mapping[str, Any]]) -> None:
         """Add items at the end of the transcript (one write), then commit per the policy."""
@@ -186,6 +209,12 @@ class MarkdownSession:
             self._ensure_file()
             now = _now()
             self._write_entries([(json.loads(json.dumps(item)), now) for item in items])
+            if self.manager is not None:
+                self._holding_commit = True
+                try:
+                    self.manager.apply_management(self)
+                finally:
+                    self._holding_commit = False
             self._changed(f"session: {self.session_id} +{len(items)} message{'s' if len(items) > 1 else ''}")
 
     def pop(self) -> dict[str, Any] | None:
@@ -196,9 +225,16 @@ class MarkdownSession:
             self._write_entries([])  # put back what a bad save dropped before removing anything
             fd = os.open(self.file, os.O_RDWR)
             try:
-                entries, problems, offset = transcript.read_tail(fd, 1)
-                if not entries:
+                count = 8
+                while True:
+                    entries, _, _ = transcript.read_tail(fd, count)
+                    items = [e for e in entries if e.kind == "item"]
+                    if items or len(entries) < count or not entries or entries[0].n <= 1:
+                        break
+                    count *= 4
+                if not items:
                     return None
+                entries = items
                 os.ftruncate(fd, entries[-1].offset)
                 if self.vault.durable:
                     os.fsync(fd)
@@ -272,6 +308,68 @@ class MarkdownSession:
         """Remove every item of the session."""
         await asyncio.to_thread(self.clear)
 
+    # -- conversation management ------------------------------------------------
+
+    def view(self) -> View:
+        """The managed view, rebuilt from the transcript.
+
+        It reads back only to the newest ``window`` or ``summary`` entry a manager wrote.
+        """
+        try:
+            fd = os.open(self.file, os.O_RDONLY)
+        except FileNotFoundError:
+            return View()
+        try:
+            count = 64
+            while True:  # read back to the newest manager entry, and to the first item it keeps
+                entries, _, _ = transcript.read_tail(fd, count)
+                marks = [e for e in entries if e.kind in ("window", "summary")]
+                start = int(marks[-1].meta.get("start", 1)) if marks else 1
+                if (marks and entries[0].n <= start) or len(entries) < count or entries[0].n <= 1:
+                    break
+                count *= 4
+        finally:
+            os.close(fd)
+        view = View(next_position=entries[-1].n + 1 if entries else 1)
+        record = marks[-1] if marks else None
+        if record is not None:
+            view.removed = int(record.meta.get("removed", 0))
+            view.truncated = {int(k): int(v) for k, v in (record.meta.get("truncated") or {}).items()}
+            if record.kind == "summary":
+                view.summary = str(record.item.get("content", ""))
+                first, last = record.meta.get("range", (1, 1))
+                view.summary_range = (int(first), int(last))
+                view.items = [record.item]
+        for entry in entries:
+            if entry.kind == "truncate" and (record is None or entry.n > record.n):
+                view.truncated[int(entry.meta["position"])] = int(entry.meta.get("keep", 200))
+        opened: set[str] = set()
+        for entry in entries:
+            if entry.kind == "item" and entry.n >= start:
+                calls, results = tool_links(entry.item)
+                if results - opened:  # its call was cut before it arrived: leave both out of the view
+                    continue
+                opened |= calls
+                view.items.append(_shortened(entry.item, view.truncated.get(entry.n)))
+                view.positions.append(entry.n)
+        return view
+
+    def record_context(self, kind: str, meta: Mapping[str, Any], *, text: str) -> None:
+        """Write a conversation manager's entry (``window``, ``summary``, ``truncate``) into the file."""
+        if kind not in ("window", "summary", "truncate"):
+            raise ValueError(f"unknown kind of manager entry {kind!r}")
+        record = dict(meta)
+        if kind != "truncate":
+            current = self.view()
+            start = int(record.get("start", 1))
+            record["truncated"] = {str(p): k for p, k in current.truncated.items() if p >= start}
+        role = "user" if kind == "summary" else "memfs"
+        with self.vault.locked():
+            self._ensure_file()
+            self._write_entries([({"role": role, "content": text}, _now(), kind, record)])
+            if not self._holding_commit:
+                self._changed(f"session: {self.session_id} {kind}")
+
     # -- helpers ---------------------------------------------------------------------
 
     def _resolve_limit(self, limit: int | None) -> int | None:
@@ -305,7 +403,7 @@ class MarkdownSession:
             os.close(fd)
         return entries[-1].n if entries else 0
 
-    def _write_entries(self, new: list[tuple[dict[str, Any], str | None]]) -> int:
+    def _write_entries(self, new: list[tuple[Any, ...]]) -> int:
         """Append entries after the last one on disk, first putting back any a bad save dropped.
 
         An editor that read the transcript before an append and saves after it (writing a new file
@@ -319,7 +417,7 @@ class MarkdownSession:
                 before = os.fstat(fd)
                 entries, _, _ = transcript.read_tail(fd, 1)
                 on_disk = entries[-1].n if entries else 0
-                lost: list[tuple[dict[str, Any], str | None]] = []
+                lost: list[tuple[Any, ...]] = []
                 if self._last_n is not None and on_disk < self._last_n:
                     missing = range(on_disk + 1, self._last_n + 1)
                     lost = [self._recent[n] for n in missing if n in self._recent]
@@ -327,7 +425,7 @@ class MarkdownSession:
                                 len(lost), "" if len(lost) == len(missing) else f" ({len(missing) - len(lost)} "
                                 "are too old to restore)")  # fmt: skip
                 batch = lost + new
-                data = b"".join(transcript.render_entry(item, on_disk + 1 + i, t) for i, (item, t) in enumerate(batch))
+                data = b"".join(_render(entry, on_disk + 1 + i) for i, entry in enumerate(batch))
                 if data:
                     os.write(fd, data)
                     if self.vault.durable:
@@ -363,6 +461,24 @@ class MarkdownSession:
 
     def _trailers(self) -> dict[str, str]:
         return {"Memfs-Op": "session", "Memfs-Session": self.session_id}
+
+
+def _render(entry: tuple[Any, ...], n: int) -> bytes:
+    item, time_ = entry[0], entry[1]
+    kind, meta = (entry[2], entry[3]) if len(entry) > 2 else ("item", None)
+    return transcript.render_entry(item, n, time_, kind=kind, meta=meta)
+
+
+def _shortened(item: dict[str, Any], keep: int | None) -> dict[str, Any]:
+    """A tool result cut down to ``keep`` characters, for the view only."""
+    if keep is None:
+        return item
+    text = json.dumps(item, ensure_ascii=False)
+    note = f"[tool result shortened for the context window: first {keep} of {len(text)} characters] "
+    for key in ("output", "content"):
+        if isinstance(item.get(key), str):
+            return {**item, key: note + item[key][:keep]}
+    return {**item, "content": note + text[:keep]} if "content" in item else item
 
 
 def _now() -> str:

@@ -1,0 +1,407 @@
+"""Conversation managers: what of a long session the model sees, recorded in the transcript.
+
+The transcript keeps the whole conversation. A manager decides the *managed view* (what the model
+is sent) and writes its decisions into the same file as entries a person can read: ``window``
+("messages 1-40 are out of the model's view") and ``summary`` ("summary of messages 1-40", the
+summary text itself). The view is rebuilt from the file alone, in any process:
+the newest summary (if any) and then every item after the last entry the manager removed.
+
+Cuts never separate a tool call from its result, in any of the four item families memfs keeps:
+OpenAI Responses (``function_call`` / ``function_call_output``), Chat Completions (assistant
+``tool_calls`` / ``tool`` messages), Anthropic (``tool_use`` / ``tool_result`` blocks) and Strands
+(``toolUse`` / ``toolResult``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from .errors import MemfsError
+
+if TYPE_CHECKING:
+    from .models import Model
+    from .sessions import MarkdownSession
+
+log = logging.getLogger(__name__)
+
+Item = dict[str, Any]
+
+DEFAULT_SUMMARY_PROMPT = """You summarize a conversation between a user and an AI assistant so that the
+assistant can continue it without the original messages. Write in the third person, as bullet points,
+under these headings:
+
+## Topics
+## Tools executed and their results
+## Code and technical facts (names, numbers, paths, decisions)
+## Key insights and open questions
+
+Keep every fact the assistant may need later; drop greetings and repetition."""
+
+
+class ContextWindowOverflowError(MemfsError):
+    """The model's context window overflowed and the manager could not free enough room.
+
+    Integrations map their SDK's overflow error onto this one (``from_exception``), so managers
+    see one type whatever the SDK.
+    """
+
+    @classmethod
+    def from_exception(cls, exc: BaseException) -> ContextWindowOverflowError:
+        """Wrap an SDK's overflow error (Strands' ContextWindowOverflowException, an HTTP 400 ...)."""
+        error = cls(f"context window overflow: {exc}")
+        error.__cause__ = exc
+        return error
+
+
+class ConversationManager(Protocol):
+    """What every manager offers (the Strands shape, on transcripts)."""
+
+    removed_message_count: int
+
+    def apply_management(self, session: MarkdownSession) -> None:
+        """Called after each turn: bring the managed view within bounds."""
+
+    def reduce_context(self, session: MarkdownSession, error: BaseException | None = None) -> None:
+        """Called on a context overflow: free room, or raise ContextWindowOverflowError."""
+
+    def get_state(self) -> dict[str, Any]:
+        """The manager's state, JSON-serialisable."""
+
+    def restore_from_session(self, session: MarkdownSession) -> list[Item]:
+        """Rebuild the state and the managed view from the transcript alone; returns the view."""
+
+
+@dataclass
+class View:
+    """The managed view of a session, rebuilt from its transcript.
+
+    Attributes:
+        items: What the model sees: the summary (as a user message) if any, then the kept items.
+        positions: The transcript positions of the kept items (not of the summary).
+        summary: The text of the summary in effect, if any.
+        summary_range: The first and last positions it covers.
+        removed: How many conversation items managers removed from the view so far.
+        truncated: Positions of tool results shortened in the view, with the characters kept.
+        next_position: The position the next entry will take.
+    """
+
+    items: list[Item] = field(default_factory=list)
+    positions: list[int] = field(default_factory=list)
+    summary: str | None = None
+    summary_range: tuple[int, int] | None = None
+    removed: int = 0
+    truncated: dict[int, int] = field(default_factory=dict)
+    next_position: int = 1
+
+    @property
+    def offset(self) -> int:
+        """1 when the view starts with a summary, else 0."""
+        return 1 if self.summary is not None else 0
+
+
+# -- tool pairs ---------------------------------------------------------------------------
+
+
+def tool_links(item: Mapping[str, Any]) -> tuple[set[str], set[str]]:
+    """The tool-call ids an item opens and the ids it answers."""
+    calls: set[str] = set()
+    results: set[str] = set()
+    kind = item.get("type")
+    if isinstance(kind, str) and item.get("call_id") is not None:
+        (results if kind.endswith("_output") else calls).add(str(item["call_id"]))
+    for call in item.get("tool_calls") or []:
+        if isinstance(call, Mapping) and call.get("id") is not None:
+            calls.add(str(call["id"]))
+    if item.get("role") == "tool" and item.get("tool_call_id") is not None:
+        results.add(str(item["tool_call_id"]))
+    content = item.get("content")
+    for block in content if isinstance(content, list) else []:
+        if not isinstance(block, Mapping):
+            continue
+        if block.get("type") == "tool_use" and block.get("id") is not None:
+            calls.add(str(block["id"]))
+        if block.get("type") == "tool_result" and block.get("tool_use_id") is not None:
+            results.add(str(block["tool_use_id"]))
+        if isinstance(block.get("toolUse"), Mapping):
+            calls.add(str(block["toolUse"].get("toolUseId")))
+        if isinstance(block.get("toolResult"), Mapping):
+            results.add(str(block["toolResult"].get("toolUseId")))
+    return calls, results
+
+
+def valid_cuts(items: Sequence[Mapping[str, Any]]) -> list[bool]:
+    """``cuts[i]`` is True when keeping ``items[i:]`` leaves no tool result without its call."""
+    links = [tool_links(item) for item in items]
+    n = len(items)
+    cuts = [True] * (n + 1)
+    # a cut at i is invalid if some result at j >= i answers a call at k < i
+    call_at: dict[str, int] = {}
+    for index, (calls, _) in enumerate(links):
+        for call in calls:
+            call_at.setdefault(call, index)
+    for j, (_, results) in enumerate(links):
+        for result in results:
+            k = call_at.get(result)
+            if k is not None and k < j:
+                for i in range(k + 1, j + 1):
+                    cuts[i] = False
+    return cuts
+
+
+def find_cut(items: Sequence[Mapping[str, Any]], at_least: int, at_most: int | None = None) -> int | None:
+    """The first valid cut from ``at_least`` (keep ``items[cut:]``), or None if there is none."""
+    cuts = valid_cuts(items)
+    stop = len(items) if at_most is None else min(at_most, len(items))
+    for i in range(max(0, at_least), stop + 1):
+        if cuts[i]:
+            return i
+    return None
+
+
+# -- selectors and managers --------------------------------------------------------------
+
+
+def _check_int(name: str, value: Any, minimum: int) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise ValueError(f"{name} must be an integer of at least {minimum}, got {value!r}")
+    return value
+
+
+class MessageWindow:
+    """A plain selector: the last ``size`` items, moved later if needed to keep tool pairs whole."""
+
+    def __init__(self, size: int) -> None:
+        self.size = _check_int("size", size, 0)
+
+    def select(self, items: Sequence[Item]) -> list[Item]:
+        """The window of ``items``."""
+        cut = find_cut(items, len(items) - self.size) if len(items) > self.size else 0
+        return list(items[cut:]) if cut is not None else []
+
+
+class _Managed:
+    """Shared by the managers: the state, and recording a cut in the transcript."""
+
+    removed_message_count: int
+
+    def __init__(self) -> None:
+        self.removed_message_count = 0
+        self.summary: str | None = None
+
+    def get_state(self) -> dict[str, Any]:
+        """The state: the manager's name, how many messages it removed, its latest summary."""
+        return {"__name__": type(self).__name__, "removed_message_count": self.removed_message_count,
+                "summary": self.summary}  # fmt: skip
+
+    def restore_from_session(self, session: MarkdownSession) -> list[Item]:
+        """Rebuild the state from the transcript alone; returns the managed view (summary first)."""
+        view = session.view()
+        self.removed_message_count = view.removed
+        self.summary = view.summary
+        return view.items
+
+    def _cut(self, session: MarkdownSession, view: View, cut: int, reason: str) -> None:
+        """Record that the view now starts at ``view.items[cut]`` (a summary before it drops out)."""
+        index = max(0, cut - view.offset)
+        start = view.positions[index] if index < len(view.positions) else view.next_position
+        self.removed_message_count = view.removed + index
+        self.summary = view.summary if cut < 1 else None
+        session.record_context("window", {
+            "start": start, "removed": self.removed_message_count,
+            "drop_summary": view.summary is not None and cut >= 1,
+            "reason": reason, "manager": type(self).__name__,
+        }, text=f"Messages before {start} are out of the model's view ({reason}).")  # fmt: skip
+
+
+class NullConversationManager(_Managed):
+    """Keeps everything; on overflow it can only give up."""
+
+    def apply_management(self, session: MarkdownSession) -> None:
+        """Nothing to do."""
+
+    def reduce_context(self, session: MarkdownSession, error: BaseException | None = None) -> None:
+        """Raise: a null manager never removes anything."""
+        raise ContextWindowOverflowError("the conversation overflowed and NullConversationManager removes nothing")
+
+
+class SlidingWindowConversationManager(_Managed):
+    """The model sees the last ``window_size`` messages, tool pairs kept whole.
+
+    Args:
+        window_size: How many messages the model sees at most.
+        should_truncate_results: On overflow, first shorten large tool results in the older half
+            of the view (in the view only: the transcript keeps them whole), then drop messages.
+        truncated_size: The characters of a tool result kept when it is shortened.
+    """
+
+    def __init__(self, window_size: int = 40, *, should_truncate_results: bool = True,
+                 truncated_size: int = 200) -> None:  # fmt: skip
+        super().__init__()
+        self.window_size = _check_int("window_size", window_size, 1)
+        self.should_truncate_results = bool(should_truncate_results)
+        self.truncated_size = _check_int("truncated_size", truncated_size, 0)
+
+    def apply_management(self, session: MarkdownSession) -> None:
+        """Slide the window if the view is longer than ``window_size``."""
+        view = session.view()
+        items = view.items
+        if len(items) <= self.window_size:
+            return
+        cut = find_cut(items, len(items) - self.window_size)
+        if cut:
+            self._cut(session, view, cut, f"window of {self.window_size}")
+
+    def reduce_context(self, session: MarkdownSession, error: BaseException | None = None) -> None:
+        """Shorten an old large tool result if allowed, else drop the oldest messages."""
+        view = session.view()
+        items = view.items
+        if self.should_truncate_results:
+            half = len(view.positions) // 2 or len(view.positions)
+            for index, position in enumerate(view.positions[:half]):
+                item = items[index + view.offset]
+                if tool_links(item)[1] and position not in view.truncated and _size(item) > 2 * self.truncated_size:
+                    session.record_context("truncate", {"position": position, "keep": self.truncated_size},
+                                           text=f"The tool result of message {position} is shortened in the view.")
+                    return
+        at_least = 2 if len(items) <= self.window_size else len(items) - self.window_size
+        cut = find_cut(items, at_least, len(items) - 1)
+        if cut is None:
+            raise ContextWindowOverflowError(
+                f"cannot reduce the context: no cut after {at_least} of {len(items)} messages keeps every tool "
+                "call with its result"
+            ) from error
+        self._cut(session, view, cut, "overflow")
+
+
+class TokenWindowConversationManager(_Managed):
+    """The model sees the latest messages that fit in ``max_tokens``.
+
+    Args:
+        max_tokens: The token budget of the view.
+        tokenizer: ``None`` for a dependency-free estimate (about four characters a token),
+            ``"tiktoken"`` for OpenAI's tokenizer when installed, or a callable ``str -> int``.
+    """
+
+    def __init__(self, max_tokens: int, *, tokenizer: str | Callable[[str], int] | None = None) -> None:
+        super().__init__()
+        self.max_tokens = _check_int("max_tokens", max_tokens, 1)
+        self.count = _tokenizer(tokenizer)
+
+    def tokens(self, item: Mapping[str, Any]) -> int:
+        """The tokens an item costs (its JSON, plus a few for the message wrapper)."""
+        return self.count(json.dumps(item, ensure_ascii=False)) + 4
+
+    def apply_management(self, session: MarkdownSession) -> None:
+        """Drop the oldest messages until the view fits the budget."""
+        view = session.view()
+        items = view.items
+        costs = [self.tokens(i) for i in items]
+        running = sum(costs)
+        at_least = 0
+        while at_least < len(items) and running > self.max_tokens:
+            running -= costs[at_least]
+            at_least += 1
+        cut = find_cut(items, at_least) if at_least else 0
+        if cut:
+            self._cut(session, view, cut, f"token budget of {self.max_tokens}")
+
+    def reduce_context(self, session: MarkdownSession, error: BaseException | None = None) -> None:
+        """Halve the budget's use: drop the oldest half of the view."""
+        view = session.view()
+        cut = find_cut(view.items, max(1, len(view.items) // 2), len(view.items) - 1)
+        if cut is None:
+            raise ContextWindowOverflowError("cannot reduce the context: no cut keeps every tool call whole") from error
+        self._cut(session, view, cut, "overflow")
+
+
+class SummarizingConversationManager(_Managed):
+    """Older messages are replaced in the view by a summary the ``summarizer`` model writes.
+
+    Args:
+        summarizer: The model that writes summaries (required).
+        summary_ratio: The share of the view to summarize each time, clamped to 0.1-0.8.
+        preserve_recent_messages: Messages at the end that are never summarized.
+        max_messages: ``apply_management`` summarizes when the view grows past this many.
+        prompt: The system prompt for the summarizer.
+    """
+
+    def __init__(self, summarizer: Model | None = None, *, summary_ratio: float = 0.3,
+                 preserve_recent_messages: int = 10, max_messages: int = 40,
+                 prompt: str = DEFAULT_SUMMARY_PROMPT) -> None:  # fmt: skip
+        super().__init__()
+        if summarizer is None or not callable(getattr(summarizer, "complete", None)):
+            raise ValueError("SummarizingConversationManager needs a summarizer: a Model with a complete() method")
+        if isinstance(summary_ratio, bool) or not isinstance(summary_ratio, (int, float)):
+            raise ValueError(f"summary_ratio must be a number, got {summary_ratio!r}")
+        self.summarizer = summarizer
+        self.summary_ratio = min(0.8, max(0.1, float(summary_ratio)))
+        self.preserve_recent_messages = _check_int("preserve_recent_messages", preserve_recent_messages, 0)
+        self.max_messages = _check_int("max_messages", max_messages, 2)
+        if not isinstance(prompt, str) or not prompt.strip():
+            raise ValueError("prompt must be a non-empty string")
+        self.prompt = prompt
+
+    def apply_management(self, session: MarkdownSession) -> None:
+        """Summarize when the view is longer than ``max_messages``."""
+        if len(session.view().items) > self.max_messages:
+            self.reduce_context(session)
+
+    def reduce_context(self, session: MarkdownSession, error: BaseException | None = None) -> None:
+        """Summarize the oldest ``summary_ratio`` of the view (an earlier summary included)."""
+        view = session.view()
+        items = view.items
+        wanted = max(1, int(len(items) * self.summary_ratio))
+        limit = len(items) - self.preserve_recent_messages
+        if limit < 1:
+            raise ContextWindowOverflowError(
+                f"cannot summarize: {len(items)} messages, and the last {self.preserve_recent_messages} are kept"
+            ) from error
+        cut = find_cut(items, min(wanted, limit), limit)
+        if cut is None or cut < 1:
+            raise ContextWindowOverflowError(
+                "cannot summarize: no cut before the preserved messages keeps every tool call with its result"
+            ) from error
+        chunk = items[:cut]
+        request = [{"role": "user", "content": "Summarize this conversation:\n\n" + "\n".join(
+            json.dumps(i, ensure_ascii=False) for i in chunk)}]  # fmt: skip
+        try:
+            reply = self.summarizer.complete(request, system=self.prompt)
+        except Exception as exc:
+            name = exc.__class__.__name__
+            raise MemfsError(f"the summarizer failed ({name}: {exc}); the transcript is unchanged") from exc
+        text = (getattr(reply, "text", "") or "").strip()
+        if not text:
+            raise MemfsError("the summarizer returned an empty summary; the transcript is unchanged")
+        covered = view.positions[: max(0, cut - view.offset)]
+        first = view.summary_range[0] if view.summary_range else (covered[0] if covered else view.next_position)
+        last = covered[-1] if covered else (view.summary_range[1] if view.summary_range else first)
+        index = cut - view.offset
+        start = view.positions[index] if index < len(view.positions) else view.next_position
+        self.removed_message_count = view.removed + len(covered)
+        self.summary = f"Summary of messages {first}-{last}:\n\n{text}"
+        session.record_context("summary", {"range": [first, last], "start": start,
+                                           "removed": self.removed_message_count, "manager": type(self).__name__},
+                               text=self.summary)  # fmt: skip
+
+
+def _size(item: Mapping[str, Any]) -> int:
+    return len(json.dumps(item, ensure_ascii=False))
+
+
+def _tokenizer(tokenizer: str | Callable[[str], int] | None) -> Callable[[str], int]:
+    if tokenizer is None:
+        return lambda text: max(1, (len(text) + 3) // 4)
+    if tokenizer == "tiktoken":
+        try:
+            import tiktoken  # type: ignore[import-not-found]
+        except ImportError as exc:
+            raise ValueError("tokenizer='tiktoken' needs the tiktoken package: pip install tiktoken") from exc
+        encoding = tiktoken.get_encoding("cl100k_base")
+        return lambda text: len(encoding.encode(text))
+    if callable(tokenizer):
+        return tokenizer
+    raise ValueError(f"tokenizer must be None, 'tiktoken' or a callable, got {tokenizer!r}")
