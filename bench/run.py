@@ -272,6 +272,9 @@ def main() -> int:
         say("sessions: MarkdownSession beside SQLiteSession")
         result["sessions"] = session_benchmarks.session_bench([100, 2000] if args.quick else [100, 10_000],
                                                               10 if args.quick else 30)  # fmt: skip
+        say("sessions: apply_management on long transcripts")
+        result["managers"] = session_benchmarks.manager_bench([100, 2000] if args.quick else [100, 10_000],
+                                                              10 if args.quick else 30)  # fmt: skip
     if "locomo" in only:
         import sessions as session_benchmarks
 

@@ -159,3 +159,32 @@ def locomo_bench() -> dict[str, Any]:
 
 if __name__ == "__main__":
     print(json.dumps({"sessions": session_bench([100, 10_000], 30), "locomo": locomo_bench()}, indent=2))
+
+
+def manager_bench(sizes: list[int], reps: int) -> dict[str, Any]:
+    """``apply_management`` on long transcripts: it reads only the tail it needs."""
+    from memfs.conversation import SlidingWindowConversationManager, TokenWindowConversationManager
+
+    out: dict[str, Any] = {}
+    for size in sizes:
+        folder = Path(tempfile.mkdtemp(prefix="memfs-managers-"))
+        try:
+            vault = memfs.Vault.open(folder / "vault", durable=False)
+            row: dict[str, Any] = {}
+            for manager in (SlidingWindowConversationManager(40), TokenWindowConversationManager(8000)):
+                session = vault.session(type(manager).__name__, commit="manual", manager=manager)
+                session.append([item for i in range(size // 2) for item in turn(i)])
+                samples = []
+                for i in range(reps):
+                    session.manager = None  # append without managing, then time the management alone
+                    session.append(turn(size + i))
+                    session.manager = manager
+                    start = time.perf_counter()
+                    manager.apply_management(session)
+                    samples.append((time.perf_counter() - start) * 1000)
+                row[type(manager).__name__] = stats(samples)
+            vault.close()
+            out[str(size)] = row
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+    return out

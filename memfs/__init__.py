@@ -8,6 +8,14 @@
 
 from __future__ import annotations
 
+from .conversation import (
+    ContextWindowOverflowError,
+    MessageWindow,
+    NullConversationManager,
+    SlidingWindowConversationManager,
+    SummarizingConversationManager,
+    TokenWindowConversationManager,
+)
 from .documents import Document
 from .errors import (
     AlreadyExistsError,
@@ -39,6 +47,7 @@ __all__ = [
     "AlreadyExistsError",
     "ConflictError",
     "ContentError",
+    "ContextWindowOverflowError",
     "Document",
     "DocumentError",
     "Finding",
@@ -54,8 +63,10 @@ __all__ = [
     "MemoryStore",
     "MemoryTools",
     "MessageHit",
+    "MessageWindow",
     "Model",
     "NotFoundError",
+    "NullConversationManager",
     "PathError",
     "Problem",
     "Reply",
@@ -64,7 +75,10 @@ __all__ = [
     "ScriptedModel",
     "SearchIndexError",
     "SessionInfo",
+    "SlidingWindowConversationManager",
+    "SummarizingConversationManager",
     "SyncReport",
+    "TokenWindowConversationManager",
     "ToolCall",
     "ToolCallError",
     "ToolResult",

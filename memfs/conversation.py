@@ -385,7 +385,18 @@ class SummarizingConversationManager(_Managed):
         self.summary = f"Summary of messages {first}-{last}:\n\n{text}"
         session.record_context("summary", {"range": [first, last], "start": start,
                                            "removed": self.removed_message_count, "manager": type(self).__name__},
-                               text=self.summary)  # fmt: skip
+                               text=self.summary, item=summary_item(self.summary, chunk))  # fmt: skip
+
+
+def summary_item(text: str, like: Sequence[Mapping[str, Any]]) -> Item:
+    """A user message holding ``text``, shaped like the conversation's own messages."""
+    for item in like:
+        content = item.get("content")
+        if isinstance(content, list) and content and isinstance(content[0], Mapping):
+            if "type" in content[0]:
+                return {"role": "user", "content": [{"type": "text", "text": text}]}  # Anthropic
+            return {"role": "user", "content": [{"text": text}]}  # Strands
+    return {"role": "user", "content": text}  # chat messages and Responses input
 
 
 def _size(item: Mapping[str, Any]) -> int:

@@ -31,7 +31,7 @@ from . import transcript
 from ._fs import atomic_write
 from .conversation import ConversationManager, View, tool_links
 from .errors import DocumentError, PathError
-from .index import MessageHit
+from .index import MessageHit, message_text
 from .paths import clean_relpath, slugify
 
 if TYPE_CHECKING:
@@ -336,7 +336,7 @@ class MarkdownSession:
             view.removed = int(record.meta.get("removed", 0))
             view.truncated = {int(k): int(v) for k, v in (record.meta.get("truncated") or {}).items()}
             if record.kind == "summary":
-                view.summary = str(record.item.get("content", ""))
+                view.summary = message_text(record.item)
                 first, last = record.meta.get("range", (1, 1))
                 view.summary_range = (int(first), int(last))
                 view.items = [record.item]
@@ -354,7 +354,8 @@ class MarkdownSession:
                 view.positions.append(entry.n)
         return view
 
-    def record_context(self, kind: str, meta: Mapping[str, Any], *, text: str) -> None:
+    def record_context(self, kind: str, meta: Mapping[str, Any], *, text: str,
+                       item: Mapping[str, Any] | None = None) -> None:  # fmt: skip
         """Write a conversation manager's entry (``window``, ``summary``, ``truncate``) into the file."""
         if kind not in ("window", "summary", "truncate"):
             raise ValueError(f"unknown kind of manager entry {kind!r}")
@@ -363,10 +364,10 @@ class MarkdownSession:
             current = self.view()
             start = int(record.get("start", 1))
             record["truncated"] = {str(p): k for p, k in current.truncated.items() if p >= start}
-        role = "user" if kind == "summary" else "memfs"
+        entry = dict(item) if item is not None else {"role": "user" if kind == "summary" else "memfs", "content": text}
         with self.vault.locked():
             self._ensure_file()
-            self._write_entries([({"role": role, "content": text}, _now(), kind, record)])
+            self._write_entries([(entry, _now(), kind, record)])
             if not self._holding_commit:
                 self._changed(f"session: {self.session_id} {kind}")
 

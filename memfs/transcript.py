@@ -258,10 +258,13 @@ def read_tail(fd: int, count: int | None, *, chunk: int = 16_384) -> tuple[list[
         base = size - window
         for candidate in _HEADER.finditer(data):  # a heading inside a message's text fails the check
             chain = _strict_chain(data, candidate.start())
-            if chain is not None and len(chain) >= count:
+            if chain is None:
+                continue
+            if len(chain) >= count:  # later candidates only give shorter chains: one success decides
                 chosen = chain[-count:] if count else []
                 shifted = [Entry(e.n, e.item, e.time, e.kind, e.meta, e.offset + base) for e in chosen]
                 return shifted, [], shifted[0].offset if shifted else size
+            break
         window = min(size, window * 4)
     entries, problems, start = read_tail(fd, None)
     chosen = entries[-count:] if count else []

@@ -89,6 +89,7 @@ class Watcher:
         self._wake = threading.Condition()
         self._dirty: set[str] = set()
         self._full_scan = False
+        self._rewatch = False
         self._uncommitted: set[str] = set()
         self._last_event = 0.0
         self._stopping = False
@@ -109,30 +110,47 @@ class Watcher:
         self._thread.start()
         return self
 
-    def _start_observer(self) -> Any:
+    def _start_observer(self) -> list[Any]:
+        # One observer per folder: watchdog 7 mixes up the callbacks of two watches that share an
+        # observer when a folder is moved into one of them.
         handler = _Handler(self)
-        if not self.polling:
-            observer = Observer()
-            try:
-                for folder in self._folders:
-                    observer.schedule(handler, str(folder), recursive=True)
+        observers: list[Any] = []
+        try:
+            for folder in self._folders:
+                observer = PollingObserver(timeout=1.0) if self.polling else Observer()
+                observer.schedule(handler, str(folder), recursive=True)
                 observer.start()
-                return observer
-            except OSError as exc:  # inotify watch or instance limit: poll instead
-                log.warning("native file watching failed (%s); polling instead", exc)
-                self.polling = True
-        observer = PollingObserver(timeout=1.0)
-        for folder in self._folders:
+                observers.append(observer)
+            return observers
+        except OSError as exc:  # inotify watch or instance limit: poll instead
+            for observer in observers:
+                observer.stop()
+                observer.join()
+            if self.polling:
+                raise
+            log.warning("native file watching failed (%s); polling instead", exc)
+            self.polling = True
+            return self._start_observer()
+
+    def _watch_again(self) -> None:
+        """Watch the folders afresh after a folder moved in.
+
+        Some watchdog versions (6.x, which Strands Agents pins) do not watch the sub-folders of a
+        folder moved into the tree, and miss files created there later.
+        """
+        handler = _Handler(self)
+        for observer, folder in zip(self._observer, self._folders, strict=True):
+            observer.unschedule_all()
             observer.schedule(handler, str(folder), recursive=True)
-        observer.start()
-        return observer
 
     def stop(self) -> None:
         """Stop watching, after indexing and committing what was already seen."""
         if self._thread is None:
             return
-        self._observer.stop()
-        self._observer.join()
+        for observer in self._observer:
+            observer.stop()
+        for observer in self._observer:
+            observer.join()
         with self._wake:
             self._stopping = True
             self._wake.notify()
@@ -168,6 +186,7 @@ class Watcher:
         with self._wake:
             if is_directory:
                 self._full_scan = True  # a folder moved in or out: its files made no events
+                self._rewatch = not self.polling
             elif rel.endswith(".md"):
                 self._dirty.add(rel)
                 if len(self._dirty) > self.storm_threshold:
@@ -208,9 +227,11 @@ class Watcher:
 
     def _step(self) -> None:
         with self._wake:
-            dirty, full = self._dirty, self._full_scan
-            self._dirty, self._full_scan = set(), False
+            dirty, full, rewatch = self._dirty, self._full_scan, self._rewatch
+            self._dirty, self._full_scan, self._rewatch = set(), False, False
             quiet = time.monotonic() - self._last_event
+        if rewatch:
+            self._watch_again()
         if full or dirty:
             report = self.vault.reconcile(None if full else dirty, commit=False)
             touched = report.added + report.updated + report.removed

@@ -115,6 +115,19 @@ def main() -> int:
         out.print(f"  found #{hit.position} ({hit.role}): {escape(hit.snippet).replace('**', '')}")
     out.print(f"  {vault.log(limit=1)[0].subject}")
 
+    step("A long conversation summarized by a conversation manager; the summary is in the transcript")
+    summarizer = memfs.ScriptedModel(["- Alice is planning Kyoto in March and prefers quiet ryokans.\n"
+                                      "- Tools: search_hotels found Hiiragiya and Tawaraya; Hiiragiya was booked."])
+    manager = memfs.SummarizingConversationManager(summarizer, max_messages=8, preserve_recent_messages=4)
+    long_chat = vault.session("kyoto-planning", manager=manager)
+    for n in range(5):
+        long_chat.append([{"role": "user", "content": f"Question {n} about the Kyoto trip"},
+                          {"role": "assistant", "content": f"Answer {n} about the Kyoto trip"}])  # fmt: skip
+    out.print(f"  the model now sees {len(long_chat.items())} messages; the file keeps {len(long_chat.history())}")
+    summary = long_chat.file.read_text().split("## summary", 1)[1].split("\n\n## ", 1)[0]
+    for line in ("## summary" + summary).splitlines()[:6]:
+        out.print(f"  [dim]|[/] {escape(line[:110])}")
+
     step("A person edits a memory in their editor while `memfs watch` runs")
     seats = SCRATCH / "memories/users/alice/window-seats.md"
     with vault.watch(commit_delay=0.5, on_change=lambda kind, paths: out.print(f"  [cyan]watcher[/] {kind} {paths}")):

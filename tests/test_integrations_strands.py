@@ -1,0 +1,107 @@
+"""A Strands Agent keeps its conversation in a memfs transcript, with a memfs manager."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+import memfs
+from memfs.conversation import SlidingWindowConversationManager, SummarizingConversationManager
+from memfs.models import ScriptedModel
+
+strands = pytest.importorskip("strands")
+from strands import Agent, tool  # noqa: E402
+from strands.models import Model  # noqa: E402
+from strands.types.exceptions import ContextWindowOverflowException  # noqa: E402
+
+from memfs.integrations.strands import MemfsConversationManager  # noqa: E402
+
+
+class Scripted(Model):  # type: ignore[misc]
+    """A Strands model that replays turns: text, or a tool call; optionally an overflow first."""
+
+    def __init__(self, turns: list[Any]) -> None:
+        self.turns = list(turns)
+        self.seen: list[list[dict[str, Any]]] = []
+
+    def update_config(self, **config: Any) -> None:
+        pass
+
+    def get_config(self) -> dict[str, Any]:
+        return {}
+
+    async def structured_output(self, *args: Any, **kwargs: Any) -> Any:  # pragma: no cover
+        raise NotImplementedError
+        yield
+
+    async def stream(self, messages: Any, tool_specs: Any = None, system_prompt: Any = None,
+                     **kwargs: Any) -> AsyncIterator[dict[str, Any]]:  # fmt: skip
+        self.seen.append(json.loads(json.dumps(messages, default=str)))
+        turn = self.turns.pop(0)
+        if isinstance(turn, Exception):
+            raise turn
+        yield {"messageStart": {"role": "assistant"}}
+        if isinstance(turn, dict):
+            start = {"toolUse": {"toolUseId": turn["id"], "name": turn["name"]}}
+            yield {"contentBlockStart": {"start": start}}
+            yield {"contentBlockDelta": {"delta": {"toolUse": {"input": json.dumps(turn["input"])}}}}
+            yield {"contentBlockStop": {}}
+            yield {"messageStop": {"stopReason": "tool_use"}}
+        else:
+            yield {"contentBlockStart": {"start": {}}}
+            yield {"contentBlockDelta": {"delta": {"text": turn}}}
+            yield {"contentBlockStop": {}}
+            yield {"messageStop": {"stopReason": "end_turn"}}
+        yield {"metadata": {"usage": {"inputTokens": 1, "outputTokens": 1, "totalTokens": 2},
+                            "metrics": {"latencyMs": 1}}}  # fmt: skip
+
+
+@tool
+def weather(city: str) -> str:
+    """The weather in a city."""
+    return f"Sunny in {city}, 21 C"
+
+
+def test_a_strands_agent_keeps_its_conversation_in_a_transcript(vault: memfs.Vault) -> None:
+    session = vault.session("strands-chat")
+    manager = MemfsConversationManager(session, SlidingWindowConversationManager(window_size=6))
+    model = Scripted([{"id": "t1", "name": "weather", "input": {"city": "Lisbon"}}, "It is sunny in Lisbon.",
+                      "Porto then.", "Faro is warm.", "Noted."])  # fmt: skip
+    agent = Agent(model=model, conversation_manager=manager, tools=[weather], callback_handler=None)
+    agent("What's the weather in Lisbon?")
+    agent("And Porto?")
+    agent("Faro?")
+    agent("Thanks")
+    history = session.history()
+    assert len(history) == 10  # 4 user turns, a tool call and its result, 4 answers
+    assert history[1]["content"][0]["toolUse"]["name"] == "weather"
+    assert "Sunny in Lisbon" in json.dumps(history[2])
+    assert len(agent.messages) <= 6 and agent.messages == session.items()
+    assert manager.removed_message_count == 10 - len(agent.messages)
+    text = session.file.read_text()
+    assert "\nWhat's the weather in Lisbon?\n" in text and "## window" in text
+    assert json.dumps(model.seen[-1]).count("Thanks") == 1  # the model saw the managed view
+    # a new agent in a new process would start from the file: a new manager restores the view
+    again = MemfsConversationManager(vault.session("strands-chat"), SlidingWindowConversationManager(window_size=6))
+    fresh = Agent(model=Scripted(["Hello again."]), conversation_manager=again, callback_handler=None)
+    assert fresh.messages == agent.messages
+    assert again.get_state()["memfs"]["transcript"] == session.path
+
+
+def test_overflow_from_strands_is_reduced_by_a_memfs_summarizer(vault: memfs.Vault) -> None:
+    session = vault.session("strands-summary")
+    summarizer = ScriptedModel(["- The user asked about several cities."])
+    memfs_manager = SummarizingConversationManager(summarizer, max_messages=50, preserve_recent_messages=1,
+                                                   summary_ratio=0.5)  # fmt: skip
+    manager = MemfsConversationManager(session, memfs_manager)
+    model = Scripted(["One.", "Two.", "Three.", ContextWindowOverflowException("too long"), "Four."])
+    agent = Agent(model=model, conversation_manager=manager, callback_handler=None)
+    for question in ("a?", "b?", "c?", "d?"):
+        agent(question)
+    first = agent.messages[0]
+    assert first["role"] == "user" and first["content"][0]["text"].startswith("Summary of messages 1-")
+    assert "## summary" in session.file.read_text()
+    assert len(session.history()) == 8
