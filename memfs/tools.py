@@ -367,7 +367,7 @@ class MemoryTools:
                 )
             pos = positions[0]
             edited = content[:pos] + new_str + content[pos + len(old_str) :]
-            final = self._stamp(rel, edited, creating=False)
+            final = self._stamp(rel, edited, creating=False, before=content)
             self._write_edit(rel, final, raw, "str_replace")
         changed = content.count("\n", 0, pos) + _head_lines(final) - _head_lines(edited)
         new_lines = final.split("\n")
@@ -398,7 +398,7 @@ class MemoryTools:
             edited = "\n".join(lines)
             if not edited.endswith("\n"):
                 edited += "\n"
-            self._write_edit(rel, self._stamp(rel, edited, creating=False), raw, "insert")
+            self._write_edit(rel, self._stamp(rel, edited, creating=False, before=content), raw, "insert")
         return f"The file {path} has been edited."
 
     def _editable(self, rel: str, path: str) -> tuple[str, bytes]:
@@ -490,7 +490,7 @@ class MemoryTools:
                 f"Cannot use {path}: {clash[0]} already exists in that folder and differs only in case."
             )
 
-    def _stamp(self, rel: str, text: str, *, creating: bool) -> str:
+    def _stamp(self, rel: str, text: str, *, creating: bool, before: str | None = None) -> str:
         """Check content, and maintain ``id``/``created``/``updated`` in a Markdown memory."""
         if not isinstance(text, str):
             raise ToolCallError("The content must be text.")
@@ -509,6 +509,9 @@ class MemoryTools:
         except DocumentError as exc:
             raise ToolCallError(f"The front matter of {self._virtual(rel)} would be invalid: {exc.reason}. "
                                 "Nothing was written.") from None  # fmt: skip
+        if before is not None and not doc.has_front_matter and _head_lines(before):
+            raise ToolCallError(f"The edit would remove the closing --- of the front matter of {self._virtual(rel)}. "
+                                "Nothing was written; keep the front matter's fences as they are.")  # fmt: skip
         now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         stamps: dict[str, Any] = {}
         if doc.metadata.get("id") is None:
