@@ -243,3 +243,15 @@ def test_explicit_history_returns_everything_and_the_sdk_sees_the_view(vault: me
     assert len(asyncio.run(session.get_items())) <= 4
     assert len(session.history()) == 12
     assert asyncio.run(session.get_items(limit=2)) == session.items()[-2:]
+
+
+def test_restoring_twice_neither_loses_nor_duplicates_the_summary(vault: memfs.Vault) -> None:
+    manager = SummarizingConversationManager(ScriptedModel(["- kept once"] * 5), max_messages=6,
+                                             preserve_recent_messages=2)  # fmt: skip
+    session = vault.session("dup", manager=manager)
+    chat(session, 3)
+    for _ in range(2):
+        fresh = SummarizingConversationManager(ScriptedModel([]))
+        view = fresh.restore_from_session(vault.session("dup", manager=fresh))
+        assert sum("Summary of messages" in str(i) for i in view) == 1
+        assert view == session.items()
