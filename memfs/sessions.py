@@ -276,6 +276,22 @@ class MarkdownSession:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def positions(self, count: int) -> list[int]:
+        """The transcript positions of the last ``count`` items (for provenance: ``path#n``)."""
+        if count <= 0 or not self.file.exists():
+            return []
+        fd = os.open(self.file, os.O_RDONLY)
+        try:
+            want = count
+            while True:
+                entries, _, _ = transcript.read_tail(fd, want)
+                found = [e.n for e in entries if e.kind == "item"]
+                if len(found) >= count or len(entries) < want or not entries or entries[0].n <= 1:
+                    return found[-count:]
+                want *= 4
+        finally:
+            os.close(fd)
+
     def search(self, query: str, k: int = 10) -> list[MessageHit]:
         """The messages of this session most relevant to ``query``."""
         self.vault.flush_index()

@@ -116,6 +116,7 @@ class MemoryTools:
         max_bytes: The largest file a tool may write.
         overwrite: Let ``create`` replace an existing file (Anthropic's API documentation);
             by default it refuses, like the SDK's reference implementation.
+        writable: The namespaces writes may go to (default: all of them); the others are read-only.
     """
 
     def __init__(
@@ -128,6 +129,7 @@ class MemoryTools:
         commands: Iterable[str] | None = None,
         max_bytes: int = MAX_CONTENT_BYTES,
         overwrite: bool = False,
+        writable: Iterable[str] | None = None,
     ) -> None:
         names = [namespaces] if isinstance(namespaces, str) else list(namespaces)
         if not names:
@@ -144,6 +146,7 @@ class MemoryTools:
             raise ValueError(f"max_bytes must be an integer from 1 to {MAX_CONTENT_BYTES}, got {max_bytes!r}")
         self.max_bytes = max_bytes
         self.overwrite = overwrite
+        self.writable = tuple(clean_namespace(n) for n in writable) if writable is not None else self.namespaces
         self._seen: dict[str, str] = {}
 
     # -- calling -----------------------------------------------------------------
@@ -183,6 +186,10 @@ class MemoryTools:
                     raise ToolCallError(f"The {command} command is not allowed here; allowed commands: {offered}.")
                 raise ToolCallError(f"Unknown command {command!r}; the commands are: {offered}.")
             _check_arguments(command, args)
+            if command in WRITE_COMMANDS:
+                for key in ("path", "old_path", "new_path"):
+                    if key in args:
+                        self._check_writable(args[key])
             text = getattr(self, f"_{command}")(**args)
             return ToolResult(text)
         except ToolCallError as exc:
@@ -215,6 +222,13 @@ class MemoryTools:
             rel = f"{MEMORIES_DIR}/{inner}"
         self._check_no_links(rel, path)
         return rel
+
+    def _check_writable(self, path: Any) -> None:
+        rel = self._resolve(path)
+        inner = rel[len(MEMORIES_DIR) + 1 :]
+        if not any(inner == n or inner.startswith(n + "/") for n in self.writable):
+            raise ToolCallError(f"The path {path} is in a read-only part of your memory; you can view and search it "
+                                "but not change it.")  # fmt: skip
 
     def _check_no_links(self, rel: str, shown: str) -> None:
         current = self.vault.root

@@ -1,4 +1,4 @@
-"""memfs conversation managers and transcripts for Strands Agents.
+"""memfs for Strands Agents: transcripts and managers, long-term memory stores, injection.
 
 ``MemfsConversationManager`` is a Strands ``ConversationManager``: it appends what the agent says
 to a memfs transcript (the whole conversation, readable and versioned) and gives the agent the
@@ -16,6 +16,10 @@ managed view of a memfs manager (sliding window, token window, summarizing)::
 A new agent starts from the transcript's managed view, so a conversation continues across
 processes. Strands' ``ContextWindowOverflowException`` is mapped onto memfs's
 ``ContextWindowOverflowError`` before the memfs manager sees it.
+
+``MemfsMemoryStore`` makes a namespace of a vault a store of Strands' own ``MemoryManager``
+(``search_memory`` / ``add_memory`` tools, injection, extraction); ``MemfsInjectionHook`` adds a
+memfs ``MemoryManager``'s block to the system prompt before each invocation.
 """
 
 from __future__ import annotations
@@ -24,12 +28,15 @@ from typing import Any
 
 try:
     from strands.agent.conversation_manager import ConversationManager as _StrandsManager
-    from strands.hooks import AgentInitializedEvent, HookRegistry
+    from strands.hooks import AgentInitializedEvent, BeforeInvocationEvent, HookProvider, HookRegistry
+    from strands.memory.types import MemoryEntry
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError("memfs.integrations.strands needs Strands Agents: pip install 'memfs[strands]'") from exc
 
 from ..conversation import ContextWindowOverflowError, ConversationManager, SlidingWindowConversationManager
+from ..manager import MemoryManager as _MemfsMemoryManager
 from ..sessions import MarkdownSession
+from ..store import MemoryStore as _MemfsStore
 
 
 class MemfsConversationManager(_StrandsManager):
@@ -96,3 +103,74 @@ class MemfsConversationManager(_StrandsManager):
         self.manager.restore_from_session(self.session)
         self.removed_message_count = self.manager.removed_message_count
         return None
+
+
+# -- long-term memory ------------------------------------------------------------------------
+
+
+class MemfsMemoryStore:
+    """A namespace of a memfs vault as a store of Strands' own ``MemoryManager``.
+
+    Strands' ``search_memory`` / ``add_memory`` tools, injection and extraction then read and write
+    Markdown files, committed to git and searched with memfs's index.
+
+    Args:
+        store: The memfs store (``vault.memories("users/alice")``).
+        name: The store's name in Strands' tools (default: the namespace).
+        description: What the store holds, shown to the model.
+        writable: Whether Strands may add to it.
+        max_search_results: Default number of search results.
+        extraction: Strands' extraction setting for a writable store (``True`` for its defaults).
+    """
+
+    def __init__(self, store: _MemfsStore, *, name: str | None = None, description: str | None = None,
+                 writable: bool = True, max_search_results: int = 5, extraction: Any = None) -> None:  # fmt: skip
+        self.store = store
+        self.name = name or store.namespace.replace("/", "_")
+        self.description = description or f"memories in {store.namespace}"
+        self.writable = writable
+        self.max_search_results = max_search_results
+        self.extraction = extraction
+
+    async def search(self, query: str, options: Any = None) -> list[MemoryEntry]:
+        """Memories of the namespace for ``query``, best first."""
+        k = (options or {}).get("max_search_results") or self.max_search_results
+        entries = []
+        for hit in self.store.search(query, k=k):
+            text = " ".join(self.store.vault.read(hit.path).body.split())
+            meta = {"path": hit.path, "id": hit.id, "title": hit.title, "updated": hit.updated, "score": hit.score}
+            entries.append(MemoryEntry(content=text, metadata=meta))
+        return entries
+
+    async def add(self, content: str, metadata: dict[str, Any] | None = None) -> Any:
+        """Store ``content`` as a memory (an exact repeat is not added twice: Strands retries writes)."""
+        if not self.writable:
+            raise PermissionError(f"the memfs store {self.name!r} is read-only")
+        for hit in self.store.search(content[:2000], k=3):
+            if " ".join(self.store.vault.read(hit.path).body.split()) == " ".join(content.split()):
+                return {"id": hit.id, "path": hit.path, "duplicate": True}
+        reserved = ("id", "created", "updated")
+        meta = {k: v for k, v in (metadata or {}).items() if isinstance(k, str) and k not in reserved}
+        memory = self.store.add(content, metadata={"strands": meta} if meta else None)
+        return {"id": memory.id, "path": memory.vault_path}
+
+
+class MemfsInjectionHook(HookProvider):
+    """Adds a memfs manager's memory block to a Strands agent's system prompt before each invocation."""
+
+    def __init__(self, manager: _MemfsMemoryManager, base_prompt: str | None = None) -> None:
+        self.manager = manager
+        self.base_prompt = base_prompt
+
+    def register_hooks(self, registry: HookRegistry, **kwargs: Any) -> None:
+        """Run before every invocation."""
+        registry.add_callback(BeforeInvocationEvent, self._before)
+
+    def _before(self, event: Any) -> None:
+        agent = event.agent
+        if self.base_prompt is None:
+            self.base_prompt = agent.system_prompt or ""
+        messages = list(getattr(event, "messages", None) or []) or list(agent.messages)
+        texts = [{"role": m.get("role"), "content": m.get("content")} for m in messages]
+        block = self.manager.context_for(texts)
+        agent.system_prompt = f"{self.base_prompt}\n\n{block}".strip() if block else self.base_prompt
