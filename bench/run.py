@@ -251,10 +251,10 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="2,000 memories and fewer repetitions")
     parser.add_argument("--sizes", type=int, nargs="+", help="vault sizes for the search benchmark")
     parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument("--only", choices=["search", "write", "watch", "sessions", "locomo"], nargs="+")
+    parser.add_argument("--only", choices=["search", "write", "watch", "sessions", "locomo", "extraction"], nargs="+")
     args = parser.parse_args()
     sizes = args.sizes or ([2000] if args.quick else [10_000, 100_000])
-    only = set(args.only or ["search", "write", "watch", "sessions", "locomo"])
+    only = set(args.only or ["search", "write", "watch", "sessions", "locomo", "extraction"])
     result: dict[str, object] = {
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "machine": machine(),
         "corpus": "LoCoMo turns stitched into 100-400 word memories; LoCoMo questions (categories 1-4)"
@@ -280,6 +280,11 @@ def main() -> int:
 
         say("locomo: message retrieval beside bm25s")
         result["locomo"] = session_benchmarks.locomo_bench()
+    if "extraction" in only:
+        import sessions as session_benchmarks
+
+        say("extraction: rule-based extractor on LoCoMo, against the observation annotations")
+        result["extraction"] = session_benchmarks.extraction_bench()
     text = json.dumps(result, indent=2)
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "latest.json").write_text(text + "\n")

@@ -33,8 +33,10 @@ from .errors import (
     SearchIndexError,
     ToolCallError,
 )
+from .extract import ModelExtractor, Operation, RuleExtractor
 from .history import Identity, Revision
 from .index import Hit, MessageHit, Problem, SyncReport
+from .manager import MemoryManager, Scope
 from .models import Model, Reply, ScriptedModel, ToolCall, run_agent
 from .sessions import MarkdownSession, SessionInfo
 from .store import Memory, MemoryStore
@@ -59,19 +61,24 @@ __all__ = [
     "MarkdownSession",
     "MemfsError",
     "Memory",
+    "MemoryManager",
     "MemoryNotFound",
     "MemoryStore",
     "MemoryTools",
     "MessageHit",
     "MessageWindow",
     "Model",
+    "ModelExtractor",
     "NotFoundError",
     "NullConversationManager",
+    "Operation",
     "PathError",
     "Problem",
     "Reply",
     "Revision",
     "RevisionNotFound",
+    "RuleExtractor",
+    "Scope",
     "ScriptedModel",
     "SearchIndexError",
     "SessionInfo",

@@ -17,6 +17,7 @@ import hashlib
 import logging
 import os
 import stat
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -164,7 +165,7 @@ class MemoryTools:
                 arguments = json.loads(arguments) if arguments.strip() else {}
             except ValueError as exc:
                 return ToolResult(f"The arguments are not valid JSON: {exc}", True)
-        args = dict(arguments or {}) if isinstance(arguments, Mapping) else None
+        args = dict(arguments) if isinstance(arguments, Mapping) else ({} if arguments is None else None)
         if args is None:
             return ToolResult("The arguments must be a JSON object.", True)
         if name.startswith("memory_") and name[7:] in COMMANDS:
@@ -221,10 +222,17 @@ class MemoryTools:
                 raise ToolCallError(f"The path {path} is outside your memory; use a path under {names}.")
             rel = f"{MEMORIES_DIR}/{inner}"
         self._check_no_links(rel, path)
+        parent = (self.vault.root / rel).parent
+        while parent != self.vault.root and not parent.exists():
+            parent = parent.parent
+        if parent != self.vault.root and not parent.is_dir():
+            raise ToolCallError(f"The path {path} does not exist. Please provide a valid path.")
         return rel
 
     def _check_writable(self, path: Any) -> None:
         rel = self._resolve(path)
+        if self._roots(rel):
+            return  # the command itself refuses to change the memory folder
         inner = rel[len(MEMORIES_DIR) + 1 :]
         if not any(inner == n or inner.startswith(n + "/") for n in self.writable):
             raise ToolCallError(f"The path {path} is in a read-only part of your memory; you can view and search it "
@@ -236,7 +244,7 @@ class MemoryTools:
             current = current / part
             try:
                 info = os.lstat(current)
-            except FileNotFoundError:
+            except (FileNotFoundError, NotADirectoryError):
                 return
             if stat.S_ISLNK(info.st_mode):
                 raise ToolCallError(f"The path {shown} goes through a symbolic link, which memory tools never follow.")
@@ -250,7 +258,7 @@ class MemoryTools:
         return f"{ROOT}/{inner}" if inner else ROOT
 
     def _roots(self, rel: str) -> bool:
-        return rel == "" or (len(self.namespaces) == 1 and rel == f"{MEMORIES_DIR}/{self.namespaces[0]}")
+        return rel == "" or rel in {f"{MEMORIES_DIR}/{n}" for n in self.namespaces}
 
     def _trailers(self, command: str, op: str) -> dict[str, str]:
         trailers = {"Memfs-Op": op, "Memfs-Tool": command}
@@ -329,8 +337,8 @@ class MemoryTools:
         except OSError:
             return
         for entry in entries:
-            if entry.name.startswith(".") or entry.is_symlink():
-                continue
+            if entry.name.startswith(".") or entry.is_symlink() or _one_line(entry.name) != entry.name:
+                continue  # hidden, a link, or a name with control characters (no tool could address it)
             name = f"{prefix}/{entry.name}" if prefix else entry.name
             info = entry.stat(follow_symlinks=False)
             if entry.is_dir(follow_symlinks=False):
@@ -493,16 +501,18 @@ class MemoryTools:
         return sorted(found)
 
     def _check_case_clash(self, rel: str, path: str) -> None:
-        target = self.vault.root / rel
-        try:
-            names = os.listdir(target.parent)
-        except FileNotFoundError:
-            return
-        clash = [n for n in names if n.casefold() == target.name.casefold() and n != target.name]
-        if clash:
-            raise ToolCallError(
-                f"Cannot use {path}: {clash[0]} already exists in that folder and differs only in case."
-            )
+        current = self.vault.root
+        for part in rel.split("/"):
+            try:
+                names = os.listdir(current)
+            except (FileNotFoundError, NotADirectoryError):
+                return
+            clash = [n for n in names if n.casefold() == part.casefold() and n != part]
+            if clash and part not in names:
+                raise ToolCallError(
+                    f"Cannot use {path}: {clash[0]} already exists there and differs only in case."
+                )
+            current = current / part
 
     def _stamp(self, rel: str, text: str, *, creating: bool, before: str | None = None) -> str:
         """Check content, and maintain ``id``/``created``/``updated`` in a Markdown memory."""
@@ -567,9 +577,10 @@ class MemoryTools:
         lines = [f'{count} "{query}" ({DATA_NOTE}):']
         for i, hit in enumerate(hits, 1):
             facts = ", ".join(x for x in (hit.type, (hit.updated or "")[:10]) if x)
-            lines.append(f"{i}. {self._virtual(hit.path)} — {hit.title} ({facts}; score {hit.score:.2f})")
+            title = _one_line(hit.title)
+            lines.append(f"{i}. {_one_line(self._virtual(hit.path))} — {title} ({facts}; score {hit.score:.2f})")
             if hit.snippet:
-                lines.append(f"   {hit.snippet}")
+                lines.append(f"   {_one_line(hit.snippet)}")
         return "\n".join(lines)
 
     def _history(self, path: str) -> str:
@@ -590,6 +601,8 @@ class MemoryTools:
         rel = self._resolve(path)
         if self._roots(rel):
             raise ToolCallError("restore takes a file, not the memory folder.")
+        if not (self.vault.root / rel).exists():
+            self._check_case_clash(rel, path)
         with self.vault.locked():
             self.vault.restore(rel, revision, trailers=self._trailers("restore", "restore"))
         self._seen.pop(rel, None)
@@ -672,6 +685,11 @@ def _check_arguments(command: str, args: dict[str, Any]) -> None:
             or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)
         ):  # fmt: skip
             raise ToolCallError(f"Parameter `{name}` must be a list of two integers, got {value!r}.")
+
+
+def _one_line(text: str) -> str:
+    """Text with control characters and line breaks turned into spaces (one line of a result)."""
+    return "".join(" " if unicodedata.category(c) in ("Cc", "Zl", "Zp") else c for c in text)
 
 
 def _occurrences(text: str, needle: str) -> list[int]:

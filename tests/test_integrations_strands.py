@@ -105,3 +105,48 @@ def test_overflow_from_strands_is_reduced_by_a_memfs_summarizer(vault: memfs.Vau
     assert first["role"] == "user" and first["content"][0]["text"].startswith("Summary of messages 1-")
     assert "## summary" in session.file.read_text()
     assert len(session.history()) == 8
+
+
+def test_a_memfs_namespace_as_a_store_of_strands_memory_manager(vault: memfs.Vault) -> None:
+    from strands.memory import MemoryManager as StrandsMemoryManager
+
+    from memfs.integrations.strands import MemfsMemoryStore
+
+    vault.memories("users/alice").add("Alice prefers window seats on long flights.", title="Window seats")
+    vault.memories("shared/company").add("Economy class on flights under six hours.", title="Travel policy")
+    alice = MemfsMemoryStore(vault.memories("users/alice"), name="alice")
+    policy = MemfsMemoryStore(vault.memories("shared/company"), name="company", writable=False)
+    memory = StrandsMemoryManager(stores=[alice, policy], add_tool_config=True)
+    model = Scripted([
+        {"id": "t1", "name": "search_memory", "input": {"query": "window seats flights"}},
+        {"id": "t2", "name": "add_memory", "input": {"entries": ["Alice is flying to Tokyo on 3 March."]}},
+        "Booked a window seat for the Tokyo flight.",
+    ])  # fmt: skip
+    agent = Agent(model=model, memory_manager=memory, callback_handler=None)
+    agent("Book my Tokyo flight on 3 March, you know my seat.")
+    seen = json.dumps(model.seen)
+    assert "Alice prefers window seats on long flights." in seen  # search results and injection
+    added = [m for m in vault.memories("users/alice").list() if "Tokyo" in m.body]
+    assert len(added) == 1 and added[0].body == "Alice is flying to Tokyo on 3 March.\n"
+    assert vault.memories("shared/company").list()[0].title == "Travel policy"
+    assert vault.history.status() == [] and vault.log()[0].subject.startswith("memory: create users/alice/")
+    import asyncio
+
+    asyncio.run(alice.add("Alice is flying to Tokyo on 3 March."))  # Strands retries writes: no duplicate
+    assert len([m for m in vault.memories("users/alice").list() if "Tokyo" in m.body]) == 1
+    with pytest.raises(PermissionError):
+        asyncio.run(policy.add("x"))
+
+
+def test_memfs_injection_hook_for_strands(vault: memfs.Vault) -> None:
+    from memfs.integrations.strands import MemfsInjectionHook
+    from memfs.manager import MemoryManager
+
+    vault.memories("users/alice").add("Alice is allergic to peanuts.", title="Allergy")
+    manager = MemoryManager(vault, stores=["users/alice"])
+    model = Scripted(["No satay, then."])
+    agent = Agent(model=model, system_prompt="You plan dinners.", hooks=[MemfsInjectionHook(manager)],
+                  callback_handler=None)  # fmt: skip
+    agent("Any peanut dishes I should avoid tonight?")
+    assert "Alice is allergic to peanuts." in (agent.system_prompt or "")
+    assert agent.system_prompt.startswith("You plan dinners.")
