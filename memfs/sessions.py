@@ -183,18 +183,12 @@ class MarkdownSession:
         except FileNotFoundError:
             return []
         try:
-            count = None if limit is None or limit < 0 else limit
-            while True:
-                entries, problems, _ = transcript.read_tail(fd, count)
-                found = [e.item for e in entries if e.kind == "item"]
-                if count is None or len(found) >= count or len(entries) < count or entries[0].n <= 1:
-                    break
-                count *= 4  # manager entries sit among the items: read further back
+            entries, problems = _last_items(fd, None if limit is None or limit < 0 else limit)
         finally:
             os.close(fd)
         for problem in problems:
             log.warning("%s: skipped an unreadable entry at byte %d: %s", self.path, problem.offset, problem.reason)
-        return found[len(found) - count :] if count is not None else found
+        return [e.item for e in entries]
 
     def append(self, items: Sequence[Mapping[str, Any]]) -> None:
         """Add items at the end of the transcript (one write), then commit per the policy."""
@@ -225,16 +219,9 @@ class MarkdownSession:
             self._write_entries([])  # put back what a bad save dropped before removing anything
             fd = os.open(self.file, os.O_RDWR)
             try:
-                count = 8
-                while True:
-                    entries, _, _ = transcript.read_tail(fd, count)
-                    items = [e for e in entries if e.kind == "item"]
-                    if items or len(entries) < count or not entries or entries[0].n <= 1:
-                        break
-                    count *= 4
-                if not items:
+                entries, _ = _last_items(fd, 1)
+                if not entries:
                     return None
-                entries = items
                 os.ftruncate(fd, entries[-1].offset)
                 if self.vault.durable:
                     os.fsync(fd)
@@ -282,13 +269,7 @@ class MarkdownSession:
             return []
         fd = os.open(self.file, os.O_RDONLY)
         try:
-            want = count
-            while True:
-                entries, _, _ = transcript.read_tail(fd, want)
-                found = [e.n for e in entries if e.kind == "item"]
-                if len(found) >= count or len(entries) < want or not entries or entries[0].n <= 1:
-                    return found[-count:]
-                want *= 4
+            return [e.n for e in _last_items(fd, count)[0]]
         finally:
             os.close(fd)
 
@@ -478,6 +459,20 @@ class MarkdownSession:
 
     def _trailers(self) -> dict[str, str]:
         return {"Memfs-Op": "session", "Memfs-Session": self.session_id}
+
+
+def _last_items(fd: int, count: int | None) -> tuple[list[transcript.Entry], list[transcript.Problem]]:
+    """The last ``count`` conversation items (all with None), reading back past manager entries."""
+    if count is None:
+        entries, problems, _ = transcript.read_tail(fd, None)
+        return [e for e in entries if e.kind == "item"], problems
+    want = count
+    while True:
+        entries, problems, _ = transcript.read_tail(fd, want)
+        items = [e for e in entries if e.kind == "item"]
+        if len(items) >= count or len(entries) < want or not entries or entries[0].n <= 1:
+            return (items[-count:] if count else []), problems
+        want *= 4
 
 
 def _render(entry: tuple[Any, ...], n: int) -> bytes:

@@ -255,3 +255,12 @@ def test_restoring_twice_neither_loses_nor_duplicates_the_summary(vault: memfs.V
         view = fresh.restore_from_session(vault.session("dup", manager=fresh))
         assert sum("Summary of messages" in str(i) for i in view) == 1
         assert view == session.items()
+
+
+def test_history_limit_counts_items_past_manager_entries(vault: memfs.Vault) -> None:
+    session = vault.session("limits", manager=SlidingWindowConversationManager(window_size=3))
+    chat(session, 6)
+    assert len(session.history(5)) == 5 and session.history(5) == session.history()[-5:]
+    assert len(session.history()) == 24 and session.positions(2) == session.positions(24)[-2:]
+    assert session.pop() == {"role": "assistant", "content": "answer 5"}
+    assert session.history(1) == [session.history()[-1]]
