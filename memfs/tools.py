@@ -429,7 +429,7 @@ class MemoryTools:
         content, raw = self._read_text(rel, path)
         seen = self._seen.get(rel)
         if seen is not None and seen != _sha(raw):
-            self._seen.pop(rel)
+            self._seen[rel] = "view again"  # no edit until the agent has seen the new version
             raise ToolCallError(
                 f"The file {path} was changed (by a person or another agent) since you viewed it. "
                 f"View it again, then make your edit."
@@ -437,6 +437,9 @@ class MemoryTools:
         return content, raw
 
     def _write_edit(self, rel: str, text: str, raw: bytes, command: str) -> None:
+        # A person's edit that is not committed yet is committed as theirs first, so the agent's
+        # commit carries only the agent's change.
+        self.vault.commit_outside_edits([rel])
         self.vault.write(rel, text, message=f"memory: update {label(rel)}", create=False, expect=raw,
                          trailers=self._trailers(command, "update"))  # fmt: skip
         if rel in self._seen:

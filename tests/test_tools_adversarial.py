@@ -223,3 +223,19 @@ def test_fuzzed_paths_never_escape(setup: tuple, parts: list[str]) -> None:
               and not p.relative_to(vault.root).as_posix().startswith(("memories/users/alice/", ".git", ".memfs"))
               and p.name != ".gitignore"]  # fmt: skip
     assert strays == []
+
+
+def test_after_a_refused_edit_the_agent_must_view_again_and_the_persons_edit_is_theirs(setup: tuple) -> None:
+    vault, tools, _ = setup
+    tools.run("view", path="/memories/b.md")
+    path = vault.root / "memories/users/alice/b.md"
+    path.write_text(path.read_text().replace("bravo", "bravo, edited by a person"))
+    for _ in range(2):  # refused until the agent views the file again
+        assert tools.call({"command": "str_replace", "path": "/memories/b.md", "old_str": "bravo",
+                           "new_str": "BRAVO"}).is_error  # fmt: skip
+    tools.run("view", path="/memories/b.md")
+    assert not tools.call({"command": "str_replace", "path": "/memories/b.md", "old_str": "edited",
+                           "new_str": "changed"}).is_error  # fmt: skip
+    agent, person = vault.log(limit=2)
+    assert agent.trailers.get("Memfs-Tool") == "str_replace"
+    assert person.trailers.get("Memfs-Op") == "reconcile"  # the person's edit, committed as theirs first
