@@ -28,7 +28,12 @@ def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=TEMP_PREFIX)
     try:
-        with os.fdopen(fd, "wb") as handle:
+        try:
+            handle = os.fdopen(fd, "wb")
+        except BaseException:
+            os.close(fd)
+            raise
+        with handle:
             handle.write(data)
             handle.flush()
             if durable:
