@@ -250,3 +250,22 @@ def test_index_damaged_while_running_is_rebuilt(vault: memfs.Vault, caplog: pyte
     vault.memories("users/alice").add("Alice collects stamps.", title="Hobby")
     assert vault.search("stamps")[0].title == "Hobby"
     assert "rebuilding" in caplog.text
+
+
+def test_a_fresh_build_in_two_processes_finds_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import memfs.index
+
+    root = tmp_path / "v"
+    with memfs.Vault.open(root, durable=False) as vault:
+        with vault.batch("many"):
+            for i in range(240):
+                vault.memories(f"n{i % 4}").add(f"note {i} about {['figs', 'dates', 'plums'][i % 3]} and more",
+                                                title=f"t{i}")  # fmt: skip
+        queries = ["figs", "dates plums", "note 17", "more about plums"]
+        serial = [sorted((h.path, h.score) for h in vault.search(q, k=300)) for q in queries]
+        monkeypatch.setattr(memfs.index, "PARALLEL_FROM_DOCS", 100)
+        report = vault.reindex(full=True)
+        assert len(report.added) == 240
+        assert len(list((root / ".memfs" / "index").glob("*.seg"))) >= 2  # two writers, two segments
+        parallel = [sorted((h.path, h.score) for h in vault.search(q, k=300)) for q in queries]
+        assert parallel == serial  # the same hits with the same scores
