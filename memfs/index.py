@@ -679,9 +679,3 @@ def normalize_time(value: Any) -> str | None:
 
 def _iso(moment: datetime) -> str:
     return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def remove_index(folder: Path) -> None:
-    """Delete an index folder (used by a full rebuild)."""
-    with contextlib.suppress(FileNotFoundError):
-        shutil.rmtree(folder)

@@ -24,7 +24,7 @@ import json
 import logging
 import os
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -289,8 +289,3 @@ def _strict_chain(data: bytes, start: int) -> list[Entry] | None:
             return None
         pos = end + 2
     return entries
-
-
-def iter_entries(fd: int) -> Iterator[Entry]:
-    """Every entry of an open transcript, in order."""
-    yield from read_tail(fd, None)[0]
