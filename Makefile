@@ -11,6 +11,8 @@ $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10) and "memfs needs Python >= 3.10" or 0)'
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+	@# an older .venv has this project installed under its old distribution name `memfs`
+	$(PY) -m pip uninstall --quiet --yes memfs 2>/dev/null || true
 	$(PY) -m pip install --quiet -e '.[dev]'
 	@touch $(STAMP)
 
@@ -22,6 +24,7 @@ test: $(STAMP)
 
 lint: $(STAMP)
 	$(PY) -m ruff check memfs tests bench scripts
+	$(PY) -m ruff format --check memfs tests bench scripts
 	$(PY) -m mypy
 
 bench: $(STAMP)

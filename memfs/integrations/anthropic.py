@@ -24,7 +24,9 @@ from typing import Any
 try:
     from anthropic.lib.tools import BetaAbstractMemoryTool, ToolError
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise ImportError("memfs.integrations.anthropic needs the anthropic SDK: pip install 'memfs[anthropic]'") from exc
+    raise ImportError(
+        "memfs.integrations.anthropic needs the anthropic SDK: pip install 'memfs-vault[anthropic]'"
+    ) from exc
 
 from ..tools import MemoryTools
 

@@ -31,7 +31,7 @@ try:
     from strands.hooks import AgentInitializedEvent, BeforeInvocationEvent, HookProvider, HookRegistry
     from strands.memory.types import MemoryEntry
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise ImportError("memfs.integrations.strands needs Strands Agents: pip install 'memfs[strands]'") from exc
+    raise ImportError("memfs.integrations.strands needs Strands Agents: pip install 'memfs-vault[strands]'") from exc
 
 from ..conversation import ContextWindowOverflowError, ConversationManager, SlidingWindowConversationManager
 from ..manager import MemoryManager as _MemfsMemoryManager
