@@ -180,7 +180,7 @@ def manager_bench(sizes: list[int], reps: int) -> dict[str, Any]:
                     session.append(turn(size + i))
                     session.manager = manager
                     start = time.perf_counter()
-                    manager.apply_management(session)
+                    session.apply_management()
                     samples.append((time.perf_counter() - start) * 1000)
                 row[type(manager).__name__] = stats(samples)
             vault.close()
@@ -194,7 +194,7 @@ def extraction_bench() -> dict[str, Any]:
     """Rule-based extraction over LoCoMo, against each session's observation annotations,
     and how often the injected block (2,000 characters) holds a memory from an evidence turn."""
     from memfs.extract import RuleExtractor
-    from memfs.manager import MemoryManager
+    from memfs.longterm import LongTermMemory
 
     files = sorted(corpus.DATA.glob("*.json"))
     if not files:
@@ -205,7 +205,7 @@ def extraction_bench() -> dict[str, Any]:
         folder = Path(tempfile.mkdtemp(prefix="memfs-extract-"))
         try:
             vault = memfs.Vault.open(folder / "vault", durable=False)
-            manager = MemoryManager(vault, stores=[f"people/{path.stem}"], every=0,
+            manager = LongTermMemory(vault, stores=[f"people/{path.stem}"], every=0,
                                     extractor=RuleExtractor(roles=("user", "assistant")))  # fmt: skip
             turn_of: dict[str, str] = {}
             n = 1
@@ -221,7 +221,7 @@ def extraction_bench() -> dict[str, Any]:
                 manager.end_session()
                 n += 1
             store = vault.memories(f"people/{path.stem}")
-            derived = {m.vault_path: turn_of.get(m.source or "") for m in store.list()}
+            derived = {m.path: turn_of.get(m.source or "") for m in store.list()}
             memories += len(derived)
             extracted_turns = set(derived.values())
             for key, value in data.items():

@@ -9,39 +9,52 @@
 from __future__ import annotations
 
 from .conversation import (
-    ContextWindowOverflowError,
+    ConversationManager,
+    Decision,
     MessageWindow,
     NullConversationManager,
     SlidingWindowConversationManager,
     SummarizingConversationManager,
     TokenWindowConversationManager,
+    View,
 )
+from .doctor import Finding
 from .documents import Document
+from .engine import WriteEngine
 from .errors import (
     AlreadyExistsError,
     ConflictError,
     ContentError,
+    ContextWindowOverflowError,
     DocumentError,
     GitLockError,
     HistoryError,
+    InvalidArgumentError,
+    InvalidExtractionError,
     LockTimeout,
+    LockTimeoutError,
     MemfsError,
     MemoryNotFound,
+    MemoryNotFoundError,
+    ModelError,
     NotFoundError,
     PathError,
     RevisionNotFound,
+    RevisionNotFoundError,
+    ScriptExhaustedError,
     SearchIndexError,
+    SessionError,
     ToolCallError,
 )
 from .extract import ModelExtractor, Operation, RuleExtractor
 from .history import Identity, Revision
 from .index import Hit, MessageHit, Problem, SyncReport
-from .manager import MemoryManager, Scope
+from .longterm import LongTermMemory, Scope
 from .models import Model, Reply, ScriptedModel, ToolCall, run_agent
 from .sessions import MarkdownSession, SessionInfo
 from .store import Memory, MemoryStore
 from .tools import MemoryTools, ToolResult
-from .vault import Finding, Vault
+from .vault import Vault
 
 __version__ = "0.1.0"
 
@@ -50,6 +63,8 @@ __all__ = [
     "ConflictError",
     "ContentError",
     "ContextWindowOverflowError",
+    "ConversationManager",
+    "Decision",
     "Document",
     "DocumentError",
     "Finding",
@@ -57,17 +72,22 @@ __all__ = [
     "HistoryError",
     "Hit",
     "Identity",
+    "InvalidArgumentError",
+    "InvalidExtractionError",
     "LockTimeout",
+    "LockTimeoutError",
+    "LongTermMemory",
     "MarkdownSession",
     "MemfsError",
     "Memory",
-    "MemoryManager",
     "MemoryNotFound",
+    "MemoryNotFoundError",
     "MemoryStore",
     "MemoryTools",
     "MessageHit",
     "MessageWindow",
     "Model",
+    "ModelError",
     "ModelExtractor",
     "NotFoundError",
     "NullConversationManager",
@@ -77,10 +97,13 @@ __all__ = [
     "Reply",
     "Revision",
     "RevisionNotFound",
+    "RevisionNotFoundError",
     "RuleExtractor",
     "Scope",
+    "ScriptExhaustedError",
     "ScriptedModel",
     "SearchIndexError",
+    "SessionError",
     "SessionInfo",
     "SlidingWindowConversationManager",
     "SummarizingConversationManager",
@@ -90,5 +113,7 @@ __all__ = [
     "ToolCallError",
     "ToolResult",
     "Vault",
+    "View",
+    "WriteEngine",
     "run_agent",
 ]

@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from .errors import LockTimeout
+from .errors import LockTimeoutError
 
 TEMP_PREFIX = ".memfs-tmp-"
 
@@ -46,6 +46,14 @@ def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
         raise
     if durable:
         fsync_dir(folder)
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Write every byte of ``data`` to ``fd``: ``os.write`` may write fewer than it was given."""
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
 
 
 def fsync_dir(folder: Path) -> None:
@@ -95,7 +103,7 @@ class VaultLock:
         """Hold the lock for the ``with`` block; raises LockTimeout if it cannot be had."""
         limit = self.timeout if timeout is None else timeout
         if not self._thread_lock.acquire(timeout=limit):
-            raise LockTimeout(f"vault lock {self.path} is held by another thread for over {limit} s")
+            raise LockTimeoutError(f"vault lock {self.path} is held by another thread for over {limit} s")
         try:
             if self._depth == 0:
                 self._acquire_file(limit)
@@ -126,7 +134,7 @@ class VaultLock:
             except BlockingIOError:
                 if time.monotonic() > deadline:
                     os.close(fd)
-                    raise LockTimeout(
+                    raise LockTimeoutError(
                         f"vault lock {self.path} is held by another process for over {limit} s"
                     ) from None
                 time.sleep(delay)

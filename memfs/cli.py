@@ -25,11 +25,11 @@ from rich.progress import Progress
 from rich.table import Table
 
 from .errors import MemfsError
-from .index import message_text
-from .paths import clean_memory_path, clean_namespace
+from .items import text_of
+from .layout import MEMORIES_DIR, label
+from .paths import clean_namespace
 from .store import Memory
-from .transcript import text_path
-from .vault import MEMORIES_DIR, Vault
+from .vault import Vault
 
 F = TypeVar("F", bound=Callable[..., Any])
 _BOLD = re.compile(r"\*\*(.+?)\*\*")
@@ -79,35 +79,12 @@ def _with_vault(func: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-def _rel(path: str) -> str:
-    """A memory path as typed on the command line (``users/alice/x.md``), vault-relative."""
-    inner = path.removeprefix(MEMORIES_DIR + "/")
-    return f"{MEMORIES_DIR}/{clean_memory_path(inner)}"
-
-
-def _locate(vault: Vault, ref: str) -> str:
-    if ref.endswith(".md") or "/" in ref:
-        return _rel(ref)
-    rel = vault.path_of(ref)
-    if rel is None:
-        raise click.ClickException(f"no memory with id {ref!r}; `memfs ls` lists what exists")
-    return rel
-
-
-def _store_and_path(vault: Vault, ref: str) -> tuple[Any, str]:
-    rel = _locate(vault, ref)
-    namespace, name = rel[len(MEMORIES_DIR) + 1 :].rsplit("/", 1) if rel.count("/") > 1 else ("", "")
-    if not namespace:
-        raise click.ClickException(f"{ref}: memories live in a namespace folder, like users/alice/x.md")
-    return vault.memories(namespace), name
-
-
 def _print_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
 
 
 def _memory_dict(memory: Memory) -> dict[str, Any]:
-    return {"path": memory.vault_path, "namespace": memory.namespace, "id": memory.id,
+    return {"path": memory.path, "namespace": memory.namespace, "id": memory.id,
             "title": memory.title, "type": memory.type, "tags": list(memory.tags),
             "updated": memory.updated}  # fmt: skip
 
@@ -143,7 +120,7 @@ def add(vault: Vault, namespace: str, title: str | None, tags: tuple[str, ...], 
     if not body.strip():
         raise click.ClickException("the memory is empty; give its text as an argument or on stdin")
     memory = vault.memories(namespace).add(body, title=title, tags=list(tags), type=type_, source=source)
-    _out().print(f"added [bold]{escape(memory.vault_path)}[/] ({memory.id})")
+    _out().print(f"added [bold]{escape(memory.path)}[/] ({memory.id})")
 
 
 @cli.command()
@@ -153,7 +130,7 @@ def add(vault: Vault, namespace: str, title: str | None, tags: tuple[str, ...], 
 @_with_vault
 def show(vault: Vault, ref: str, rev: str | None) -> None:
     """Print a memory file. REF is a path (users/alice/x.md) or an id."""
-    rel = _locate(vault, ref)
+    _, rel = vault.resolve(ref)
     data = vault.show(rel, rev) if rev else vault.read_bytes(rel)
     click.echo(data.decode("utf-8", "replace"), nl=False)
 
@@ -168,7 +145,7 @@ def show(vault: Vault, ref: str, rev: str | None) -> None:
 def ls(vault: Vault, as_json: bool, namespace: str | None, type_: str | None, tag: str | None) -> None:
     """List memories, all or those of NAMESPACE."""
     memories: list[Memory] = []
-    namespaces = [clean_namespace(namespace)] if namespace else _namespaces(vault)
+    namespaces = [clean_namespace(namespace)] if namespace else _outermost(vault.namespaces())
     for ns in namespaces:
         memories += vault.memories(ns).list(type=type_, tag=tag)
     if as_json:
@@ -176,7 +153,7 @@ def ls(vault: Vault, as_json: bool, namespace: str | None, type_: str | None, ta
         return
     table = Table("path", "title", "type", "tags", "updated", box=None)
     for m in memories:
-        table.add_row(escape(f"{m.namespace}/{m.path}"), escape(m.title), m.type or "",
+        table.add_row(escape(label(m.path)), escape(m.title), m.type or "",
                       escape(", ".join(m.tags)), (m.updated or "")[:10])  # fmt: skip
     _out().print(table)
     problems = vault.problems()
@@ -184,11 +161,9 @@ def ls(vault: Vault, as_json: bool, namespace: str | None, type_: str | None, ta
         click.echo(f"skipped {problem.path}: {problem.reason}", err=True)
 
 
-def _namespaces(vault: Vault) -> list[str]:
-    top = vault.root / MEMORIES_DIR
-    return sorted({str(p.parent.relative_to(top)) for p in top.rglob("*.md")
-                   if p.parent != top and not any(part.startswith(".") for part in p.relative_to(top).parts)
-                   } - {"."})  # fmt: skip
+def _outermost(namespaces: list[str]) -> list[str]:
+    """The namespaces that are not inside another one (a store lists its sub-folders too)."""
+    return [n for n in namespaces if not any(n.startswith(other + "/") for other in namespaces)]
 
 
 @cli.command()
@@ -248,7 +223,7 @@ def search(vault: Vault, as_json: bool, query: str, namespace: str | None, type_
 def log(vault: Vault, as_json: bool, path: str | None, author: str | None, agent: str | None,
         session: str | None, since: str | None, limit: int | None) -> None:  # fmt: skip
     """Show who changed a memory (or the vault), when and why."""
-    rel = _locate(vault, path) if path else None
+    rel = vault.resolve(path)[1] if path else None
     revisions = vault.log(rel, author=author or agent, since=since, limit=None if agent or session else limit)
     if agent:
         revisions = [r for r in revisions if r.trailers.get("Memfs-Op") not in (None, "reconcile", "init")]
@@ -273,7 +248,7 @@ def log(vault: Vault, as_json: bool, path: str | None, author: str | None, agent
 @_with_vault
 def diff(vault: Vault, rev_a: str, rev_b: str | None, path: str | None) -> None:
     """Show what changed from REV_A to REV_B (default: to the files on disk)."""
-    rel = _locate(vault, path) if path else None
+    rel = vault.resolve(path)[1] if path else None
     click.echo(vault.diff(rel, rev_a, rev_b), nl=False)
 
 
@@ -284,7 +259,7 @@ def diff(vault: Vault, rev_a: str, rev_b: str | None, path: str | None) -> None:
 @_with_vault
 def restore(vault: Vault, path: str, rev: str) -> None:
     """Restore the memory at PATH as it was at a revision (a new commit; works if deleted)."""
-    rel = _rel(path)
+    _, rel = vault.resolve(path)
     sha = vault.restore(rel, rev)
     _out().print(f"restored {escape(rel)}" + (f" in {sha[:10]}" if sha else " (already as it was)"))
 
@@ -331,7 +306,7 @@ def session(vault: Vault, session_id: str, limit: int | None, raw: bool) -> None
     items = chat.items(limit)
     for item in items:
         role = str(item.get("role") or item.get("type") or "item")
-        text = message_text(item) if text_path(item) is None else message_text({"content": item.get("content")})
+        text = text_of(item)
         out.print(f"[bold cyan]{escape(role)}[/]  {escape(text)}")
 
 
@@ -341,9 +316,9 @@ def session(vault: Vault, session_id: str, limit: int | None, raw: bool) -> None
 @_with_vault
 def rm(vault: Vault, ref: str) -> None:
     """Delete a memory (it stays in history; `memfs restore` brings it back)."""
-    store, name = _store_and_path(vault, ref)
-    store.delete(name)
-    _out().print(f"deleted {escape(store.namespace)}/{escape(name)}")
+    store, rel = vault.resolve(ref)
+    store.delete(rel)
+    _out().print(f"deleted {escape(label(rel))}")
 
 
 @cli.command()
@@ -353,9 +328,9 @@ def rm(vault: Vault, ref: str) -> None:
 @_with_vault
 def mv(vault: Vault, ref: str, new_path: str) -> None:
     """Rename a memory inside its namespace; NEW_PATH is relative to the namespace."""
-    store, name = _store_and_path(vault, ref)
-    memory = store.move(name, new_path)
-    _out().print(f"moved to {escape(memory.vault_path)}")
+    store, rel = vault.resolve(ref)
+    memory = store.move(rel, new_path)
+    _out().print(f"moved to {escape(memory.path)}")
 
 
 @cli.command()

@@ -20,15 +20,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .errors import MemfsError
+from . import transcript
+from .errors import ContextWindowOverflowError, InvalidArgumentError, ModelError
+from .items import Item, summary_item, text_of, tool_links
 
 if TYPE_CHECKING:
     from .models import Model
-    from .sessions import MarkdownSession
 
 log = logging.getLogger(__name__)
 
-Item = dict[str, Any]
+DECISION_KINDS = ("window", "summary", "truncate")
 
 DEFAULT_SUMMARY_PROMPT = """You summarize a conversation between a user and an AI assistant so that the
 assistant can continue it without the original messages. Write in the third person, as bullet points,
@@ -42,37 +43,55 @@ under these headings:
 Keep every fact the assistant may need later; drop greetings and repetition."""
 
 
-class ContextWindowOverflowError(MemfsError):
-    """The model's context window overflowed and the manager could not free enough room.
-
-    Integrations map their SDK's overflow error onto this one (``from_exception``), so managers
-    see one type whatever the SDK.
-    """
-
-    @classmethod
-    def from_exception(cls, exc: BaseException) -> ContextWindowOverflowError:
-        """Wrap an SDK's overflow error (Strands' ContextWindowOverflowException, an HTTP 400 ...)."""
-        error = cls(f"context window overflow: {exc}")
-        error.__cause__ = exc
-        return error
-
-
 class ConversationManager(Protocol):
-    """What every manager offers (the Strands shape, on transcripts)."""
+    """What every manager offers: the Strands shape, deciding on a transcript's managed view.
+
+    A manager never writes: it looks at the view and returns a :class:`Decision`, which the
+    session records in the transcript (so the next view, in any process, reflects it).
+    """
 
     removed_message_count: int
 
-    def apply_management(self, session: MarkdownSession) -> None:
-        """Called after each turn: bring the managed view within bounds."""
+    def apply_management(self, view: View) -> Decision | None:
+        """Called after each turn: a decision that brings the view within bounds, or None."""
 
-    def reduce_context(self, session: MarkdownSession, error: BaseException | None = None) -> None:
-        """Called on a context overflow: free room, or raise ContextWindowOverflowError."""
+    def reduce_context(self, view: View, error: BaseException | None = None) -> Decision:
+        """Called on a context overflow: a decision that frees room, or ContextWindowOverflowError."""
 
     def get_state(self) -> dict[str, Any]:
         """The manager's state, JSON-serialisable."""
 
-    def restore_from_session(self, session: MarkdownSession) -> list[Item]:
-        """Rebuild the state and the managed view from the transcript alone; returns the view."""
+    def restore(self, view: View) -> list[Item]:
+        """Rebuild the state from a view read from the transcript alone; returns the view's items."""
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What a manager decided, as the transcript entry that records it.
+
+    Attributes:
+        kind: ``window`` (the view starts at ``meta["start"]``), ``summary`` (a summary replaces
+            the messages of ``meta["range"]``) or ``truncate`` (the tool result at
+            ``meta["position"]`` is shortened to ``meta["keep"]`` characters in the view).
+        meta: The machine-readable fields of the entry.
+        text: What a person reading the transcript sees.
+        item: The item the entry holds (a summary's message); None for a plain note.
+    """
+
+    kind: str
+    meta: dict[str, Any]
+    text: str
+    item: Item | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in DECISION_KINDS:
+            raise InvalidArgumentError(f"unknown kind of manager decision {self.kind!r}; one of {DECISION_KINDS}")
+
+    def entry_item(self) -> Item:
+        """The item the transcript entry stores."""
+        if self.item is not None:
+            return dict(self.item)
+        return {"role": "user" if self.kind == "summary" else "memfs", "content": self.text}
 
 
 @dataclass
@@ -103,34 +122,64 @@ class View:
         return 1 if self.summary is not None else 0
 
 
+def read_view(fd: int) -> View:
+    """The managed view of the transcript open at ``fd``, rebuilt from its entries.
+
+    It reads back only to the newest ``window`` or ``summary`` entry a manager wrote (and to the
+    first item that entry keeps), so its cost does not grow with the length of the session.
+    """
+    count = 64
+    while True:
+        entries, _, _ = transcript.read_tail(fd, count)
+        marks = [e for e in entries if e.kind in ("window", "summary")]
+        start = int(marks[-1].meta.get("start", 1)) if marks else 1
+        if (marks and entries[0].n <= start) or len(entries) < count or entries[0].n <= 1:
+            return build_view(entries)
+        count *= 4
+
+
+def build_view(entries: Sequence[transcript.Entry]) -> View:
+    """The managed view from a transcript's entries (its tail back to the newest manager entry)."""
+    marks = [e for e in entries if e.kind in ("window", "summary")]
+    record = marks[-1] if marks else None
+    start = int(record.meta.get("start", 1)) if record is not None else 1
+    view = View(next_position=entries[-1].n + 1 if entries else 1)
+    if record is not None:
+        view.removed = int(record.meta.get("removed", 0))
+        view.truncated = {int(k): int(v) for k, v in (record.meta.get("truncated") or {}).items()}
+        if record.kind == "summary":
+            view.summary = text_of(record.item)
+            first, last = record.meta.get("range", (1, 1))
+            view.summary_range = (int(first), int(last))
+            view.items = [record.item]
+    for entry in entries:
+        if entry.kind == "truncate" and (record is None or entry.n > record.n):
+            view.truncated[int(entry.meta["position"])] = int(entry.meta.get("keep", 200))
+    opened: set[str] = set()
+    for entry in entries:
+        if entry.kind == "item" and entry.n >= start:
+            calls, results = tool_links(entry.item)
+            if results - opened:  # its call was cut before it arrived: leave both out of the view
+                continue
+            opened |= calls
+            view.items.append(_shortened(entry.item, view.truncated.get(entry.n)))
+            view.positions.append(entry.n)
+    return view
+
+
+def _shortened(item: Item, keep: int | None) -> Item:
+    """A tool result cut down to ``keep`` characters, for the view only."""
+    if keep is None:
+        return item
+    text = json.dumps(item, ensure_ascii=False)
+    note = f"[tool result shortened for the context window: first {keep} of {len(text)} characters] "
+    for key in ("output", "content"):
+        if isinstance(item.get(key), str):
+            return {**item, key: note + item[key][:keep]}
+    return {**item, "content": note + text[:keep]} if "content" in item else item
+
+
 # -- tool pairs ---------------------------------------------------------------------------
-
-
-def tool_links(item: Mapping[str, Any]) -> tuple[set[str], set[str]]:
-    """The tool-call ids an item opens and the ids it answers."""
-    calls: set[str] = set()
-    results: set[str] = set()
-    kind = item.get("type")
-    if isinstance(kind, str) and item.get("call_id") is not None:
-        (results if kind.endswith("_output") else calls).add(str(item["call_id"]))
-    for call in item.get("tool_calls") or []:
-        if isinstance(call, Mapping) and call.get("id") is not None:
-            calls.add(str(call["id"]))
-    if item.get("role") == "tool" and item.get("tool_call_id") is not None:
-        results.add(str(item["tool_call_id"]))
-    content = item.get("content")
-    for block in content if isinstance(content, list) else []:
-        if not isinstance(block, Mapping):
-            continue
-        if block.get("type") == "tool_use" and block.get("id") is not None:
-            calls.add(str(block["id"]))
-        if block.get("type") == "tool_result" and block.get("tool_use_id") is not None:
-            results.add(str(block["tool_use_id"]))
-        if isinstance(block.get("toolUse"), Mapping):
-            calls.add(str(block["toolUse"].get("toolUseId")))
-        if isinstance(block.get("toolResult"), Mapping):
-            results.add(str(block["toolResult"].get("toolUseId")))
-    return calls, results
 
 
 def valid_cuts(items: Sequence[Mapping[str, Any]]) -> list[bool]:
@@ -167,7 +216,7 @@ def find_cut(items: Sequence[Mapping[str, Any]], at_least: int, at_most: int | N
 
 def _check_int(name: str, value: Any, minimum: int) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-        raise ValueError(f"{name} must be an integer of at least {minimum}, got {value!r}")
+        raise InvalidArgumentError(f"{name} must be an integer of at least {minimum}, got {value!r}")
     return value
 
 
@@ -184,7 +233,7 @@ class MessageWindow:
 
 
 class _Managed:
-    """Shared by the managers: the state, and recording a cut in the transcript."""
+    """Shared by the managers: the state, and the decision that cuts the view."""
 
     removed_message_count: int
 
@@ -197,33 +246,33 @@ class _Managed:
         return {"__name__": type(self).__name__, "removed_message_count": self.removed_message_count,
                 "summary": self.summary}  # fmt: skip
 
-    def restore_from_session(self, session: MarkdownSession) -> list[Item]:
-        """Rebuild the state from the transcript alone; returns the managed view (summary first)."""
-        view = session.view()
+    def restore(self, view: View) -> list[Item]:
+        """Rebuild the state from a view read from the transcript alone; returns the view's items."""
         self.removed_message_count = view.removed
         self.summary = view.summary
         return view.items
 
-    def _cut(self, session: MarkdownSession, view: View, cut: int, reason: str) -> None:
-        """Record that the view now starts at ``view.items[cut]`` (a summary before it drops out)."""
+    def _cut(self, view: View, cut: int, reason: str) -> Decision:
+        """The decision that the view now starts at ``view.items[cut]`` (a summary before it drops out)."""
         index = max(0, cut - view.offset)
         start = view.positions[index] if index < len(view.positions) else view.next_position
         self.removed_message_count = view.removed + index
         self.summary = view.summary if cut < 1 else None
-        session.record_context("window", {
-            "start": start, "removed": self.removed_message_count,
-            "drop_summary": view.summary is not None and cut >= 1,
-            "reason": reason, "manager": type(self).__name__,
-        }, text=f"Messages before {start} are out of the model's view ({reason}).")  # fmt: skip
+        meta = {"start": start, "removed": self.removed_message_count,
+                "drop_summary": view.summary is not None and cut >= 1,
+                "reason": reason, "manager": type(self).__name__,
+                "truncated": _still_truncated(view, start)}  # fmt: skip
+        return Decision("window", meta, f"Messages before {start} are out of the model's view ({reason}).")
 
 
 class NullConversationManager(_Managed):
     """Keeps everything; on overflow it can only give up."""
 
-    def apply_management(self, session: MarkdownSession) -> None:
+    def apply_management(self, view: View) -> Decision | None:
         """Nothing to do."""
+        return None
 
-    def reduce_context(self, session: MarkdownSession, error: BaseException | None = None) -> None:
+    def reduce_context(self, view: View, error: BaseException | None = None) -> Decision:
         """Raise: a null manager never removes anything."""
         raise ContextWindowOverflowError("the conversation overflowed and NullConversationManager removes nothing")
 
@@ -245,28 +294,24 @@ class SlidingWindowConversationManager(_Managed):
         self.should_truncate_results = bool(should_truncate_results)
         self.truncated_size = _check_int("truncated_size", truncated_size, 0)
 
-    def apply_management(self, session: MarkdownSession) -> None:
+    def apply_management(self, view: View) -> Decision | None:
         """Slide the window if the view is longer than ``window_size``."""
-        view = session.view()
         items = view.items
         if len(items) <= self.window_size:
-            return
+            return None
         cut = find_cut(items, len(items) - self.window_size)
-        if cut:
-            self._cut(session, view, cut, f"window of {self.window_size}")
+        return self._cut(view, cut, f"window of {self.window_size}") if cut else None
 
-    def reduce_context(self, session: MarkdownSession, error: BaseException | None = None) -> None:
+    def reduce_context(self, view: View, error: BaseException | None = None) -> Decision:
         """Shorten an old large tool result if allowed, else drop the oldest messages."""
-        view = session.view()
         items = view.items
         if self.should_truncate_results:
             half = len(view.positions) // 2 or len(view.positions)
             for index, position in enumerate(view.positions[:half]):
                 item = items[index + view.offset]
                 if tool_links(item)[1] and position not in view.truncated and _size(item) > 2 * self.truncated_size:
-                    session.record_context("truncate", {"position": position, "keep": self.truncated_size},
-                                           text=f"The tool result of message {position} is shortened in the view.")
-                    return
+                    return Decision("truncate", {"position": position, "keep": self.truncated_size},
+                                    f"The tool result of message {position} is shortened in the view.")
         at_least = 2 if len(items) <= self.window_size else len(items) - self.window_size
         cut = find_cut(items, at_least, len(items) - 1)
         if cut is None:
@@ -274,7 +319,7 @@ class SlidingWindowConversationManager(_Managed):
                 f"cannot reduce the context: no cut after {at_least} of {len(items)} messages keeps every tool "
                 "call with its result"
             ) from error
-        self._cut(session, view, cut, "overflow")
+        return self._cut(view, cut, "overflow")
 
 
 class TokenWindowConversationManager(_Managed):
@@ -295,9 +340,8 @@ class TokenWindowConversationManager(_Managed):
         """The tokens an item costs (its JSON, plus a few for the message wrapper)."""
         return self.count(json.dumps(item, ensure_ascii=False)) + 4
 
-    def apply_management(self, session: MarkdownSession) -> None:
+    def apply_management(self, view: View) -> Decision | None:
         """Drop the oldest messages until the view fits the budget."""
-        view = session.view()
         items = view.items
         costs = [self.tokens(i) for i in items]
         running = sum(costs)
@@ -306,16 +350,14 @@ class TokenWindowConversationManager(_Managed):
             running -= costs[at_least]
             at_least += 1
         cut = find_cut(items, at_least) if at_least else 0
-        if cut:
-            self._cut(session, view, cut, f"token budget of {self.max_tokens}")
+        return self._cut(view, cut, f"token budget of {self.max_tokens}") if cut else None
 
-    def reduce_context(self, session: MarkdownSession, error: BaseException | None = None) -> None:
+    def reduce_context(self, view: View, error: BaseException | None = None) -> Decision:
         """Halve the budget's use: drop the oldest half of the view."""
-        view = session.view()
         cut = find_cut(view.items, max(1, len(view.items) // 2), len(view.items) - 1)
         if cut is None:
             raise ContextWindowOverflowError("cannot reduce the context: no cut keeps every tool call whole") from error
-        self._cut(session, view, cut, "overflow")
+        return self._cut(view, cut, "overflow")
 
 
 class SummarizingConversationManager(_Managed):
@@ -334,25 +376,25 @@ class SummarizingConversationManager(_Managed):
                  prompt: str = DEFAULT_SUMMARY_PROMPT) -> None:  # fmt: skip
         super().__init__()
         if summarizer is None or not callable(getattr(summarizer, "complete", None)):
-            raise ValueError("SummarizingConversationManager needs a summarizer: a Model with a complete() method")
+            raise InvalidArgumentError(
+                "SummarizingConversationManager needs a summarizer: a Model with a complete() method"
+            )
         if isinstance(summary_ratio, bool) or not isinstance(summary_ratio, (int, float)):
-            raise ValueError(f"summary_ratio must be a number, got {summary_ratio!r}")
+            raise InvalidArgumentError(f"summary_ratio must be a number, got {summary_ratio!r}")
         self.summarizer = summarizer
         self.summary_ratio = min(0.8, max(0.1, float(summary_ratio)))
         self.preserve_recent_messages = _check_int("preserve_recent_messages", preserve_recent_messages, 0)
         self.max_messages = _check_int("max_messages", max_messages, 2)
         if not isinstance(prompt, str) or not prompt.strip():
-            raise ValueError("prompt must be a non-empty string")
+            raise InvalidArgumentError("prompt must be a non-empty string")
         self.prompt = prompt
 
-    def apply_management(self, session: MarkdownSession) -> None:
+    def apply_management(self, view: View) -> Decision | None:
         """Summarize when the view is longer than ``max_messages``."""
-        if len(session.view().items) > self.max_messages:
-            self.reduce_context(session)
+        return self.reduce_context(view) if len(view.items) > self.max_messages else None
 
-    def reduce_context(self, session: MarkdownSession, error: BaseException | None = None) -> None:
+    def reduce_context(self, view: View, error: BaseException | None = None) -> Decision:
         """Summarize the oldest ``summary_ratio`` of the view (an earlier summary included)."""
-        view = session.view()
         items = view.items
         wanted = max(1, int(len(items) * self.summary_ratio))
         limit = len(items) - self.preserve_recent_messages
@@ -372,10 +414,10 @@ class SummarizingConversationManager(_Managed):
             reply = self.summarizer.complete(request, system=self.prompt)
         except Exception as exc:
             name = exc.__class__.__name__
-            raise MemfsError(f"the summarizer failed ({name}: {exc}); the transcript is unchanged") from exc
+            raise ModelError(f"the summarizer failed ({name}: {exc}); the transcript is unchanged") from exc
         text = (getattr(reply, "text", "") or "").strip()
         if not text:
-            raise MemfsError("the summarizer returned an empty summary; the transcript is unchanged")
+            raise ModelError("the summarizer returned an empty summary; the transcript is unchanged")
         covered = view.positions[: max(0, cut - view.offset)]
         first = view.summary_range[0] if view.summary_range else (covered[0] if covered else view.next_position)
         last = covered[-1] if covered else (view.summary_range[1] if view.summary_range else first)
@@ -383,20 +425,14 @@ class SummarizingConversationManager(_Managed):
         start = view.positions[index] if index < len(view.positions) else view.next_position
         self.removed_message_count = view.removed + len(covered)
         self.summary = f"Summary of messages {first}-{last}:\n\n{text}"
-        session.record_context("summary", {"range": [first, last], "start": start,
-                                           "removed": self.removed_message_count, "manager": type(self).__name__},
-                               text=self.summary, item=summary_item(self.summary, chunk))  # fmt: skip
+        meta = {"range": [first, last], "start": start, "removed": self.removed_message_count,
+                "manager": type(self).__name__, "truncated": _still_truncated(view, start)}  # fmt: skip
+        return Decision("summary", meta, self.summary, summary_item(self.summary, chunk))
 
 
-def summary_item(text: str, like: Sequence[Mapping[str, Any]]) -> Item:
-    """A user message holding ``text``, shaped like the conversation's own messages."""
-    for item in like:
-        content = item.get("content")
-        if isinstance(content, list) and content and isinstance(content[0], Mapping):
-            if "type" in content[0]:
-                return {"role": "user", "content": [{"type": "text", "text": text}]}  # Anthropic
-            return {"role": "user", "content": [{"text": text}]}  # Strands
-    return {"role": "user", "content": text}  # chat messages and Responses input
+def _still_truncated(view: View, start: int) -> dict[str, int]:
+    """The shortened tool results a new window or summary entry carries over (those it keeps)."""
+    return {str(p): k for p, k in view.truncated.items() if p >= start}
 
 
 def _size(item: Mapping[str, Any]) -> int:
@@ -410,9 +446,9 @@ def _tokenizer(tokenizer: str | Callable[[str], int] | None) -> Callable[[str], 
         try:
             import tiktoken  # type: ignore[import-not-found]
         except ImportError as exc:
-            raise ValueError("tokenizer='tiktoken' needs the tiktoken package: pip install tiktoken") from exc
+            raise InvalidArgumentError("tokenizer='tiktoken' needs the tiktoken package: pip install tiktoken") from exc
         encoding = tiktoken.get_encoding("cl100k_base")
         return lambda text: len(encoding.encode(text))
     if callable(tokenizer):
         return tokenizer
-    raise ValueError(f"tokenizer must be None, 'tiktoken' or a callable, got {tokenizer!r}")
+    raise InvalidArgumentError(f"tokenizer must be None, 'tiktoken' or a callable, got {tokenizer!r}")

@@ -17,12 +17,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import PurePosixPath
 from typing import Any
 
 import yaml
 
 from .errors import DocumentError
+from .layout import one_line
 
 MAX_FRONT_MATTER_BYTES = 64 * 1024
 MAX_FRONT_MATTER_DEPTH = 20
@@ -252,7 +254,7 @@ def _load_yaml(raw: str, path: str | None) -> dict[str, Any]:
                 depth -= 1
         data = yaml.load(raw, Loader=_Loader)  # noqa: S506 - _Loader is a SafeLoader
     except yaml.YAMLError as exc:
-        raise DocumentError(path, f"front matter is not valid YAML: {_one_line(exc)}") from exc
+        raise DocumentError(path, f"front matter is not valid YAML: {one_line(str(exc))}") from exc
     except UnicodeError as exc:
         raise DocumentError(path, "front matter is not valid Unicode text") from exc
     if data is None and all(not line.strip() or line.lstrip().startswith("#") for line in raw.splitlines()):
@@ -323,5 +325,28 @@ def _key_blocks(head: str) -> list[tuple[str | None, str]] | None:
     return pieces
 
 
-def _one_line(exc: Exception) -> str:
-    return " ".join(str(exc).split())
+def tags_of(value: Any) -> tuple[str, ...]:
+    """The tags of a ``tags`` front-matter value: a YAML list, or one comma-separated string."""
+    if isinstance(value, str):
+        return tuple(t.strip() for t in value.split(",") if t.strip())
+    if isinstance(value, list):
+        return tuple(str(t) for t in value if isinstance(t, (str, int, float)))
+    return ()
+
+
+def timestamp(moment: datetime | None = None) -> str:
+    """A time as memfs writes it into files: ``YYYY-MM-DDTHH:MM:SSZ`` in UTC (now by default)."""
+    return (moment or datetime.now(timezone.utc)).astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def normalize_time(value: Any) -> str | None:
+    """An ISO 8601 time as ``YYYY-MM-DDTHH:MM:SSZ`` in UTC; None if it is not one."""
+    if value is None or value == "":
+        return None
+    try:
+        moment = datetime.fromisoformat(str(value).strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return timestamp(moment)

@@ -3,19 +3,28 @@
 ::
 
     MemfsError
-    ├── DocumentError            a memory file that cannot be parsed (names the file)
-    ├── PathError (ValueError)   a path or namespace from outside that is unsafe or malformed
+    ├── InvalidArgumentError (ValueError, TypeError)  an argument of the wrong type or value
+    ├── DocumentError              a memory or transcript file that cannot be parsed (names the file)
+    ├── PathError (ValueError)     a path or namespace from outside that is unsafe or malformed
     ├── NotFoundError (KeyError)
-    │   ├── MemoryNotFound       no memory with that id or path
-    │   └── RevisionNotFound     no such git revision, or the file did not exist there
-    ├── AlreadyExistsError       a create or move would overwrite an existing file
-    ├── ConflictError            the file changed since it was read
+    │   ├── MemoryNotFoundError    no memory with that id or path
+    │   └── RevisionNotFoundError  no such git revision, or the file did not exist there
+    ├── AlreadyExistsError         a create or move would overwrite an existing file
+    ├── ConflictError              the file changed since it was read
     ├── ContentError (ValueError)  content too large, binary, or not valid text
-    ├── LockTimeout              the vault lock could not be taken in time
-    ├── HistoryError             git failed
-    │   └── GitLockError         a git lock file is in the way (stale or held)
-    ├── SearchIndexError         the search index is unusable (it is rebuilt from the files)
-    └── ToolCallError            a memory-tool call that cannot be carried out (text for the model)
+    ├── LockTimeoutError           the vault lock could not be taken in time
+    ├── HistoryError               git failed
+    │   └── GitLockError           a git lock file is in the way (stale or held)
+    ├── SearchIndexError           the search index is unusable (it is rebuilt from the files)
+    ├── ToolCallError              a memory-tool call that cannot be carried out (text for the model)
+    ├── ContextWindowOverflowError the model's context overflowed and no more room can be made
+    ├── ModelError                 a model memfs called (summarizer, extractor) failed or answered badly
+    │   ├── InvalidExtractionError an extractor's answer that is malformed or unsafe
+    │   └── ScriptExhaustedError   a ScriptedModel was asked more often than it has replies
+    └── SessionError               a transcript could not be appended to (replaced over and over)
+
+``MemoryNotFound``, ``RevisionNotFound`` and ``LockTimeout`` are the earlier names of three of
+these and stay as aliases.
 """
 
 from __future__ import annotations
@@ -23,6 +32,10 @@ from __future__ import annotations
 
 class MemfsError(Exception):
     """The root of every error memfs raises."""
+
+
+class InvalidArgumentError(MemfsError, ValueError, TypeError):
+    """An argument of the wrong type or value; also a ValueError and a TypeError."""
 
 
 class DocumentError(MemfsError):
@@ -46,11 +59,11 @@ class NotFoundError(MemfsError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
-class MemoryNotFound(NotFoundError):
+class MemoryNotFoundError(NotFoundError):
     """No memory with that id or path."""
 
 
-class RevisionNotFound(NotFoundError):
+class RevisionNotFoundError(NotFoundError):
     """No such git revision, or the file did not exist at it."""
 
 
@@ -66,7 +79,7 @@ class ContentError(MemfsError, ValueError):
     """Content that memfs refuses to store: too large, binary, or not valid text."""
 
 
-class LockTimeout(MemfsError):
+class LockTimeoutError(MemfsError):
     """The vault lock could not be taken within the timeout."""
 
 
@@ -84,3 +97,40 @@ class SearchIndexError(MemfsError):
 
 class ToolCallError(MemfsError):
     """A memory-tool call that cannot be carried out; the message is written for the model."""
+
+
+class ContextWindowOverflowError(MemfsError):
+    """The model's context window overflowed and the manager could not free enough room.
+
+    Integrations map their SDK's overflow error onto this one (``from_exception``), so managers
+    see one type whatever the SDK.
+    """
+
+    @classmethod
+    def from_exception(cls, exc: BaseException) -> ContextWindowOverflowError:
+        """Wrap an SDK's overflow error (Strands' ContextWindowOverflowException, an HTTP 400 ...)."""
+        error = cls(f"context window overflow: {exc}")
+        error.__cause__ = exc
+        return error
+
+
+class ModelError(MemfsError):
+    """A model memfs called (a summarizer, an extractor) failed or gave an unusable answer."""
+
+
+class InvalidExtractionError(ModelError):
+    """An extractor model's answer is malformed or unsafe; nothing of it is applied."""
+
+
+class ScriptExhaustedError(ModelError):
+    """A ScriptedModel was called more times than it has replies."""
+
+
+class SessionError(MemfsError):
+    """A transcript could not be written (another program keeps replacing it)."""
+
+
+# Earlier names, kept so code written against them keeps working.
+MemoryNotFound = MemoryNotFoundError
+RevisionNotFound = RevisionNotFoundError
+LockTimeout = LockTimeoutError

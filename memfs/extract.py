@@ -14,10 +14,10 @@ import json
 import logging
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .errors import MemfsError
+from .errors import InvalidExtractionError
 
 if TYPE_CHECKING:
     from .models import Model
@@ -67,10 +67,6 @@ class Extractor(Protocol):
     def extract(self, messages: Sequence[Message], existing: Sequence[Memory]) -> list[Operation]:
         """Propose operations for ``messages``, given the most similar ``existing`` memories."""
         ...
-
-
-class InvalidExtraction(MemfsError):
-    """An extractor's answer was malformed or unsafe; nothing was written."""
 
 
 def normalize(text: str) -> str:
@@ -180,10 +176,9 @@ class ModelExtractor:
     model: Model
     prompt: str = DEFAULT_EXTRACTION_PROMPT
     max_operations: int = 20
-    log_rejections: list[str] = field(default_factory=list)
 
     def extract(self, messages: Sequence[Message], existing: Sequence[Memory]) -> list[Operation]:
-        """Operations from the model; InvalidExtraction if its answer is malformed or unsafe."""
+        """Operations from the model; InvalidExtractionError if its answer is malformed or unsafe."""
         shown = {str(m.id): m for m in existing if m.id}
         request = "NEW MESSAGES:\n" + "\n".join(json.dumps({"role": m.role, "text": m.text}) for m in messages)
         request += "\n\nEXISTING MEMORIES:\n" + "\n".join(
@@ -200,10 +195,10 @@ class ModelExtractor:
         try:
             data = json.loads(text)
         except ValueError as exc:
-            raise InvalidExtraction(f"the extractor's answer is not JSON: {exc}") from exc
+            raise InvalidExtractionError(f"the extractor's answer is not JSON: {exc}") from exc
         raw = data.get("operations") if isinstance(data, dict) else None
         if not isinstance(raw, list) or len(raw) > self.max_operations:
-            raise InvalidExtraction("the extractor's answer needs an 'operations' list of at most "
+            raise InvalidExtractionError("the extractor's answer needs an 'operations' list of at most "
                                     f"{self.max_operations} items")  # fmt: skip
         source = next((m.source for m in reversed(messages) if m.source), None)
         ops = [self._operation(entry, shown, source) for entry in raw]
@@ -212,26 +207,26 @@ class ModelExtractor:
     @staticmethod
     def _operation(entry: Any, shown: Mapping[str, Any], source: str | None) -> Operation:
         if not isinstance(entry, dict) or entry.get("op") not in OPS:
-            raise InvalidExtraction(f"an operation must be an object with op in {OPS}, got {entry!r:.100}")
+            raise InvalidExtractionError(f"an operation must be an object with op in {OPS}, got {entry!r:.100}")
         unknown = set(entry) - {"op", "text", "id", "title", "type", "tags"}
         if unknown:
-            raise InvalidExtraction(f"an operation has unknown fields {sorted(unknown)}")
+            raise InvalidExtractionError(f"an operation has unknown fields {sorted(unknown)}")
         op = entry["op"]
         text = entry.get("text", "")
         memory_id = entry.get("id")
         if op == "add" and memory_id is not None:
-            raise InvalidExtraction("an add operation must not name an id")
+            raise InvalidExtractionError("an add operation must not name an id")
         if op != "add" and (not isinstance(memory_id, str) or memory_id not in shown):
-            raise InvalidExtraction(f"{op} names {memory_id!r}, which is not one of the memories shown")
+            raise InvalidExtractionError(f"{op} names {memory_id!r}, which is not one of the memories shown")
         if op in ("add", "update"):
             if not isinstance(text, str) or not text.strip() or len(text) > MAX_TEXT or "\x00" in text:
-                raise InvalidExtraction(f"{op} needs a text of 1 to {MAX_TEXT} characters")
+                raise InvalidExtractionError(f"{op} needs a text of 1 to {MAX_TEXT} characters")
         for key in ("title", "type"):
             value = entry.get(key)
             if value is not None and (not isinstance(value, str) or len(value) > 100 or "\n" in value):
-                raise InvalidExtraction(f"{key} must be a short single line")
+                raise InvalidExtractionError(f"{key} must be a short single line")
         tags = entry.get("tags") or []
         if not isinstance(tags, list) or not all(isinstance(t, str) and t and "," not in t for t in tags):
-            raise InvalidExtraction("tags must be a list of strings without commas")
+            raise InvalidExtractionError("tags must be a list of strings without commas")
         return Operation(op, text.strip() if isinstance(text, str) else "", memory_id, entry.get("title"),
                          entry.get("type"), tuple(tags), source)  # fmt: skip

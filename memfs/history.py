@@ -10,6 +10,7 @@ machine with no ``user.name`` configured and never change any git config.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -20,7 +21,8 @@ from pathlib import Path
 
 import git
 
-from .errors import GitLockError, HistoryError, RevisionNotFound
+from .errors import GitLockError, HistoryError, RevisionNotFoundError
+from .layout import one_line
 
 log = logging.getLogger(__name__)
 
@@ -125,6 +127,23 @@ class GitHistory:
         """Stop GitPython's helper processes."""
         self.repo.close()
 
+    @property
+    def git_dir(self) -> Path:
+        """The repository's ``.git`` folder."""
+        return Path(self.repo.git_dir)
+
+    def configured_identity(self) -> Identity | None:
+        """The ``user.name`` and ``user.email`` git would use here (repository, then global), if both are set."""
+        try:
+            reader = self.repo.config_reader()
+            name = reader.get_value("user", "name", "")
+            email = reader.get_value("user", "email", "")
+        except Exception:  # no config, unreadable config: the caller falls back, never fails
+            return None
+        if name and email:
+            return Identity(str(name), str(email))
+        return None
+
     # -- writing ---------------------------------------------------------------
 
     def commit(
@@ -146,7 +165,7 @@ class GitHistory:
             return None
         full = message.rstrip() + "\n"
         if trailers:
-            full += "\n" + "".join(f"{k}: {_one_line(v)}\n" for k, v in trailers.items())
+            full += "\n" + "".join(f"{k}: {one_line(v)}\n" for k, v in trailers.items())
         env = _identity_env(author, committer or author)
         private = {"GIT_INDEX_FILE": str(self._index_file)}
         for attempt in range(3):
@@ -283,10 +302,10 @@ class GitHistory:
     def resolve(self, rev: str) -> str:
         """The full commit id of ``rev`` (a sha, a prefix, ``HEAD~2``, a branch...)."""
         if not isinstance(rev, str) or not rev or rev.startswith("-") or "\x00" in rev:
-            raise RevisionNotFound(f"{rev!r} is not a revision")
+            raise RevisionNotFoundError(f"{rev!r} is not a revision")
         out = self._git("rev-parse", "-q", "--verify", "--end-of-options", f"{rev}^{{commit}}", check=False)
         if not out.strip():
-            raise RevisionNotFound(f"no revision {rev!r} in this vault's history")
+            raise RevisionNotFoundError(f"no revision {rev!r} in this vault's history")
         return out.strip()
 
     def show(self, path: str, rev: str) -> bytes:
@@ -298,9 +317,21 @@ class GitHistory:
                 strip_newline_in_stdout=False,
             )
         except git.GitCommandError as exc:
-            raise RevisionNotFound(f"{path} did not exist at {rev}") from exc
+            raise RevisionNotFoundError(f"{path} did not exist at {rev}") from exc
         assert isinstance(data, bytes)
         return data
+
+    def show_following_renames(self, path: str, rev: str) -> bytes:
+        """The bytes of ``path`` at ``rev``, also when the file had another name at ``rev``."""
+        with contextlib.suppress(RevisionNotFoundError):
+            return self.show(path, rev)
+        self.resolve(rev)  # a bad revision is reported as such
+        for earlier in self.log(path):
+            for candidate in (earlier.path, earlier.old_path):
+                if candidate and candidate != path:
+                    with contextlib.suppress(RevisionNotFoundError):
+                        return self.show(candidate, rev)
+        raise RevisionNotFoundError(f"{path} did not exist at {rev}")
 
     def diff(self, path: str | None, rev_a: str, rev_b: str | None = None) -> str:
         """A unified diff of ``path`` (or the vault) from ``rev_a`` to ``rev_b`` (or the files)."""
@@ -412,7 +443,3 @@ def _chunks(items: Sequence[str]) -> Iterable[Sequence[str]]:
 def _stderr(exc: git.GitCommandError) -> str:
     err = exc.stderr if isinstance(exc.stderr, str) else (exc.stderr or b"").decode("utf-8", "replace")
     return " ".join(err.replace("stderr:", "").strip(" '\n").split()) or str(exc)
-
-
-def _one_line(value: str) -> str:
-    return " ".join(str(value).split())

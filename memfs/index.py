@@ -33,8 +33,10 @@ from whoosh.analysis import Analyzer, Token
 from whoosh.lang.porter import stem as porter_stem
 
 from . import transcript
-from .documents import Document, load_bytes
+from .documents import Document, load_bytes, normalize_time, tags_of, timestamp
 from .errors import DocumentError, SearchIndexError
+from .items import text_of
+from .layout import CONTENT_DIRS, is_transcript, split_memory_path
 
 log = logging.getLogger(__name__)
 
@@ -212,7 +214,7 @@ Progress = Callable[[int, int], None]
 class SearchIndex:
     """A Whoosh index over the Markdown files below ``root``'s content folders."""
 
-    CONTENT_DIRS = ("memories", "sessions")
+    CONTENT_DIRS = CONTENT_DIRS
 
     def __init__(self, root: Path, folder: Path, *, lock_timeout: float = 30.0) -> None:
         self.root = root
@@ -303,7 +305,7 @@ class SearchIndex:
         files are recorded as problems and kept out of search results. The caller holds the
         vault lock.
         """
-        known = self._known(None if paths is None else set(paths))
+        known = self.known(None if paths is None else set(paths))
         on_disk = dict(self.scan()) if paths is None else {p: st for p in paths if (st := self._stat(p))}
         report = SyncReport()
         todo = [p for p, st in on_disk.items() if known.get(p, (None,))[:2] != st]
@@ -338,7 +340,7 @@ class SearchIndex:
             log.warning("cannot read %s: %s", rel, exc)
             return
         sha = hashlib.sha256(data).hexdigest()
-        if rel.startswith("sessions/"):
+        if is_transcript(rel):
             self._index_transcript(writer, rel, st, data, sha, known.get(rel), report)
             return
         if known.get(rel, (None, None, None))[2] != sha:  # a touched file is not reported
@@ -395,7 +397,7 @@ class SearchIndex:
                 writer.add_document(**_with_terms({
                     "path": f"{rel}#{entry.n}", "kind": "message", "session": rel, "session_id": session_id,
                     "namespace": "",
-                    "title": role, "body": message_text(entry.item), "position": entry.n, "role": role,
+                    "title": role, "body": text_of(entry.item), "position": entry.n, "role": role,
                     "time": entry.time, "item": json.dumps(entry.item, ensure_ascii=False),
                 }))  # fmt: skip
         last = entries[-1].n if entries else first - 1
@@ -406,12 +408,10 @@ class SearchIndex:
 
     def _fields(self, rel: str, doc: Document, st: tuple[int, int], sha: str) -> dict[str, Any]:
         meta = doc.metadata
-        namespace = rel.split("/", 1)[1].rsplit("/", 1)[0] if rel.count("/") >= 2 else ""
+        namespace = split_memory_path(rel)[0]
         mtime = datetime.fromtimestamp(st[0] / 1e9, timezone.utc)
-        updated = normalize_time(meta.get("updated")) or _iso(mtime)
-        tags = [str(t) for t in meta.get("tags") or [] if isinstance(t, (str, int, float))]
-        if isinstance(meta.get("tags"), str):
-            tags = [t.strip() for t in meta["tags"].split(",") if t.strip()]
+        updated = normalize_time(meta.get("updated")) or timestamp(mtime)
+        tags = tags_of(meta.get("tags"))
         return _with_terms({
             "path": rel, "kind": "memory", "namespace": namespace,
             "id": str(meta["id"]) if meta.get("id") is not None else None,
@@ -454,7 +454,8 @@ class SearchIndex:
             return None
         return st.st_mtime_ns, st.st_size
 
-    def _known(self, only: set[str] | None) -> dict[str, tuple[Any, ...]]:
+    def known(self, only: set[str] | None = None) -> dict[str, tuple[Any, ...]]:
+        """The ``(mtime_ns, size, sha256)`` each indexed file (or each of ``only``) was built from."""
         reader = self._reader()
         if only is None:
             return {f["path"]: tuple(f["stat"]) for f in reader.all_stored_fields() if "stat" in f}
@@ -547,7 +548,7 @@ class SearchIndex:
             item = json.loads(stored["item"])
             hits.append(MessageHit(stored.get("session_id") or stored["session"], stored["session"],
                                    stored["position"], stored.get("role", ""),
-                                   round(float(score), 4), make_snippet(message_text(item), stems), item,
+                                   round(float(score), 4), make_snippet(text_of(item), stems), item,
                                    stored.get("time")))  # fmt: skip
         return hits
 
@@ -600,25 +601,6 @@ class SearchIndex:
         )  # fmt: skip
 
 
-def message_text(item: dict[str, Any]) -> str:
-    """The searchable text of a conversation item: its text parts, or its string values."""
-    found: list[str] = []
-
-    def walk(value: Any, key: str = "") -> None:
-        if isinstance(value, str):
-            if key not in ("type", "id", "call_id", "status", "role", "toolUseId", "tool_use_id"):
-                found.append(value)
-        elif isinstance(value, dict):
-            for k, v in value.items():
-                walk(v, k)
-        elif isinstance(value, list):
-            for v in value:
-                walk(v, key)
-
-    walk(item)
-    return "\n".join(found)
-
-
 def _with_terms(fields_: dict[str, Any]) -> dict[str, Any]:
     """Fill in the unstored ``ns`` terms and drop empty values before indexing."""
     namespace = fields_.get("namespace") or ""
@@ -662,20 +644,3 @@ def _bold(word: str) -> str:
     assert match is not None
     lead, core, trail = match.groups()
     return f"{lead}**{core}**{trail}" if core else word
-
-
-def normalize_time(value: Any) -> str | None:
-    """An ISO 8601 time as ``YYYY-MM-DDTHH:MM:SSZ`` in UTC; None if it is not one."""
-    if value is None or value == "":
-        return None
-    try:
-        moment = datetime.fromisoformat(str(value).strip().replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return _iso(moment)
-
-
-def _iso(moment: datetime) -> str:
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from .errors import MemfsError
+from .errors import InvalidArgumentError, ModelError, ScriptExhaustedError
 
 
 @dataclass(frozen=True)
@@ -31,21 +31,17 @@ class Reply:
     tool_calls: tuple[ToolCall, ...] = ()
 
 
-Message = Mapping[str, Any]
+ChatMessage = Mapping[str, Any]  # {"role": ..., "content": ...}, as a model is sent it
 
 
 @runtime_checkable
 class Model(Protocol):
     """Anything that completes a conversation: a provider's client wrapped, or a script."""
 
-    def complete(self, messages: Sequence[Message], *, system: str | None = None,
+    def complete(self, messages: Sequence[ChatMessage], *, system: str | None = None,
                  tools: Sequence[Mapping[str, Any]] = ()) -> Reply:  # fmt: skip
         """Answer the conversation so far; ``messages`` are ``{"role", "content"}`` mappings."""
         ...
-
-
-class ScriptExhaustedError(MemfsError):
-    """A scripted model was asked for more replies than it was given."""
 
 
 @dataclass
@@ -65,7 +61,7 @@ class ScriptedModel:
         self.replies = [r if isinstance(r, Reply) else Reply(r) for r in replies]
         self.calls = []
 
-    def complete(self, messages: Sequence[Message], *, system: str | None = None,
+    def complete(self, messages: Sequence[ChatMessage], *, system: str | None = None,
                  tools: Sequence[Mapping[str, Any]] = ()) -> Reply:  # fmt: skip
         """Return the next scripted reply."""
         self.calls.append({"messages": [dict(m) for m in messages], "system": system, "tools": list(tools)})
@@ -74,16 +70,9 @@ class ScriptedModel:
         return self.replies[len(self.calls) - 1]
 
 
-class ToolOutcome(Protocol):
-    """The result of running one tool call (``memfs.ToolResult`` is one)."""
-
-    text: str
-    is_error: bool
-
-
 def run_agent(
     model: Model,
-    messages: Sequence[Message],
+    messages: Sequence[ChatMessage],
     *,
     dispatch: Any,
     tools: Sequence[Mapping[str, Any]] = (),
@@ -95,7 +84,8 @@ def run_agent(
     Args:
         model: The model to ask.
         messages: The conversation so far.
-        dispatch: ``dispatch(name, arguments) -> ToolOutcome``, e.g. ``MemoryTools.dispatch``.
+        dispatch: ``dispatch(name, arguments)`` returning an object with ``text`` and ``is_error``,
+            e.g. ``MemoryTools.dispatch``.
         tools: The tool definitions shown to the model.
         system: The system prompt.
         max_steps: How many model calls at most.
@@ -105,7 +95,7 @@ def run_agent(
         (``{"role": "tool", "tool_call_id", "content", "is_error"}``).
     """
     if not isinstance(max_steps, int) or max_steps < 1:
-        raise ValueError(f"max_steps must be a positive integer, got {max_steps!r}")
+        raise InvalidArgumentError(f"max_steps must be a positive integer, got {max_steps!r}")
     conversation = [dict(m) for m in messages]
     for _ in range(max_steps):
         reply = model.complete(conversation, system=system, tools=tools)
@@ -120,4 +110,4 @@ def run_agent(
             outcome = dispatch(call.name, call.arguments)
             conversation.append({"role": "tool", "tool_call_id": call.id, "content": outcome.text,
                                  "is_error": outcome.is_error})  # fmt: skip
-    raise MemfsError(f"the agent made tool calls for {max_steps} steps without answering")
+    raise ModelError(f"the agent made tool calls for {max_steps} steps without answering")

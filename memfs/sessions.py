@@ -24,22 +24,20 @@ import time
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any
 
 from . import transcript
-from ._fs import atomic_write
-from .conversation import ConversationManager, View, tool_links
-from .errors import DocumentError, PathError
-from .index import MessageHit, message_text
+from .conversation import ConversationManager, Decision, View, read_view
+from .documents import timestamp
+from .engine import WriteEngine, engine_of
+from .errors import ConflictError, DocumentError, InvalidArgumentError, PathError, SessionError
+from .index import MessageHit
+from .layout import SESSIONS_DIR
 from .paths import clean_relpath, slugify
-
-if TYPE_CHECKING:
-    from .vault import Vault
 
 log = logging.getLogger(__name__)
 
-SESSIONS_DIR = "sessions"
 _SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,99}")
 COMMIT_POLICIES = ("turn", "manual", "close")
 RECOVERY_WINDOW = 1000  # how many of its latest entries a session can put back after a bad save
@@ -90,10 +88,10 @@ def read_info(root: Any, rel: str) -> SessionInfo | None:
 def keys_id(keys: Mapping[str, Any]) -> str:
     """A session id derived from context keys: the same keys always give the same id."""
     if not isinstance(keys, Mapping) or not keys:
-        raise ValueError("keys must be a non-empty mapping of names to values")
+        raise InvalidArgumentError("keys must be a non-empty mapping of names to values")
     for name, value in keys.items():
         if not isinstance(name, str) or not isinstance(value, (str, int, float, bool)):
-            raise ValueError(f"keys must map strings to plain values, got {name!r}: {value!r}")
+            raise InvalidArgumentError(f"keys must map strings to plain values, got {name!r}: {value!r}")
     canonical = json.dumps(dict(sorted(keys.items())), separators=(",", ":"), ensure_ascii=False)
     readable = "-".join(slugify(str(v), max_length=20) for _, v in sorted(keys.items()))[:60]
     return f"{readable}-{hashlib.sha256(canonical.encode()).hexdigest()[:10]}"
@@ -103,7 +101,7 @@ class MarkdownSession:
     """A conversation stored as a transcript file in a vault; an OpenAI Agents ``Session``.
 
     Args:
-        vault: The vault that holds the transcript.
+        vault: The vault that holds the transcript (``vault.session(...)`` passes it).
         session_id: The session's id (any string; unsafe ones are mapped to a safe file name).
         keys: Context keys recorded in the front matter (``{"user_id": "alice"}``).
         folder: A sub-folder of ``sessions/`` for the file.
@@ -114,13 +112,13 @@ class MarkdownSession:
             ``close`` (one commit when the session closes) or ``manual`` (call :meth:`commit`).
         metadata: More front-matter keys for a new transcript (a title, the date of the talk).
         manager: A conversation manager (``memfs.conversation``): ``items``/``get_items`` then return
-            its managed view, ``apply_management`` runs after every append, and :meth:`history`
-            still returns everything.
+            its managed view, its decision after every append is recorded in the transcript, and
+            :meth:`history` still returns everything.
     """
 
     def __init__(
         self,
-        vault: Vault,
+        vault: Any,
         session_id: str,
         *,
         keys: Mapping[str, Any] | None = None,
@@ -133,8 +131,10 @@ class MarkdownSession:
         if isinstance(commit, bool) or not (
             commit in COMMIT_POLICIES or (isinstance(commit, (int, float)) and commit > 0)
         ):
-            raise ValueError(f"commit must be one of {COMMIT_POLICIES} or a positive number of seconds, got {commit!r}")
-        self.vault = vault
+            raise InvalidArgumentError(
+                f"commit must be one of {COMMIT_POLICIES} or a positive number of seconds, got {commit!r}"
+            )
+        self.engine: WriteEngine = engine_of(vault)
         self.session_id = session_id
         self.path = session_file(session_id, folder)
         self.keys = dict(keys or {})
@@ -146,15 +146,14 @@ class MarkdownSession:
         self._recent: dict[int, tuple[Any, ...]] = {}
         self._dirty = False
         self._last_commit = 0.0
-        self._holding_commit = False
 
     def __repr__(self) -> str:
         return f"MarkdownSession({self.session_id!r}, path={self.path!r})"
 
     @property
-    def file(self) -> Any:
+    def file(self) -> Path:
         """The transcript's absolute path."""
-        return self.vault.root / self.path
+        return self.engine.root / self.path
 
     # -- the synchronous core ----------------------------------------------------
 
@@ -191,42 +190,41 @@ class MarkdownSession:
         return [e.item for e in entries]
 
     def append(self, items: Sequence[Mapping[str, Any]]) -> None:
-        """Add items at the end of the transcript (one write), then commit per the policy."""
+        """Add items at the end of the transcript (one write), then commit per the policy.
+
+        With a manager attached, its decision on the new view is recorded in the same commit.
+        """
         items = list(items)
         for item in items:
             if not isinstance(item, Mapping):
-                raise TypeError(f"session items must be mappings, got {type(item).__name__}")
+                raise InvalidArgumentError(f"session items must be mappings, got {type(item).__name__}")
             json.dumps(item)  # a clear TypeError now rather than a broken file later
         if not items:
             return
-        with self.vault.locked():
+        with self.engine.locked():
             self._ensure_file()
-            now = _now()
+            now = timestamp()
             self._write_entries([(json.loads(json.dumps(item)), now) for item in items])
             if self.manager is not None:
-                self._holding_commit = True
-                try:
-                    self.manager.apply_management(self)
-                finally:
-                    self._holding_commit = False
+                decision = self.manager.apply_management(self.view())
+                if decision is not None:
+                    self._write_decision(decision)
             self._changed(f"session: {self.session_id} +{len(items)} message{'s' if len(items) > 1 else ''}")
 
     def pop(self) -> dict[str, Any] | None:
         """Remove and return the last item (None if the session is empty); truncates the file."""
-        with self.vault.locked():
+        with self.engine.locked():
             if not self.file.exists():
                 return None
             self._write_entries([])  # put back what a bad save dropped before removing anything
-            fd = os.open(self.file, os.O_RDWR)
+            fd = os.open(self.file, os.O_RDONLY)
             try:
                 entries, _ = _last_items(fd, 1)
-                if not entries:
-                    return None
-                os.ftruncate(fd, entries[-1].offset)
-                if self.vault.durable:
-                    os.fsync(fd)
             finally:
                 os.close(fd)
+            if not entries:
+                return None
+            self.engine.truncate(self.path, entries[-1].offset)
             self._last_n = entries[-1].n - 1
             self._recent.pop(entries[-1].n, None)
             self._changed(f"session: {self.session_id} -1 message")
@@ -234,23 +232,22 @@ class MarkdownSession:
 
     def clear(self) -> None:
         """Remove every item; the transcript keeps its front matter (and its history in git)."""
-        with self.vault.locked():
+        with self.engine.locked():
             if not self.file.exists():
                 return
             data = self.file.read_bytes()
             head = data[: transcript.parse(data, path=self.path).body_offset]
-            atomic_write(self.file, head, durable=self.vault.durable)
+            self.engine.replace(self.path, head)
             self._last_n = 0
             self._recent.clear()
             self._changed(f"session: {self.session_id} cleared")
 
     def commit(self) -> str | None:
         """Commit the transcript now (for the ``manual``, ``close`` and interval policies)."""
-        with self.vault.locked():
+        with self.engine.locked():
             self._dirty = False
             self._last_commit = time.monotonic()
-            return self.vault._commit_now([self.path], f"session: {self.session_id}",
-                                          self._trailers())  # fmt: skip
+            return self.engine.commit([self.path], f"session: {self.session_id}", self._trailers())
 
     def close(self) -> None:
         """Commit what the ``close`` or interval policy held back."""
@@ -275,8 +272,7 @@ class MarkdownSession:
 
     def search(self, query: str, k: int = 10) -> list[MessageHit]:
         """The messages of this session most relevant to ``query``."""
-        self.vault.flush_index()
-        return self.vault.index.search_messages(query, k=k, session=self.path)
+        return self.engine.search_messages(query, k=k, session=self.path)
 
     def context_for(self, query: str, *, relevant: int = 5, recent: int = 10) -> list[dict[str, Any]]:
         """Past messages relevant to ``query`` plus the recent window, without duplicates, in order."""
@@ -308,67 +304,57 @@ class MarkdownSession:
     # -- conversation management ------------------------------------------------
 
     def view(self) -> View:
-        """The managed view, rebuilt from the transcript.
-
-        It reads back only to the newest ``window`` or ``summary`` entry a manager wrote.
-        """
+        """The managed view, rebuilt from the transcript (see :func:`memfs.conversation.read_view`)."""
         try:
             fd = os.open(self.file, os.O_RDONLY)
         except FileNotFoundError:
             return View()
         try:
-            count = 64
-            while True:  # read back to the newest manager entry, and to the first item it keeps
-                entries, _, _ = transcript.read_tail(fd, count)
-                marks = [e for e in entries if e.kind in ("window", "summary")]
-                start = int(marks[-1].meta.get("start", 1)) if marks else 1
-                if (marks and entries[0].n <= start) or len(entries) < count or entries[0].n <= 1:
-                    break
-                count *= 4
+            return read_view(fd)
         finally:
             os.close(fd)
-        view = View(next_position=entries[-1].n + 1 if entries else 1)
-        record = marks[-1] if marks else None
-        if record is not None:
-            view.removed = int(record.meta.get("removed", 0))
-            view.truncated = {int(k): int(v) for k, v in (record.meta.get("truncated") or {}).items()}
-            if record.kind == "summary":
-                view.summary = message_text(record.item)
-                first, last = record.meta.get("range", (1, 1))
-                view.summary_range = (int(first), int(last))
-                view.items = [record.item]
-        for entry in entries:
-            if entry.kind == "truncate" and (record is None or entry.n > record.n):
-                view.truncated[int(entry.meta["position"])] = int(entry.meta.get("keep", 200))
-        opened: set[str] = set()
-        for entry in entries:
-            if entry.kind == "item" and entry.n >= start:
-                calls, results = tool_links(entry.item)
-                if results - opened:  # its call was cut before it arrived: leave both out of the view
-                    continue
-                opened |= calls
-                view.items.append(_shortened(entry.item, view.truncated.get(entry.n)))
-                view.positions.append(entry.n)
-        return view
 
-    def record_context(self, kind: str, meta: Mapping[str, Any], *, text: str,
-                       item: Mapping[str, Any] | None = None) -> None:  # fmt: skip
-        """Write a conversation manager's entry (``window``, ``summary``, ``truncate``) into the file."""
-        if kind not in ("window", "summary", "truncate"):
-            raise ValueError(f"unknown kind of manager entry {kind!r}")
-        record = dict(meta)
-        if kind != "truncate":
-            current = self.view()
-            start = int(record.get("start", 1))
-            record["truncated"] = {str(p): k for p, k in current.truncated.items() if p >= start}
-        entry = dict(item) if item is not None else {"role": "user" if kind == "summary" else "memfs", "content": text}
-        with self.vault.locked():
+    def apply_management(self) -> Decision | None:
+        """Ask the manager for a decision on the current view and record it (what every append does)."""
+        manager = self._manager()
+        with self.engine.locked():
+            decision = manager.apply_management(self.view())
+            if decision is not None:
+                self.record(decision)
+            return decision
+
+    def reduce_context(self, error: BaseException | None = None) -> Decision:
+        """On a context overflow: ask the manager to free room and record its decision.
+
+        Raises:
+            ContextWindowOverflowError: The manager cannot free any more room.
+        """
+        manager = self._manager()
+        with self.engine.locked():
+            decision = manager.reduce_context(self.view(), error)
+            self.record(decision)
+            return decision
+
+    def restore_manager(self) -> list[dict[str, Any]]:
+        """Rebuild the manager's state from the transcript alone; returns the managed view."""
+        return self._manager().restore(self.view())
+
+    def record(self, decision: Decision) -> None:
+        """Write a manager's decision into the transcript and commit it per the policy."""
+        with self.engine.locked():
             self._ensure_file()
-            self._write_entries([(entry, _now(), kind, record)])
-            if not self._holding_commit:
-                self._changed(f"session: {self.session_id} {kind}")
+            self._write_decision(decision)
+            self._changed(f"session: {self.session_id} {decision.kind}")
 
     # -- helpers ---------------------------------------------------------------------
+
+    def _manager(self) -> ConversationManager:
+        if self.manager is None:
+            raise InvalidArgumentError(f"session {self.session_id!r} has no conversation manager")
+        return self.manager
+
+    def _write_decision(self, decision: Decision) -> None:
+        self._write_entries([(decision.entry_item(), timestamp(), decision.kind, dict(decision.meta))])
 
     def _resolve_limit(self, limit: int | None) -> int | None:
         if limit is None and self.session_settings is not None:
@@ -376,18 +362,17 @@ class MarkdownSession:
             if isinstance(self.session_settings, Mapping):
                 limit = self.session_settings.get("limit")
         if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool)):
-            raise TypeError(f"limit must be an integer or None, got {limit!r}")
+            raise InvalidArgumentError(f"limit must be an integer or None, got {limit!r}")
         return limit
 
     def _ensure_file(self) -> None:
         if self.file.exists():
             return
-        meta: dict[str, Any] = {"session_id": self.session_id, "created": _now()}
+        meta: dict[str, Any] = {"session_id": self.session_id, "created": timestamp()}
         if self.keys:
             meta["keys"] = self.keys
         meta.update({k: v for k, v in self.metadata.items() if k not in ("memfs", "session_id")})
-        self.file.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(self.file, transcript.new_head(meta).encode("utf-8"), durable=self.vault.durable)
+        self.engine.replace(self.path, transcript.new_head(meta).encode("utf-8"))
         self._last_n = 0
 
     def _count(self) -> int:
@@ -407,51 +392,46 @@ class MarkdownSession:
         An editor that read the transcript before an append and saves after it (writing a new file
         and renaming it over) writes the file back without the new entries. The session remembers
         the entries it appended lately and puts back those the file no longer has. If the file is
-        replaced while this runs, the write went to the old file, and it is done again.
+        replaced while this runs, the engine refuses the append, and it is done again.
         """
         for _ in range(20):
-            fd = os.open(self.file, os.O_RDWR | os.O_APPEND)
+            fd = os.open(self.file, os.O_RDONLY)
             try:
                 before = os.fstat(fd)
                 entries, _, _ = transcript.read_tail(fd, 1)
-                on_disk = entries[-1].n if entries else 0
-                lost: list[tuple[Any, ...]] = []
-                if self._last_n is not None and on_disk < self._last_n:
-                    missing = range(on_disk + 1, self._last_n + 1)
-                    lost = [self._recent[n] for n in missing if n in self._recent]
-                    log.warning("%s: putting back %d messages that another program's save dropped%s", self.path,
-                                len(lost), "" if len(lost) == len(missing) else f" ({len(missing) - len(lost)} "
-                                "are too old to restore)")  # fmt: skip
-                batch = lost + new
-                data = b"".join(_render(entry, on_disk + 1 + i) for i, entry in enumerate(batch))
-                if data:
-                    os.write(fd, data)
-                    if self.vault.durable:
-                        os.fdatasync(fd)
             finally:
                 os.close(fd)
-            try:
-                now = os.stat(self.file)
-            except FileNotFoundError:
-                now = None
-            if now is not None and (now.st_ino, now.st_dev) == (before.st_ino, before.st_dev):
-                self._last_n = on_disk + len(batch)
-                for i, entry in enumerate(batch):
-                    self._recent[on_disk + 1 + i] = entry
-                for old in [n for n in self._recent if n <= self._last_n - RECOVERY_WINDOW]:
-                    del self._recent[old]
-                self.vault._mark_pending([self.path])
-                return self._last_n
-            log.warning("%s was replaced during an append; appending again", self.path)
-            self._ensure_file()
-        raise OSError(f"{self.path} keeps being replaced by another program; could not append")
+            on_disk = entries[-1].n if entries else 0
+            lost: list[tuple[Any, ...]] = []
+            if self._last_n is not None and on_disk < self._last_n:
+                missing = range(on_disk + 1, self._last_n + 1)
+                lost = [self._recent[n] for n in missing if n in self._recent]
+                log.warning("%s: putting back %d messages that another program's save dropped%s", self.path,
+                            len(lost), "" if len(lost) == len(missing) else f" ({len(missing) - len(lost)} "
+                            "are too old to restore)")  # fmt: skip
+            batch = lost + new
+            data = b"".join(_render(entry, on_disk + 1 + i) for i, entry in enumerate(batch))
+            if data:
+                try:
+                    self.engine.append(self.path, data, expect=(before.st_ino, before.st_size))
+                except (ConflictError, FileNotFoundError):
+                    log.warning("%s was replaced during an append; appending again", self.path)
+                    self._ensure_file()
+                    continue
+            self._last_n = on_disk + len(batch)
+            for i, entry in enumerate(batch):
+                self._recent[on_disk + 1 + i] = entry
+            for old in [n for n in self._recent if n <= self._last_n - RECOVERY_WINDOW]:
+                del self._recent[old]
+            return self._last_n
+        raise SessionError(f"{self.path} keeps being replaced by another program; could not append")
 
     def _changed(self, message: str) -> None:
-        self.vault._mark_pending([self.path])
+        self.engine.mark_pending([self.path])
         policy = self.commit_policy
         due = not isinstance(policy, str) and time.monotonic() - self._last_commit >= policy
         if policy == "turn" or due:
-            self.vault._commit_now([self.path], message, self._trailers())
+            self.engine.commit([self.path], message, self._trailers())
             self._last_commit = time.monotonic()
             self._dirty = False
         else:
@@ -461,7 +441,7 @@ class MarkdownSession:
         return {"Memfs-Op": "session", "Memfs-Session": self.session_id}
 
 
-def _last_items(fd: int, count: int | None) -> tuple[list[transcript.Entry], list[transcript.Problem]]:
+def _last_items(fd: int, count: int | None) -> tuple[list[transcript.Entry], list[transcript.BrokenEntry]]:
     """The last ``count`` conversation items (all with None), reading back past manager entries."""
     if count is None:
         entries, problems, _ = transcript.read_tail(fd, None)
@@ -479,19 +459,3 @@ def _render(entry: tuple[Any, ...], n: int) -> bytes:
     item, time_ = entry[0], entry[1]
     kind, meta = (entry[2], entry[3]) if len(entry) > 2 else ("item", None)
     return transcript.render_entry(item, n, time_, kind=kind, meta=meta)
-
-
-def _shortened(item: dict[str, Any], keep: int | None) -> dict[str, Any]:
-    """A tool result cut down to ``keep`` characters, for the view only."""
-    if keep is None:
-        return item
-    text = json.dumps(item, ensure_ascii=False)
-    note = f"[tool result shortened for the context window: first {keep} of {len(text)} characters] "
-    for key in ("output", "content"):
-        if isinstance(item.get(key), str):
-            return {**item, key: note + item[key][:keep]}
-    return {**item, "content": note + text[:keep]} if "content" in item else item
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -1,4 +1,10 @@
-"""Memories of one namespace: add, get, update, delete, move, list, search, history, restore."""
+"""Memories of one namespace: every rule of a memory file, in one place.
+
+:class:`MemoryStore` is the one way memfs writes a memory: the library, the agent tools and the
+CLI all go through it. It names files (slugs, no two names that differ only in case), stamps
+``id``, ``created`` and ``updated``, checks content and tags, and commits through the write
+engine with trailers that say what happened.
+"""
 
 from __future__ import annotations
 
@@ -8,18 +14,22 @@ import secrets
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .documents import Document, load_bytes
-from .errors import AlreadyExistsError, DocumentError, MemoryNotFound
+from .documents import Document, dumps, load_bytes, loads, normalize_time, tags_of, timestamp
+from .engine import MAX_CONTENT_BYTES, WriteEngine, engine_of
+from .errors import (
+    AlreadyExistsError,
+    ContentError,
+    DocumentError,
+    InvalidArgumentError,
+    MemoryNotFoundError,
+    PathError,
+)
 from .history import Revision
-from .index import Hit, normalize_time
-from .paths import clean_memory_path, slugify
-from .vault import label
-
-if TYPE_CHECKING:
-    from .vault import Vault
+from .index import Hit
+from .layout import in_namespace, label, memory_path, name_in, namespace_prefix
+from .paths import clean_memory_path, clean_relpath, slugify
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _RESERVED_KEYS = ("id", "created", "updated")
@@ -31,17 +41,22 @@ class Memory:
 
     Attributes:
         namespace: The namespace it belongs to (``users/alice``).
-        path: Its path inside the namespace (``window-seats.md``).
+        name: Its path inside the namespace (``window-seats.md``).
         metadata: The whole front matter, in file order.
         body: The Markdown body, byte for byte.
         title: The ``title`` key, else the first heading, else the file name.
     """
 
     namespace: str
-    path: str
+    name: str
     metadata: dict[str, Any]
     body: str
     title: str
+
+    @property
+    def path(self) -> str:
+        """The vault path (``memories/users/alice/window-seats.md``), as search hits and git name it."""
+        return memory_path(self.namespace, self.name)
 
     @property
     def id(self) -> str | None:
@@ -58,7 +73,7 @@ class Memory:
     @property
     def tags(self) -> tuple[str, ...]:
         """The tags, as a tuple of strings."""
-        return _tags(self.metadata.get("tags"))
+        return tags_of(self.metadata.get("tags"))
 
     @property
     def created(self) -> str | None:
@@ -76,27 +91,22 @@ class Memory:
         value = self.metadata.get("source")
         return None if value is None else str(value)
 
-    @property
-    def vault_path(self) -> str:
-        """The path relative to the vault (``memories/users/alice/window-seats.md``)."""
-        return f"memories/{self.namespace}/{self.path}"
-
 
 class MemoryStore:
     """The memories of one namespace of a vault. Get one with ``vault.memories("users/alice")``.
 
-    A memory is named by its id (``mem_...``) or by its path inside the namespace
+    A memory is named by its id (``mem_...``) or by its name inside the namespace
     (``window-seats.md``); every method that takes ``ref`` accepts either.
     """
 
-    def __init__(self, vault: Vault, namespace: str) -> None:
-        self.vault = vault
+    def __init__(self, vault: Any, namespace: str) -> None:
+        self.engine: WriteEngine = engine_of(vault)
         self.namespace = namespace
 
     def __repr__(self) -> str:
         return f"MemoryStore({self.namespace!r})"
 
-    # -- writing -------------------------------------------------------------
+    # -- writing memories ------------------------------------------------------
 
     def add(
         self,
@@ -116,7 +126,7 @@ class MemoryStore:
             title: A short title; the file name is made from it (or from the body).
             tags: Tags for filtering and search.
             type: ``fact``, ``preference``, ``event``, ``instruction``, ``note``, ...
-            path: An explicit file path inside the namespace instead of a slug of the title.
+            path: An explicit name inside the namespace instead of a slug of the title.
             metadata: More front-matter keys, kept in the given order.
             source: Provenance: where the memory was learned.
 
@@ -128,8 +138,8 @@ class MemoryStore:
         extra = dict(metadata or {})
         for key in _RESERVED_KEYS:
             if key in extra:
-                raise ValueError(f"{key!r} is maintained by memfs and cannot be set in metadata")
-        now = _now()
+                raise InvalidArgumentError(f"{key!r} is maintained by memfs and cannot be set in metadata")
+        now = timestamp()
         meta: dict[str, Any] = {"id": new_id()}
         for key, value in (("title", title), ("type", type)):
             if value is not None:
@@ -141,15 +151,14 @@ class MemoryStore:
             meta["source"] = _check_text("source", source)
         meta.update(extra)
         doc = Document.new(meta, body if body.endswith("\n") or not body else body + "\n")
-        with self.vault.locked():
+        with self.engine.locked():
             if path is None:
                 rel = self._free_path(slugify(title or _first_line(body)))
-                create = True
             else:
-                rel = self._vault_path(path)
-                create = True
-            self.vault.write(rel, doc, message=f"memory: create {label(rel)}",
-                             trailers={"Memfs-Op": "create", "Memfs-Id": meta["id"]}, create=create)  # fmt: skip
+                rel = self._vault_path(clean_memory_path(path))
+                self._check_case_clash(rel)
+            self.engine.write(rel, doc, message=f"memory: create {label(rel)}",
+                              trailers={"Memfs-Op": "create", "Memfs-Id": meta["id"]}, create=True)  # fmt: skip
         return self._memory(rel, doc)
 
     def update(
@@ -170,7 +179,7 @@ class MemoryStore:
         changes: dict[str, Any] = dict(metadata or {})
         for key in _RESERVED_KEYS[:2]:
             if key in changes:
-                raise ValueError(f"{key!r} is maintained by memfs and cannot be changed")
+                raise InvalidArgumentError(f"{key!r} is maintained by memfs and cannot be changed")
         for key, value in (("title", title), ("type", type)):
             if value is not None:
                 changes[key] = _check_text(key, value)
@@ -178,71 +187,209 @@ class MemoryStore:
             changes["tags"] = list(_check_tags(tags))
         if body is not None:
             _check_text("body", body)
-        with self.vault.locked():
-            rel = self._resolve(ref)
-            raw = self.vault.read_bytes(rel)
+        with self.engine.locked():
+            rel = self.resolve(ref)
+            raw = self.engine.read_bytes(rel)
             doc = load_bytes(raw, path=rel)
             if body is not None:
                 doc = doc.with_body(body)
-            doc = doc.with_metadata({**changes, "updated": _now()}, remove=remove)
-            self.vault.write(rel, doc, message=f"memory: update {label(rel)}",
-                             trailers=self._trailers("update", doc), create=False, expect=raw)  # fmt: skip
+            doc = doc.with_metadata({**changes, "updated": timestamp()}, remove=remove)
+            self.engine.write(rel, doc, message=f"memory: update {label(rel)}",
+                              trailers=_trailers("update", doc), create=False, expect=raw)  # fmt: skip
         return self._memory(rel, doc)
 
-    def delete(self, ref: str) -> None:
+    def delete(self, ref: str, *, trailers: Mapping[str, str] | None = None) -> None:
         """Delete a memory (it stays in git history and can be restored)."""
-        with self.vault.locked():
-            rel = self._resolve(ref)
-            self.vault.delete(rel, message=f"memory: delete {label(rel)}",
-                              trailers={"Memfs-Op": "delete"})  # fmt: skip
+        with self.engine.locked():
+            rel = self.resolve(ref)
+            self.engine.delete(rel, message=f"memory: delete {label(rel)}",
+                               trailers={"Memfs-Op": "delete", **(trailers or {})})  # fmt: skip
 
-    def move(self, ref: str, new_path: str) -> Memory:
+    def move(self, ref: str, new_name: str, *, trailers: Mapping[str, str] | None = None) -> Memory:
         """Rename a memory inside the namespace; its id and content are kept."""
-        with self.vault.locked():
-            rel = self._resolve(ref)
-            dest = self._vault_path(new_path)
+        with self.engine.locked():
+            rel = self.resolve(ref)
+            dest = self._vault_path(clean_memory_path(new_name))
             if dest == rel:
-                return self.get(rel[len(self._prefix) :])
-            self.vault.move(rel, dest, message=f"memory: move {label(rel)} -> "
-                            f"{label(dest)}", trailers={"Memfs-Op": "move"})  # fmt: skip
-            return self._memory(dest, self.vault.read(dest))
+                return self._memory(rel, self.engine.read(rel))
+            self._move_file(rel, dest, trailers)
+            return self._memory(dest, self.engine.read(dest))
 
-    def restore(self, ref: str, rev: str) -> Memory:
+    def restore(self, ref: str, rev: str, *, trailers: Mapping[str, str] | None = None) -> Memory:
         """Bring a memory back as it was at revision ``rev``, as a new commit.
 
-        ``ref`` may name a deleted memory by its path.
+        ``ref`` may name a deleted memory by its name.
         """
-        with self.vault.locked():
-            rel = self._resolve(ref, allow_missing=True)
-            self.vault.restore(rel, rev)
-            return self._memory(rel, self.vault.read(rel))
+        with self.engine.locked():
+            rel = self.resolve(ref, allow_missing=True)
+            self.restore_file(name_in(rel, self.namespace), rev, trailers=trailers)
+            return self._memory(rel, self.engine.read(rel))
+
+    # -- writing any file of the namespace (what file-style tools do) --------------------
+
+    def write_text(
+        self,
+        name: str,
+        text: str,
+        *,
+        create: bool,
+        expect: bytes | None = None,
+        before: str | None = None,
+        max_bytes: int = MAX_CONTENT_BYTES,
+        trailers: Mapping[str, str] | None = None,
+    ) -> str:
+        """Write a file of the namespace from its whole text and commit it; returns what was written.
+
+        A Markdown file is a memory: its front matter is checked and ``id``, ``created`` and
+        ``updated`` are kept up to date (see :meth:`stamp`). Any other file is written as given.
+        A person's edit of the file that is not committed yet is committed as theirs first, so
+        this commit carries only this change.
+
+        Args:
+            name: The file's name inside the namespace (sub-folders allowed).
+            text: Its whole new text.
+            create: True for a new file (a name that differs from an existing one only in case
+                is refused); False to replace an existing one.
+            expect: The bytes the caller read; if the file differs now, ConflictError.
+            before: The text the caller edited, if this is an edit of it (see :meth:`stamp`).
+            max_bytes: The largest file allowed, its front matter included.
+            trailers: More commit trailers (the tool, the session).
+        """
+        rel = self._vault_path(clean_relpath(name))
+        with self.engine.locked():
+            if create:
+                self._check_case_clash(rel)
+            final = self.stamp(text, name=name, creating=create, before=before, max_bytes=max_bytes)
+            op = "create" if create else "update"
+            if not create:
+                self.engine.commit_outside_edits([rel])
+            doc_trailers = {"Memfs-Op": op, **(trailers or {})}
+            self.engine.write(rel, final, message=f"memory: {op} {label(rel)}", create=create, expect=expect,
+                              trailers=doc_trailers)  # fmt: skip
+        return final
+
+    def stamp(self, text: str, *, name: str = ".md", creating: bool, before: str | None = None,
+              max_bytes: int = MAX_CONTENT_BYTES) -> str:  # fmt: skip
+        """``text`` checked as a file's content and, for a memory, with ``id``/``created``/``updated`` kept.
+
+        Raises:
+            ContentError: Not text, NUL bytes, a lone surrogate, over ``max_bytes``, invalid front
+                matter, or an edit of ``before`` that would remove the closing ``---`` of its
+                front matter.
+        """
+        if not isinstance(text, str):
+            raise ContentError(f"content must be text (str), got {type(text).__name__}")
+        if "\x00" in text:
+            raise ContentError("The content contains NUL bytes; memories are text, not binary data.")
+        try:
+            size = len(text.encode("utf-8"))
+        except UnicodeEncodeError:
+            raise ContentError("The content is not valid Unicode text (it has a lone surrogate).") from None
+        if size > max_bytes:
+            raise ContentError(f"The content is {size} bytes; the limit for a memory file is {max_bytes} bytes.")
+        if not name.endswith(".md"):
+            return text
+        try:
+            doc = loads(text)
+        except DocumentError as exc:
+            raise ContentError(f"The front matter would be invalid: {exc.reason}.") from None
+        if before is not None and not doc.has_front_matter and front_matter_lines(before):
+            raise ContentError("The edit would remove the closing --- of the front matter; keep the front "
+                               "matter's fences as they are.")  # fmt: skip
+        now = timestamp()
+        stamps: dict[str, Any] = {}
+        if doc.metadata.get("id") is None:
+            stamps["id"] = new_id()
+        if "created" not in doc.metadata:
+            stamps["created"] = now
+        stamps["updated"] = now
+        doc = doc.with_metadata(stamps) if doc.has_front_matter else Document.new(stamps, doc.body)
+        stamped = dumps(doc)
+        if len(stamped.encode("utf-8")) > max_bytes:
+            raise ContentError(f"The content with its front matter exceeds the limit of {max_bytes} bytes.")
+        return stamped
+
+    def delete_file(self, name: str, *, trailers: Mapping[str, str] | None = None) -> None:
+        """Delete any file of the namespace by name (a memory or not) and commit it."""
+        rel = self._vault_path(clean_relpath(name))
+        self.engine.delete(rel, message=f"memory: delete {label(rel)}",
+                           trailers={"Memfs-Op": "delete", **(trailers or {})})  # fmt: skip
+
+    def delete_folder(self, name: str, *, trailers: Mapping[str, str] | None = None) -> None:
+        """Delete a sub-folder of the namespace and every file in it, in one commit."""
+        rel = self._vault_path(clean_relpath(name)) if name else memory_path(self.namespace)
+        folder = self.engine.root / rel
+        with self.engine.batch(f"memory: delete {label(rel)}/", trailers={"Memfs-Op": "delete", **(trailers or {})}):
+            for file_rel in self._files_under(rel):
+                self.engine.delete(file_rel, message=f"memory: delete {label(file_rel)}")
+        if folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
+
+    def move_file(self, name: str, new_name: str, *, into: MemoryStore | None = None,
+                  trailers: Mapping[str, str] | None = None) -> None:  # fmt: skip
+        """Rename any file of the namespace (never over an existing one) and commit it.
+
+        ``into`` moves it to another namespace of the same vault (``new_name`` is then a name there).
+        """
+        rel, dest = self._vault_path(clean_relpath(name)), (into or self)._vault_path(clean_relpath(new_name))
+        with self.engine.locked():
+            if dest.casefold() != rel.casefold():
+                self._check_case_clash(dest)
+            self._move_file(rel, dest, trailers)
+
+    def move_folder(self, name: str, new_name: str, *, into: MemoryStore | None = None,
+                    trailers: Mapping[str, str] | None = None) -> None:  # fmt: skip
+        """Rename a sub-folder of the namespace with every file in it, in one commit (``into``: as move_file)."""
+        rel, dest = self._vault_path(clean_relpath(name)), (into or self)._vault_path(clean_relpath(new_name))
+        if dest.startswith(rel + "/"):
+            raise AlreadyExistsError(f"cannot move {label(rel)} into itself ({label(dest)})")
+        with self.engine.locked():
+            if dest.casefold() != rel.casefold():
+                self._check_case_clash(dest)
+            message = f"memory: move {label(rel)} -> {label(dest)}"
+            with self.engine.batch(message, trailers={"Memfs-Op": "move", **(trailers or {})}):
+                for file_rel in self._files_under(rel):
+                    moved = dest + file_rel[len(rel) :]
+                    self.engine.move(file_rel, moved, message=f"memory: move {label(file_rel)}")
+
+    def restore_file(self, name: str, rev: str, *, trailers: Mapping[str, str] | None = None) -> None:
+        """Bring any file of the namespace back as it was at ``rev`` (a memory or not), as a new commit."""
+        rel = self._vault_path(clean_relpath(name))
+        with self.engine.locked():
+            if not os.path.lexists(self.engine.root / rel):
+                self._check_case_clash(rel)
+            self.engine.restore(rel, rev, trailers=dict(trailers or {}))
+
+    def _move_file(self, rel: str, dest: str, trailers: Mapping[str, str] | None) -> None:
+        self.engine.move(rel, dest, message=f"memory: move {label(rel)} -> {label(dest)}",
+                         trailers={"Memfs-Op": "move", **(trailers or {})})  # fmt: skip
 
     # -- reading -------------------------------------------------------------
 
     def get(self, ref: str) -> Memory:
-        """The memory with this id or path; MemoryNotFound if there is none."""
-        rel = self._resolve(ref)
-        return self._memory(rel, self.vault.read(rel))
+        """The memory with this id or name; MemoryNotFoundError if there is none."""
+        rel = self.resolve(ref)
+        return self._memory(rel, self.engine.read(rel))
 
     def __contains__(self, ref: object) -> bool:
         if not isinstance(ref, str):
             return False
         try:
-            self._resolve(ref)
-        except (MemoryNotFound, ValueError):
+            self.resolve(ref)
+        except (MemoryNotFoundError, PathError):
             return False
         return True
 
     def list(self, *, type: str | None = None, tag: str | None = None) -> builtins.list[Memory]:
-        """Every memory of the namespace (sub-folders included), sorted by path.
+        """Every memory of the namespace (sub-folders included), sorted by name.
 
         Malformed files are skipped (see ``vault.problems()``).
         """
         memories = []
-        for rel, _ in sorted(self._scan()):
+        for rel in self.engine.files(namespace_prefix(self.namespace)):
             try:
-                memory = self._memory(rel, self.vault.read(rel))
-            except (DocumentError, MemoryNotFound):
+                memory = self._memory(rel, self.engine.read(rel))
+            except (DocumentError, MemoryNotFoundError):
                 continue
             if type is not None and memory.type != type:
                 continue
@@ -272,65 +419,68 @@ class MemoryStore:
             since: Only memories updated at or after this ISO 8601 time.
             until: Only memories updated at or before this ISO 8601 time.
         """
-        return self.vault.search(query, k=k, namespace=self.namespace, type=type, tags=tags,
-                                 since=since, until=until)  # fmt: skip
+        return self.engine.search(query, k=k, namespace=self.namespace, type=type, tags=list(tags),
+                                  since=since, until=until)  # fmt: skip
 
     def history(self, ref: str) -> builtins.list[Revision]:
         """The commits that changed this memory, newest first, followed across renames."""
-        rel = self._resolve(ref, allow_missing=True)
-        return self.vault.log(rel)
+        rel = self.resolve(ref, allow_missing=True)
+        return self.engine.history.log(rel)
 
     def show(self, ref: str, rev: str) -> Memory:
         """The memory as it was at revision ``rev``."""
-        rel = self._resolve(ref, allow_missing=True)
-        data = self.vault._content_at(rel, rev)
+        rel = self.resolve(ref, allow_missing=True)
+        data = self.engine.history.show_following_renames(rel, rev)
         return self._memory(rel, load_bytes(data, path=rel))
+
+    def resolve(self, ref: str, *, allow_missing: bool = False) -> str:
+        """The vault path of a memory named by id or by name; MemoryNotFoundError if there is none.
+
+        A name may carry the namespace's vault prefix (``memories/users/alice/x.md``).
+        ``allow_missing`` accepts the name of a file that does not exist (a deleted memory).
+        """
+        if not isinstance(ref, str) or not ref:
+            raise MemoryNotFoundError(f"a memory is named by its id or path, got {ref!r}")
+        if ref.endswith(".md"):
+            rel = self._vault_path(clean_memory_path(ref.removeprefix(namespace_prefix(self.namespace))))
+            if allow_missing or (self.engine.root / rel).is_file():
+                return rel
+            raise MemoryNotFoundError(f"no memory at {rel}; `memfs ls` lists what exists")
+        found = self.engine.path_of(ref)
+        if found is None or not in_namespace(found, self.namespace):
+            raise MemoryNotFoundError(f"no memory with id {ref!r} in namespace {self.namespace!r}")
+        return found
 
     # -- helpers ---------------------------------------------------------------
 
-    @property
-    def _prefix(self) -> str:
-        return f"memories/{self.namespace}/"
-
-    def _vault_path(self, path: str) -> str:
-        return self._prefix + clean_memory_path(path)
-
-    def _resolve(self, ref: str, *, allow_missing: bool = False) -> str:
-        if not isinstance(ref, str) or not ref:
-            raise MemoryNotFound(f"a memory is named by its id or path, got {ref!r}")
-        if ref.endswith(".md"):
-            rel = self._vault_path(ref.removeprefix(self._prefix))
-            if allow_missing or (self.vault.root / rel).is_file():
-                return rel
-            raise MemoryNotFound(f"no memory at {rel}; `memfs ls` lists what exists")
-        found = self._find_id(ref)
-        if found is None:
-            raise MemoryNotFound(f"no memory with id {ref!r} in namespace {self.namespace!r}")
-        return found
-
-    def _find_id(self, memory_id: str) -> str | None:
-        rel = self.vault.path_of(memory_id)
-        return rel if rel is not None and rel.startswith(self._prefix) else None
-
-    def _scan(self) -> Iterable[tuple[str, Any]]:
-        return ((rel, st) for rel, st in self.vault.index.scan() if rel.startswith(self._prefix))
+    def _vault_path(self, name: str) -> str:
+        return memory_path(self.namespace, name)
 
     def _free_path(self, slug: str) -> str:
         for n in range(1, 10_000):
-            rel = self._prefix + (f"{slug}.md" if n == 1 else f"{slug}-{n}.md")
-            if not os.path.lexists(self.vault.root / rel) and not _case_clash(self.vault.root / rel):
+            rel = self._vault_path(f"{slug}.md" if n == 1 else f"{slug}-{n}.md")
+            if not os.path.lexists(self.engine.root / rel) and not _case_twin(self.engine.root, rel):
                 return rel
         raise AlreadyExistsError(f"too many memories named {slug!r} in {self.namespace}")
 
-    def _memory(self, rel: str, doc: Document) -> Memory:
-        inner = rel[len(self._prefix) :]
-        return Memory(self.namespace, inner, dict(doc.metadata), doc.body, doc.title(inner))
+    def _check_case_clash(self, rel: str) -> None:
+        twin = _case_twin(self.engine.root, rel)
+        if twin is not None:
+            raise AlreadyExistsError(f"{twin} already exists there and differs only in case")
 
-    def _trailers(self, op: str, doc: Document) -> dict[str, str]:
-        trailers = {"Memfs-Op": op}
-        if doc.metadata.get("id") is not None:
-            trailers["Memfs-Id"] = str(doc.metadata["id"])
-        return trailers
+    def _files_under(self, rel: str) -> builtins.list[str]:
+        found = []
+        for folder, dirs, files in os.walk(self.engine.root / rel):
+            dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(folder, d))]
+            for file_name in files:
+                full = os.path.join(folder, file_name)
+                if not os.path.islink(full):
+                    found.append(os.path.relpath(full, self.engine.root).replace(os.sep, "/"))
+        return sorted(found)
+
+    def _memory(self, rel: str, doc: Document) -> Memory:
+        name = name_in(rel, self.namespace)
+        return Memory(self.namespace, name, dict(doc.metadata), doc.body, doc.title(name))
 
 
 def new_id() -> str:
@@ -343,8 +493,19 @@ def new_id() -> str:
     return "mem_" + "".join(reversed(chars))
 
 
-def _now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+def front_matter_lines(text: str) -> int:
+    """How many lines the front matter of ``text`` takes (0 if none or unreadable)."""
+    try:
+        return loads(text).head.count("\n")
+    except DocumentError:
+        return 0
+
+
+def _trailers(op: str, doc: Document) -> dict[str, str]:
+    trailers = {"Memfs-Op": op}
+    if doc.metadata.get("id") is not None:
+        trailers["Memfs-Id"] = str(doc.metadata["id"])
+    return trailers
 
 
 def _first_line(body: str) -> str:
@@ -355,35 +516,34 @@ def _first_line(body: str) -> str:
     return "memory"
 
 
-def _tags(value: Any) -> tuple[str, ...]:
-    if isinstance(value, str):
-        return tuple(t.strip() for t in value.split(",") if t.strip())
-    if isinstance(value, list):
-        return tuple(str(t) for t in value if isinstance(t, (str, int, float)))
-    return ()
-
-
 def _check_text(name: str, value: Any) -> str:
     if not isinstance(value, str):
-        raise TypeError(f"{name} must be a string, got {type(value).__name__}")
+        raise InvalidArgumentError(f"{name} must be a string, got {type(value).__name__}")
     return value
 
 
 def _check_tags(tags: Sequence[str]) -> tuple[str, ...]:
     if isinstance(tags, str):
-        raise TypeError("tags must be a list of strings, not one string")
+        raise InvalidArgumentError("tags must be a list of strings, not one string")
     out = []
     for tag in tags:
         if not isinstance(tag, str) or not tag.strip() or "," in tag:
-            raise ValueError(f"a tag must be a non-empty string without commas, got {tag!r}")
+            raise InvalidArgumentError(f"a tag must be a non-empty string without commas, got {tag!r}")
         out.append(tag.strip())
     return tuple(out)
 
 
-def _case_clash(target: os.PathLike[str]) -> bool:
-    folder = os.path.dirname(target)
-    name = os.path.basename(target).casefold()
-    try:
-        return any(entry.casefold() == name for entry in os.listdir(folder))
-    except FileNotFoundError:
-        return False
+def _case_twin(root: os.PathLike[str], rel: str) -> str | None:
+    """The name of an existing file or folder on the way to ``rel`` that differs from it only in case."""
+    current = os.fspath(root)
+    for part in rel.split("/"):
+        try:
+            names = os.listdir(current)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        if part not in names:
+            clash = [n for n in names if n.casefold() == part.casefold()]
+            if clash:
+                return clash[0]
+        current = os.path.join(current, part)
+    return None

@@ -30,13 +30,13 @@ from typing import Any
 
 from .documents import Document, dumps, loads
 from .errors import DocumentError
+from .items import text_path
 
 log = logging.getLogger(__name__)
 
 FORMAT = "transcript/1"
 _HEADER = re.compile(rb"^## [^\n]*?<!-- memfs:entry (\{[^\n]*\}) -->[ \t]*\r?\n", re.MULTILINE)
 _LABEL_UNSAFE = re.compile(r"[^\w .:/@-]+")
-_TEXT_TYPES = {None, "text", "input_text", "output_text"}
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ class Entry:
 
 
 @dataclass(frozen=True)
-class Problem:
+class BrokenEntry:
     """A part of a transcript that could not be read (a hand edit broke an entry)."""
 
     offset: int
@@ -74,23 +74,11 @@ class Parsed:
 
     metadata: dict[str, Any]
     entries: list[Entry]
-    problems: list[Problem]
+    problems: list[BrokenEntry]
     body_offset: int
 
 
 # -- rendering -------------------------------------------------------------------------
-
-
-def text_path(item: Mapping[str, Any]) -> list[str | int] | None:
-    """Where an item keeps its one text, if it has exactly one; None otherwise."""
-    content = item.get("content")
-    if isinstance(content, str):
-        return ["content"]
-    if isinstance(content, list) and len(content) == 1 and isinstance(content[0], dict):
-        part = content[0]
-        if isinstance(part.get("text"), str) and part.get("type") in _TEXT_TYPES:
-            return ["content", 0, "text"]
-    return None
 
 
 def render_entry(item: Mapping[str, Any], n: int, time: str | None = None, *, kind: str = "item",
@@ -180,10 +168,10 @@ def parse(text: str | bytes, *, path: str | None = None) -> Parsed:
     return Parsed(doc.metadata, entries, problems, head_end)
 
 
-def parse_entries(data: bytes, start: int = 0) -> tuple[list[Entry], list[Problem]]:
+def parse_entries(data: bytes, start: int = 0) -> tuple[list[Entry], list[BrokenEntry]]:
     """The entries in ``data`` from ``start`` (which must be at a heading or before the first)."""
     entries: list[Entry] = []
-    problems: list[Problem] = []
+    problems: list[BrokenEntry] = []
     match = _HEADER.search(data, start)
     while match is not None:
         body_start = match.end()
@@ -191,7 +179,7 @@ def parse_entries(data: bytes, start: int = 0) -> tuple[list[Entry], list[Proble
             record = json.loads(match.group(1).decode("utf-8"))
             length = record.get("len")
         except (ValueError, UnicodeDecodeError, AttributeError) as exc:
-            problems.append(Problem(match.start(), f"unreadable entry marker: {exc}"))
+            problems.append(BrokenEntry(match.start(), f"unreadable entry marker: {exc}"))
             match = _HEADER.search(data, body_start)
             continue
         end = body_start + length if isinstance(length, int) and length >= 0 else -1
@@ -206,7 +194,7 @@ def parse_entries(data: bytes, start: int = 0) -> tuple[list[Entry], list[Proble
         try:
             entries.append(_entry(record, body.decode("utf-8"), match.start()))
         except (ValueError, KeyError, IndexError, TypeError, UnicodeDecodeError) as exc:
-            problems.append(Problem(match.start(), f"entry {record.get('n', '?')} is unreadable: {exc}"))
+            problems.append(BrokenEntry(match.start(), f"entry {record.get('n', '?')} is unreadable: {exc}"))
         match = following
     return entries, problems
 
@@ -240,7 +228,7 @@ def items(text: str | bytes) -> list[dict[str, Any]]:
 # -- reading from the end ------------------------------------------------------------------
 
 
-def read_tail(fd: int, count: int | None, *, chunk: int = 16_384) -> tuple[list[Entry], list[Problem], int]:
+def read_tail(fd: int, count: int | None, *, chunk: int = 16_384) -> tuple[list[Entry], list[BrokenEntry], int]:
     """The last ``count`` entries of an open transcript (all with None), reading from the end.
 
     Returns the entries, problems, and the file offset where the returned entries start.

@@ -1,11 +1,12 @@
 """Watching a vault for people's edits: index them at once, commit them under their name.
 
-This is the only module that imports :mod:`watchdog`. Events are only hints: for every path an
+This is the only module that imports :mod:`watchdog` (when a watcher starts). Events are only hints: for every path an
 event names, the watcher re-reads the file from disk after a short quiet period (so an editor's
 save, however many events it makes, is one change), updates the index, and after a longer quiet
 period commits what differs from the last commit with the person's identity. memfs's own writes
-are committed before they are visible to the watcher (the vault lock covers file and commit), so
-they are never mistaken for a person's. Events can be lost under load (inotify drops them
+are committed before they are visible to the watcher (the vault lock covers file and commit), or
+recorded by the write engine as its own until their session commits them, so they are never
+mistaken for a person's. Events can be lost under load (inotify drops them
 silently), so a full stat scan runs periodically and whenever a burst is too large to track.
 """
 
@@ -18,18 +19,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from watchdog.events import FileSystemEvent, FileSystemEventHandler
-from watchdog.observers import Observer
-from watchdog.observers.polling import PollingObserver
+from .engine import WriteEngine, engine_of
+from .errors import InvalidArgumentError
+from .layout import CONTENT_DIRS
 
-from .vault import MEMORIES_DIR
-
-WATCHED_DIRS = (MEMORIES_DIR, "sessions")
-
-if TYPE_CHECKING:
-    from .vault import Vault
+WATCHED_DIRS = CONTENT_DIRS
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +59,7 @@ class Watcher:
 
     def __init__(
         self,
-        vault: Vault,
+        vault: Any,
         *,
         index_delay: float = 0.2,
         commit_delay: float = 2.0,
@@ -75,17 +71,17 @@ class Watcher:
         for name, value in (("index_delay", index_delay), ("commit_delay", commit_delay),
                             ("rescan_interval", rescan_interval)):  # fmt: skip
             if not isinstance(value, (int, float)) or value < 0:
-                raise ValueError(f"{name} must be a non-negative number of seconds, got {value!r}")
+                raise InvalidArgumentError(f"{name} must be a non-negative number of seconds, got {value!r}")
         if not isinstance(storm_threshold, int) or storm_threshold < 1:
-            raise ValueError(f"storm_threshold must be a positive integer, got {storm_threshold!r}")
-        self.vault = vault
+            raise InvalidArgumentError(f"storm_threshold must be a positive integer, got {storm_threshold!r}")
+        self.engine: WriteEngine = engine_of(vault)
         self.index_delay = float(index_delay)
         self.commit_delay = max(float(commit_delay), float(index_delay))
         self.rescan_interval = float(rescan_interval)
         self.storm_threshold = storm_threshold
         self.polling = polling
         self.on_change = on_change
-        self._folders = [vault.root / name for name in WATCHED_DIRS]
+        self._folders = [self.engine.root / name for name in WATCHED_DIRS]
         self._wake = threading.Condition()
         self._dirty: set[str] = set()
         self._full_scan = False
@@ -112,7 +108,11 @@ class Watcher:
 
     def _start_observer(self) -> list[Any]:
         # One observer per folder: watchdog 7 mixes up the callbacks of two watches that share an
-        # observer when a folder is moved into one of them.
+        # observer when a folder is moved into one of them. watchdog is imported here, not at the
+        # top, so that ``import memfs`` stays light for programs that never watch.
+        from watchdog.observers import Observer
+        from watchdog.observers.polling import PollingObserver
+
         handler = _Handler(self)
         observers: list[Any] = []
         try:
@@ -177,7 +177,7 @@ class Watcher:
     def note(self, path: str, *, is_directory: bool = False) -> None:
         """Record that ``path`` (absolute) may have changed."""
         try:
-            rel = Path(path).relative_to(self.vault.root).as_posix()
+            rel = Path(path).relative_to(self.engine.root).as_posix()
         except ValueError:
             return
         parts = rel.split("/")
@@ -233,7 +233,7 @@ class Watcher:
         if rewatch:
             self._watch_again()
         if full or dirty:
-            report = self.vault.reconcile(None if full else dirty, commit=False)
+            report = self.engine.reconcile(None if full else dirty, commit=False)
             touched = report.added + report.updated + report.removed
             self._uncommitted.update(touched if full else dirty)
             if touched:
@@ -245,11 +245,11 @@ class Watcher:
 
     def _commit(self) -> None:
         paths, self._uncommitted = sorted(self._uncommitted), set()
-        with self.vault.locked():
-            self.vault.reconcile(paths, commit=False)  # a file replaced after it was indexed
-            sha = self.vault.commit_outside_edits(paths)
+        with self.engine.locked():
+            self.engine.reconcile(paths, commit=False)  # a file replaced after it was indexed
+            sha = self.engine.commit_outside_edits(paths)
         if sha:
-            self._tell("committed", [p for p in paths if os.path.lexists(self.vault.root / p)] or paths)
+            self._tell("committed", [p for p in paths if os.path.lexists(self.engine.root / p)] or paths)
 
     def flush(self) -> None:
         """Index and commit everything seen so far, now (also what ``stop`` does last)."""
@@ -257,7 +257,7 @@ class Watcher:
             dirty, full = self._dirty, self._full_scan
             self._dirty, self._full_scan = set(), False
         if full or dirty:
-            report = self.vault.reconcile(None if full else dirty, commit=False)
+            report = self.engine.reconcile(None if full else dirty, commit=False)
             self._uncommitted.update(report.added + report.updated + report.removed if full else dirty)
         if self._uncommitted:
             self._commit()
@@ -271,11 +271,13 @@ class Watcher:
             log.exception("memfs watcher listener failed")
 
 
-class _Handler(FileSystemEventHandler):
+class _Handler:
+    """Receives watchdog's events (an observer calls ``dispatch`` with each) and notes their paths."""
+
     def __init__(self, watcher: Watcher) -> None:
         self.watcher = watcher
 
-    def on_any_event(self, event: FileSystemEvent) -> None:
+    def dispatch(self, event: Any) -> None:
         if event.event_type in ("opened", "closed_no_write") or (
             event.is_directory and event.event_type == "modified"  # a file inside changed: has its own event
         ):

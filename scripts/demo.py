@@ -52,8 +52,8 @@ def main() -> int:
     alice = vault.memories("users/alice")
     m = alice.add("Alice switched to an oat-milk flat white in November.", title="Flat white",
                   tags=["food"], type="preference")  # fmt: skip
-    out.print(f"created {m.vault_path} with id {m.id}")
-    out.print((SCRATCH / m.vault_path).read_text(), markup=False)
+    out.print(f"created {m.path} with id {m.id}")
+    out.print((SCRATCH / m.path).read_text(), markup=False)
     show_hits(alice.search("what coffee does alice drink now, a flat white?", k=2))
 
     step("Update it, look at its history, roll it back")
@@ -129,23 +129,23 @@ def main() -> int:
         out.print(f"  [dim]|[/] {escape(line[:110])}")
 
     step("Memories extracted from a conversation, injected into the next one, edited by a person")
-    manager = memfs.MemoryManager(vault, stores=["users/alice", memfs.Scope("agents/support", writable=False)],
-                                  extractor=memfs.RuleExtractor())  # fmt: skip
+    longterm = memfs.LongTermMemory(vault, stores=["users/alice", memfs.Scope("agents/support", writable=False)],
+                                    extractor=memfs.RuleExtractor())  # fmt: skip
     talk = vault.session("demo-extraction")
     for said in ("My gym is the Fitness Hut in Alvalade.", "Remember that I take the 7:40 train on Mondays."):
         items = [{"role": "user", "content": said}, {"role": "assistant", "content": "Noted."}]
         talk.append(items)
-        manager.observe(items, session=talk)
+        longterm.observe(items, session=talk)
     for memory in alice.list():
         if memory.source and memory.source.startswith(talk.path):
-            out.print(f"  extracted {memory.vault_path} (source {memory.source}): {memory.body.strip()}")
+            out.print(f"  extracted {memory.path} (source {memory.source}): {memory.body.strip()}")
     question = [{"role": "user", "content": "Which train do I take on Monday, and where is my gym?"}]
-    for line in manager.context_for(question).splitlines():
+    for line in longterm.context_for(question).splitlines():
         out.print(f"  [dim]|[/] {escape(line[:110])}")
     gym = SCRATCH / "memories/users/alice/my-gym.md"
     gym.write_text(gym.read_text().replace("Alvalade", "Saldanha"))  # a person corrects it by hand
     vault.reconcile()
-    out.print(f"  after a hand edit, injected: {'Saldanha' in manager.context_for(question)}")
+    out.print(f"  after a hand edit, injected: {'Saldanha' in longterm.context_for(question)}")
 
     step("A person edits a memory in their editor while `memfs watch` runs")
     seats = SCRATCH / "memories/users/alice/window-seats.md"

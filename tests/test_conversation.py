@@ -10,15 +10,16 @@ from hypothesis import strategies as st
 
 import memfs
 from memfs.conversation import (
-    ContextWindowOverflowError,
+    Decision,
     MessageWindow,
     NullConversationManager,
     SlidingWindowConversationManager,
     SummarizingConversationManager,
     TokenWindowConversationManager,
-    tool_links,
     valid_cuts,
 )
+from memfs.errors import ContextWindowOverflowError, InvalidArgumentError
+from memfs.items import tool_links
 from memfs.models import Reply, ScriptedModel
 
 
@@ -80,6 +81,7 @@ def test_a_window_never_splits_a_tool_pair(items: list[dict[str, Any]], size: in
     assert all(orphaned(items[i:]) for i, ok in enumerate(cuts) if not ok)
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])  # fmt: skip
 @given(conversations(), st.integers(2, 12))
@@ -114,6 +116,7 @@ def test_sliding_window_on_a_long_session_with_tools(vault: memfs.Vault, family:
     assert "## window" in text and "are out of the model's view" in text
 
 
+@pytest.mark.slow
 def test_state_is_restored_from_the_file_in_a_new_process(tmp_path: Path) -> None:
     root = tmp_path / "v"
     with memfs.Vault.open(root) as vault:
@@ -133,7 +136,7 @@ def test_state_is_restored_from_the_file_in_a_new_process(tmp_path: Path) -> Non
 def _restore(root: str) -> tuple[list, dict]:
     with memfs.Vault.open(root) as vault:
         manager = SummarizingConversationManager(ScriptedModel([]))
-        view = manager.restore_from_session(vault.session("restore"))
+        view = vault.session("restore", manager=manager).restore_manager()
         return view, manager.get_state()
 
 
@@ -171,9 +174,9 @@ def test_a_failing_summarizer_leaves_the_transcript_unchanged(vault: memfs.Vault
     session = vault.session("broken", manager=NullConversationManager())
     chat(session, 3)
     before = session.file.read_bytes()
-    manager = SummarizingConversationManager(Broken(), preserve_recent_messages=2)  # type: ignore[arg-type]
-    with pytest.raises(memfs.MemfsError, match="summarizer failed .*model down.*unchanged"):
-        manager.reduce_context(session)
+    session.manager = SummarizingConversationManager(Broken(), preserve_recent_messages=2)  # type: ignore[arg-type]
+    with pytest.raises(memfs.ModelError, match="summarizer failed .*model down.*unchanged"):
+        session.reduce_context()
     assert session.file.read_bytes() == before
 
 
@@ -185,19 +188,20 @@ def test_overflow_paths(vault: memfs.Vault) -> None:
     manager = session.manager
     assert isinstance(manager, SlidingWindowConversationManager)
     before = len(session.items())
-    manager.reduce_context(session, RuntimeError("too long"))  # first: shorten the old big tool result
+    decision = session.reduce_context(RuntimeError("too long"))  # first: shorten the old big tool result
+    assert decision.kind == "truncate" and decision.meta["keep"] == manager.truncated_size
     assert len(session.items()) == before
     assert any("shortened for the context window" in str(i) for i in session.items())
     assert "x" * 5000 in session.file.read_text()  # the transcript keeps it whole
-    manager.reduce_context(session, RuntimeError("too long"))  # then: drop messages
+    assert session.reduce_context(RuntimeError("too long")).kind == "window"  # then: drop messages
     assert len(session.items()) < before and not orphaned(session.items())
     with pytest.raises(ContextWindowOverflowError):
-        NullConversationManager().reduce_context(session)
+        NullConversationManager().reduce_context(session.view())
     strict = SlidingWindowConversationManager(window_size=5, should_truncate_results=False)
     only_pair = vault.session("pair", manager=strict)
     only_pair.append(pair("anthropic", 1))
     with pytest.raises(ContextWindowOverflowError, match="tool call"):
-        only_pair.manager.reduce_context(only_pair)  # type: ignore[union-attr]
+        only_pair.reduce_context()
 
 
 def test_token_window(vault: memfs.Vault) -> None:
@@ -252,7 +256,7 @@ def test_restoring_twice_neither_loses_nor_duplicates_the_summary(vault: memfs.V
     chat(session, 3)
     for _ in range(2):
         fresh = SummarizingConversationManager(ScriptedModel([]))
-        view = fresh.restore_from_session(vault.session("dup", manager=fresh))
+        view = vault.session("dup", manager=fresh).restore_manager()
         assert sum("Summary of messages" in str(i) for i in view) == 1
         assert view == session.items()
 
@@ -264,3 +268,29 @@ def test_history_limit_counts_items_past_manager_entries(vault: memfs.Vault) -> 
     assert len(session.history()) == 24 and session.positions(2) == session.positions(24)[-2:]
     assert session.pop() == {"role": "assistant", "content": "answer 5"}
     assert session.history(1) == [session.history()[-1]]
+
+
+def test_managers_decide_and_never_write(vault: memfs.Vault) -> None:
+    session = vault.session("decide", manager=NullConversationManager())
+    chat(session, 6)
+    before = session.file.read_bytes()
+    view = session.view()
+    decision = SlidingWindowConversationManager(window_size=4).apply_management(view)
+    assert decision is not None and decision.kind == "window" and decision.meta["start"] > 1
+    assert session.file.read_bytes() == before  # deciding wrote nothing
+    assert SlidingWindowConversationManager(window_size=100).apply_management(view) is None
+    session.record(decision)
+    assert len(session.view().items) == len(view.items) - (decision.meta["start"] - 1)
+    assert session.view().removed == decision.meta["removed"] > 0
+
+
+def test_a_decision_of_an_unknown_kind_is_refused() -> None:
+    with pytest.raises(InvalidArgumentError, match="unknown kind"):
+        Decision("rewrite", {}, "x")
+
+
+def test_a_session_without_a_manager_cannot_reduce(vault: memfs.Vault) -> None:
+    session = vault.session("plain")
+    chat(session, 1)
+    with pytest.raises(InvalidArgumentError, match="no conversation manager"):
+        session.reduce_context()

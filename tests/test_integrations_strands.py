@@ -140,10 +140,10 @@ def test_a_memfs_namespace_as_a_store_of_strands_memory_manager(vault: memfs.Vau
 
 def test_memfs_injection_hook_for_strands(vault: memfs.Vault) -> None:
     from memfs.integrations.strands import MemfsInjectionHook
-    from memfs.manager import MemoryManager
+    from memfs.longterm import LongTermMemory
 
     vault.memories("users/alice").add("Alice is allergic to peanuts.", title="Allergy")
-    manager = MemoryManager(vault, stores=["users/alice"])
+    manager = LongTermMemory(vault, stores=["users/alice"])
     model = Scripted(["No satay, then."])
     agent = Agent(model=model, system_prompt="You plan dinners.", hooks=[MemfsInjectionHook(manager)],
                   callback_handler=None)  # fmt: skip

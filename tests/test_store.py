@@ -11,7 +11,7 @@ from memfs.documents import loads
 def test_add_writes_a_file_with_front_matter(store: memfs.MemoryStore, vault: memfs.Vault) -> None:
     m = store.add("Alice prefers window seats on long flights.", title="Window seats",
                   tags=["travel"], type="preference")  # fmt: skip
-    assert m.path == "window-seats.md"
+    assert m.name == "window-seats.md" and m.path == "memories/users/alice/window-seats.md"
     assert re.fullmatch(r"mem_[0-9A-HJKMNP-TV-Z]{26}", m.id or "")
     text = (vault.root / "memories/users/alice/window-seats.md").read_text()
     assert text.startswith("---\nid: mem_")
@@ -30,12 +30,12 @@ def test_get_by_id_and_by_path(store: memfs.MemoryStore) -> None:
 
 
 def test_slug_collisions_get_numbers(store: memfs.MemoryStore) -> None:
-    paths = [store.add(f"n{i}", title="Same title").path for i in range(3)]
+    paths = [store.add(f"n{i}", title="Same title").name for i in range(3)]
     assert paths == ["same-title.md", "same-title-2.md", "same-title-3.md"]
 
 
 def test_slug_from_body_when_no_title(store: memfs.MemoryStore) -> None:
-    assert store.add("Café opens at 8 on Sundays").path == "cafe-opens-at-8-on-sundays.md"
+    assert store.add("Café opens at 8 on Sundays").name == "cafe-opens-at-8-on-sundays.md"
 
 
 def test_update_body_and_metadata_keeps_other_keys(store: memfs.MemoryStore, vault: memfs.Vault) -> None:
@@ -84,8 +84,8 @@ def test_move_keeps_id_and_history(store: memfs.MemoryStore) -> None:
     m = store.add("v1", title="Seats")
     store.update(m.id, body="v2\n")  # type: ignore[arg-type]
     moved = store.move(m.id, "travel/seats.md")  # type: ignore[arg-type]
-    assert moved.id == m.id and moved.path == "travel/seats.md"
-    assert store.get(m.id).path == "travel/seats.md"  # type: ignore[arg-type]
+    assert moved.id == m.id and moved.name == "travel/seats.md"
+    assert store.get(m.id).name == "travel/seats.md"  # type: ignore[arg-type]
     history = store.history(m.id)  # type: ignore[arg-type]
     assert [r.trailers["Memfs-Op"] for r in history] == ["move", "update", "create"]
     assert history[0].status == "R" and history[0].old_path == "memories/users/alice/seats.md"

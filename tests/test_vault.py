@@ -145,6 +145,7 @@ def test_held_index_lock_does_not_block_commits(tmp_path: Path, caplog: pytest.L
         assert vault.history.status() == []
 
 
+@pytest.mark.slow
 def test_held_ref_lock_fails_the_write_and_leaves_nothing(tmp_path: Path) -> None:
     with memfs.Vault.open(tmp_path / "v", lock_timeout=0.3) as vault:
         store = vault.memories("a")
@@ -261,7 +262,7 @@ def test_a_full_disk_leaves_the_original_and_no_temp_file(vault: memfs.Vault, mo
     m = store.add("original text", title="Doc")
     path = vault.root / "memories/a/doc.md"
     before, log_before = path.read_bytes(), vault.log()
-    vault.durable = True
+    vault.engine.durable = True
 
     def full(*args: object, **kwargs: object) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")

@@ -19,7 +19,7 @@ processes. Strands' ``ContextWindowOverflowException`` is mapped onto memfs's
 
 ``MemfsMemoryStore`` makes a namespace of a vault a store of Strands' own ``MemoryManager``
 (``search_memory`` / ``add_memory`` tools, injection, extraction); ``MemfsInjectionHook`` adds a
-memfs ``MemoryManager``'s block to the system prompt before each invocation.
+memfs ``LongTermMemory``'s block to the system prompt before each invocation.
 """
 
 from __future__ import annotations
@@ -33,8 +33,9 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError("memfs.integrations.strands needs Strands Agents: pip install 'memfs-vault[strands]'") from exc
 
-from ..conversation import ContextWindowOverflowError, ConversationManager, SlidingWindowConversationManager
-from ..manager import MemoryManager as _MemfsMemoryManager
+from ..conversation import ConversationManager, SlidingWindowConversationManager
+from ..errors import ContextWindowOverflowError
+from ..longterm import LongTermMemory
 from ..sessions import MarkdownSession
 from ..store import MemoryStore as _MemfsStore
 
@@ -86,7 +87,7 @@ class MemfsConversationManager(_StrandsManager):
         """Free room through the memfs manager (its decision is written into the transcript)."""
         self._record_new(agent)
         try:
-            self.manager.reduce_context(self.session, ContextWindowOverflowError.from_exception(e) if e else None)
+            self.session.reduce_context(ContextWindowOverflowError.from_exception(e) if e else None)
         except ContextWindowOverflowError:
             if e is not None:
                 raise e from None
@@ -100,7 +101,7 @@ class MemfsConversationManager(_StrandsManager):
 
     def restore_from_session(self, state: dict[str, Any]) -> list[Any] | None:
         """Rebuild the memfs manager from the transcript (the file is the truth, not ``state``)."""
-        self.manager.restore_from_session(self.session)
+        self.session.restore_manager()
         self.removed_message_count = self.manager.removed_message_count
         return None
 
@@ -137,7 +138,7 @@ class MemfsMemoryStore:
         k = (options or {}).get("max_search_results") or self.max_search_results
         entries = []
         for hit in self.store.search(query, k=k):
-            text = " ".join(self.store.vault.read(hit.path).body.split())
+            text = " ".join(self.store.engine.read(hit.path).body.split())
             meta = {"path": hit.path, "id": hit.id, "title": hit.title, "updated": hit.updated, "score": hit.score}
             entries.append(MemoryEntry(content=text, metadata=meta))
         return entries
@@ -147,19 +148,19 @@ class MemfsMemoryStore:
         if not self.writable:
             raise PermissionError(f"the memfs store {self.name!r} is read-only")
         for hit in self.store.search(content[:2000], k=3):
-            if " ".join(self.store.vault.read(hit.path).body.split()) == " ".join(content.split()):
+            if " ".join(self.store.engine.read(hit.path).body.split()) == " ".join(content.split()):
                 return {"id": hit.id, "path": hit.path, "duplicate": True}
         reserved = ("id", "created", "updated")
         meta = {k: v for k, v in (metadata or {}).items() if isinstance(k, str) and k not in reserved}
         memory = self.store.add(content, metadata={"strands": meta} if meta else None)
-        return {"id": memory.id, "path": memory.vault_path}
+        return {"id": memory.id, "path": memory.path}
 
 
 class MemfsInjectionHook(HookProvider):
-    """Adds a memfs manager's memory block to a Strands agent's system prompt before each invocation."""
+    """Adds a memfs ``LongTermMemory``'s block to a Strands agent's system prompt before each invocation."""
 
-    def __init__(self, manager: _MemfsMemoryManager, base_prompt: str | None = None) -> None:
-        self.manager = manager
+    def __init__(self, memory: LongTermMemory, base_prompt: str | None = None) -> None:
+        self.memory = memory
         self.base_prompt = base_prompt
 
     def register_hooks(self, registry: HookRegistry, **kwargs: Any) -> None:
@@ -172,5 +173,5 @@ class MemfsInjectionHook(HookProvider):
             self.base_prompt = agent.system_prompt or ""
         messages = list(getattr(event, "messages", None) or []) or list(agent.messages)
         texts = [{"role": m.get("role"), "content": m.get("content")} for m in messages]
-        block = self.manager.context_for(texts)
+        block = self.memory.context_for(texts)
         agent.system_prompt = f"{self.base_prompt}\n\n{block}".strip() if block else self.base_prompt

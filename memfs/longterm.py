@@ -1,12 +1,12 @@
 """Long-term memory for an agent: stores per namespace, context injection, extraction, tools.
 
-A :class:`MemoryManager` binds namespaces of a vault as stores (writable or read-only), renders the
+A :class:`LongTermMemory` binds namespaces of a vault as stores (writable or read-only), renders the
 memories relevant to the newest user message as a block for the system prompt (or a message),
 runs an extractor over the conversation on a trigger (every N turns, at session end, on demand;
 inline or in a background worker), and hands out memory tools scoped to its stores.
 
 Extraction is eventually consistent when it runs in the background: a fact may not be searchable
-until :meth:`MemoryManager.flush` returns. A failing extraction is logged and retried at the next
+until :meth:`LongTermMemory.flush` returns. A failing extraction is logged and retried at the next
 trigger or flush; the messages it was given are kept until it succeeds.
 """
 
@@ -20,9 +20,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .errors import MemfsError, MemoryNotFound
-from .extract import Extractor, InvalidExtraction, Message, Operation, normalize
-from .index import message_text
+from .errors import InvalidArgumentError, InvalidExtractionError, MemfsError, MemoryNotFoundError
+from .extract import Extractor, Message, Operation, normalize
+from .items import text_of
+from .layout import label
 from .paths import clean_namespace
 from .tools import READ_COMMANDS, WRITE_COMMANDS, MemoryTools
 
@@ -53,7 +54,7 @@ class Injected:
     text: str
 
 
-class MemoryManager:
+class LongTermMemory:
     """Long-term memory over namespaces of a vault.
 
     Args:
@@ -87,19 +88,19 @@ class MemoryManager:
     ) -> None:
         scopes = [s if isinstance(s, Scope) else Scope(s) for s in stores]
         if not scopes:
-            raise ValueError("a MemoryManager needs at least one store")
+            raise InvalidArgumentError("a LongTermMemory needs at least one store")
         self.scopes = [Scope(clean_namespace(s.namespace), s.writable) for s in scopes]
         for name, value, low in (("every", every, 0), ("budget", budget, 100), ("per_store", per_store, 1),
                                  ("recent", recent, 0)):  # fmt: skip
             if not isinstance(value, int) or isinstance(value, bool) or value < low:
-                raise ValueError(f"{name} must be an integer of at least {low}, got {value!r}")
+                raise InvalidArgumentError(f"{name} must be an integer of at least {low}, got {value!r}")
         for name, chosen, allowed in (("read_tools", read_tools, READ_COMMANDS),
                                       ("write_tools", write_tools, WRITE_COMMANDS)):  # fmt: skip
             bad = [c for c in chosen if c not in allowed]
             if bad:
-                raise ValueError(f"{name} may only name {list(allowed)}, got {bad}")
+                raise InvalidArgumentError(f"{name} may only name {list(allowed)}, got {bad}")
         if extractor is not None and not callable(getattr(extractor, "extract", None)):
-            raise ValueError("extractor must have an extract(messages, existing) method")
+            raise InvalidArgumentError("extractor must have an extract(messages, existing) method")
         self.vault = vault
         self.extractor = extractor
         self.every = every
@@ -113,7 +114,6 @@ class MemoryManager:
         self._lock = threading.Lock()
         self._queue: queue.Queue[list[Message] | None] | None = None
         self._worker: threading.Thread | None = None
-        self._failures = 0
         if background:
             self._queue = queue.Queue()
             self._worker = threading.Thread(target=self._work, name="memfs-extractor", daemon=True)
@@ -170,7 +170,7 @@ class MemoryManager:
             date = (hit.updated or "")[:10]
             title = f"{hit.title} ({date}): " if date else f"{hit.title}: "
             shown = html.escape(title + text, quote=False)  # a stored "</memories>" cannot close the block
-            chosen.append(Injected(hit.path.removeprefix("memories/"), hit.id, shown))
+            chosen.append(Injected(label(hit.path), hit.id, shown))
         return chosen
 
     def inject(self, messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -203,7 +203,7 @@ class MemoryManager:
             return ""
         newest = users[-1]
         window = messages[max(0, newest - self.recent) : newest + 1]
-        return " ".join(message_text(dict(m)) for m in window)[:4000]
+        return " ".join(text_of(m) for m in window)[:4000]
 
     # -- extraction -------------------------------------------------------------------
 
@@ -217,7 +217,7 @@ class MemoryManager:
         if sources is None and session is not None:
             sources = [f"{session.path}#{n}" for n in session.positions(len(items))]
         sources = list(sources or [None] * len(items))
-        batch = [Message(str(i.get("role", "")), message_text(dict(i)), src)
+        batch = [Message(str(i.get("role", "")), text_of(i), src)
                  for i, src in zip(items, sources, strict=False)]  # fmt: skip
         with self._lock:
             self._pending += [m for m in batch if m.text.strip()]
@@ -273,11 +273,9 @@ class MemoryManager:
     def _run(self, batch: list[Message]) -> None:
         try:
             self._apply(self._operations(batch))
-            self._failures = 0
-        except InvalidExtraction as exc:
+        except InvalidExtractionError as exc:
             log.warning("extractor answer refused, nothing written: %s", exc)
         except Exception as exc:  # retried later: the messages go back to the pending list
-            self._failures += 1
             log.warning("extraction failed (%s); %d messages kept for a retry", exc, len(batch))
             with self._lock:
                 self._pending = batch + self._pending
@@ -297,8 +295,8 @@ class MemoryManager:
         for message in batch:
             for hit in target.search(message.text[:2000], k=5):
                 try:
-                    found.setdefault(hit.path, target.get(hit.path.split(target.namespace + "/", 1)[1]))
-                except (MemfsError, IndexError):
+                    found.setdefault(hit.path, target.get(hit.path))
+                except MemfsError:
                     continue
         return list(found.values())
 
@@ -314,7 +312,7 @@ class MemoryManager:
             for op in ops:
                 try:
                     self._apply_one(target, op)
-                except MemoryNotFound:
+                except MemoryNotFoundError:
                     log.info("extractor named a memory that is gone: %s", op.id)
 
     def _apply_one(self, target: MemoryStore, op: Operation) -> None:
@@ -335,8 +333,8 @@ class MemoryManager:
         key = normalize(text)
         for hit in target.search(text[:2000], k=5):
             try:
-                if normalize(target.vault.read(hit.path).body) == key:
-                    return hit.id or hit.path.rsplit("/", 1)[-1]
+                if normalize(target.engine.read(hit.path).body) == key:
+                    return hit.id or hit.path
             except MemfsError:
                 continue
         return None

@@ -1,0 +1,87 @@
+"""Where things live in a vault, and the words for the three forms a path takes.
+
+A vault holds ``memories/`` (one folder per namespace), ``sessions/`` (transcripts) and
+``.memfs/`` (derived state, never committed). memfs names a file in three ways, always with
+the same words:
+
+- a **vault path** is relative to the vault folder: ``memories/users/alice/window-seats.md``
+  (``Hit.path``, ``Memory.path``, ``Revision.path``, what git and the index store);
+- a **name** is relative to a namespace: ``window-seats.md`` (``Memory.name``);
+- a **virtual path** is what the memory tools show an agent: ``/memories/window-seats.md``
+  (built in :mod:`memfs.tools`, which alone knows how its ``/memories`` maps to namespaces).
+
+A **label** is a vault path as commit messages and people read it: ``users/alice/x.md`` for a
+memory, the vault path itself for anything else.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+STATE_DIR = ".memfs"
+MEMORIES_DIR = "memories"
+SESSIONS_DIR = "sessions"
+CONTENT_DIRS = (MEMORIES_DIR, SESSIONS_DIR)
+
+_LINE_BREAKING = ("Cc", "Zl", "Zp")  # control characters and line or paragraph separators
+
+
+def memory_path(namespace: str, name: str = "") -> str:
+    """The vault path of a memory (or, with no name, of the namespace's folder)."""
+    folder = f"{MEMORIES_DIR}/{namespace}"
+    return f"{folder}/{name}" if name else folder
+
+
+def namespace_prefix(namespace: str) -> str:
+    """The prefix every vault path of a namespace starts with (``memories/users/alice/``)."""
+    return f"{MEMORIES_DIR}/{namespace}/"
+
+
+def in_namespace(path: str, namespace: str) -> bool:
+    """True when the vault path lies in ``namespace`` or one of its sub-folders."""
+    return path.startswith(namespace_prefix(namespace))
+
+
+def name_in(path: str, namespace: str) -> str:
+    """The name of a vault path inside ``namespace`` (``memories/users/alice/x.md`` -> ``x.md``)."""
+    prefix = namespace_prefix(namespace)
+    if not path.startswith(prefix):
+        raise ValueError(f"{path!r} is not in namespace {namespace!r}")
+    return path[len(prefix) :]
+
+
+def split_memory_path(path: str) -> tuple[str, str]:
+    """A memory's vault path as (folder under ``memories/``, file name): the namespace it sits in."""
+    inner = path.removeprefix(MEMORIES_DIR + "/")
+    folder, _, name = inner.rpartition("/")
+    return folder, name
+
+
+def is_memory(path: str) -> bool:
+    """True for a vault path under ``memories/``."""
+    return path.startswith(MEMORIES_DIR + "/")
+
+
+def is_transcript(path: str) -> bool:
+    """True for a vault path under ``sessions/``."""
+    return path.startswith(SESSIONS_DIR + "/")
+
+
+def label(path: str) -> str:
+    """A vault path as commit messages show it: ``users/alice/x.md`` for a memory."""
+    return path.removeprefix(MEMORIES_DIR + "/")
+
+
+def one_line(text: str) -> str:
+    """``text`` on one line: each run of white space or control characters becomes one space.
+
+    For anything memfs renders into a line of its own (a result line for a model, a commit
+    trailer, an error message) so that stored text cannot start a line of its own.
+    """
+    cleaned = "".join(" " if unicodedata.category(c) in _LINE_BREAKING else c for c in str(text))
+    return " ".join(cleaned.split())
+
+
+def has_control(text: str) -> bool:
+    """True when ``text`` holds a control character or a line or paragraph separator."""
+    return any(unicodedata.category(c) in _LINE_BREAKING for c in text)
