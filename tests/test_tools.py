@@ -1317,7 +1317,7 @@ def _files_outside_alice(root: Path, tmp_path: Path, alice: Path) -> set[str]:
 @given(path=fuzz_paths)
 def test_fuzzed_paths_never_escape(fuzz_env: tuple[MemoryTools, Path, Path], tmp_path: Path, path: str) -> None:
     tools, outside, alice = fuzz_env
-    root = tools.vault.root
+    root = tools.engine.root
     before = _files_outside_alice(root, tmp_path, alice)
     for call in ({"command": "view", "path": path},
                  {"command": "create", "path": path, "file_text": "fuzz\n"},
