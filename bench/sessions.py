@@ -85,7 +85,7 @@ def locomo_bench() -> dict[str, Any]:
     try:
         import bm25s
     except ImportError:
-        return {"skipped": "bm25s is not installed (pip install 'memfs[bench]')"}
+        return {"skipped": "bm25s is not installed (pip install 'memfs-vault[bench]')"}
     files = sorted(corpus.DATA.glob("*.json"))
     if not files:
         return {"skipped": "LoCoMo data not found"}

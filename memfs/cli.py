@@ -24,6 +24,7 @@ from rich.markup import escape
 from rich.progress import Progress
 from rich.table import Table
 
+from . import __version__
 from .errors import MemfsError
 from .items import text_of
 from .layout import MEMORIES_DIR, label
@@ -90,7 +91,7 @@ def _memory_dict(memory: Memory) -> dict[str, Any]:
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="memfs")
+@click.version_option(version=__version__, prog_name="memfs")
 def cli() -> None:
     """memfs: agent memory as Markdown files in a git-versioned vault."""
 

@@ -320,7 +320,8 @@ class LongTermMemory:
         if op.op == "add":
             duplicate = self._duplicate(target, op.text)
             if duplicate is not None:
-                target.update(duplicate, metadata=extra) if extra else None
+                if extra:
+                    target.update(duplicate, metadata=extra)
                 return
             target.add(op.text, title=op.title, type=op.type, tags=list(op.tags), source=op.source)
         elif op.op == "update" and op.id:

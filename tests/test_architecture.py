@@ -31,8 +31,10 @@ def imports_of(path: Path, root: Path = ROOT) -> set[str]:
             base = package[: len(package) - (node.level - 1)]
             if node.module:
                 found.add(".".join([*base, node.module]))
-            else:
-                found.update(".".join([*base, alias.name]) for alias in node.names)
+            else:  # from . import x: a module, or a name of the package itself
+                for alias in node.names:
+                    is_module = root.joinpath(*base, alias.name + ".py").exists()
+                    found.add(".".join([*base, alias.name]) if is_module else ".".join([*base, "__init__"]))
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
             found.update(n.removeprefix("memfs.") for n in names if n.startswith("memfs."))
