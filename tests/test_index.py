@@ -210,6 +210,7 @@ def _write_one(root: str) -> None:
         vault.memories("other").add("Written by another process: kumquat.", title="From afar")
 
 
+@pytest.mark.slow
 def test_search_sees_a_write_from_another_process(tmp_path: Path) -> None:
     root = tmp_path / "v"
     with memfs.Vault.open(root) as vault:
@@ -252,6 +253,7 @@ def test_index_damaged_while_running_is_rebuilt(vault: memfs.Vault, caplog: pyte
     assert "rebuilding" in caplog.text
 
 
+@pytest.mark.slow
 def test_a_fresh_build_in_two_processes_finds_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import memfs.index
 

@@ -49,6 +49,7 @@ any_item = (
 )  # fmt: skip
 
 
+@pytest.mark.slow
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(any_item, max_size=6))
 def test_parse_render_round_trip(items: list[dict[str, Any]]) -> None:

@@ -51,6 +51,7 @@ def settled(vault: memfs.Vault, commits: int) -> Callable[[], bool]:
     return lambda: len(person_commits(vault)) >= commits and vault.history.status() == []
 
 
+@pytest.mark.slow
 def test_write_in_place(watched: tuple) -> None:
     vault, _, events = watched
     path = note(vault)
@@ -63,6 +64,7 @@ def test_write_in_place(watched: tuple) -> None:
     assert ("committed", ["memories/users/alice/tea.md"]) in events
 
 
+@pytest.mark.slow
 def test_vim_rename_over_with_probe_file(watched: tuple) -> None:
     vault, _, _ = watched
     path = note(vault)
@@ -80,6 +82,7 @@ def test_vim_rename_over_with_probe_file(watched: tuple) -> None:
     assert tracked == ["memories/users/alice/tea.md"]
 
 
+@pytest.mark.slow
 def test_atomic_save_through_a_temp_file(watched: tuple) -> None:
     vault, _, _ = watched
     path = note(vault)
@@ -94,6 +97,7 @@ def test_atomic_save_through_a_temp_file(watched: tuple) -> None:
     assert vault.history._git("ls-files", "memories").split() == ["memories/users/alice/tea.md"]
 
 
+@pytest.mark.slow
 def test_truncate_and_write_in_chunks(watched: tuple) -> None:
     vault, _, _ = watched
     path = note(vault)
@@ -110,6 +114,7 @@ def test_truncate_and_write_in_chunks(watched: tuple) -> None:
     assert vault.show("memories/users/alice/tea.md", "HEAD").decode() == final
 
 
+@pytest.mark.slow
 def test_files_created_moved_and_deleted(watched: tuple) -> None:
     vault, _, _ = watched
     folder = note(vault).parent
@@ -124,6 +129,7 @@ def test_files_created_moved_and_deleted(watched: tuple) -> None:
     assert tracked == ["memories/users/alice/bikes.md"]
 
 
+@pytest.mark.slow
 def test_folders_moved_in_and_out(watched: tuple, tmp_path: Path) -> None:
     vault, _, _ = watched
     outside = tmp_path / "import"
@@ -139,6 +145,7 @@ def test_folders_moved_in_and_out(watched: tuple, tmp_path: Path) -> None:
     wait_for(lambda: vault.history.status() == [])
 
 
+@pytest.mark.slow
 def test_editor_artefacts_are_ignored(watched: tuple) -> None:
     vault, watcher, _ = watched
     folder = note(vault).parent
@@ -155,6 +162,7 @@ def test_editor_artefacts_are_ignored(watched: tuple) -> None:
     assert not ignored("notes.md")
 
 
+@pytest.mark.slow
 def test_memfs_own_writes_are_not_taken_for_a_persons(watched: tuple) -> None:
     vault, watcher, _ = watched
     store = vault.memories("users/alice")
@@ -171,6 +179,7 @@ def _edit_by_hand(path: str) -> None:
     Path(path).write_text(text.replace("green tea", "mint tea"))
 
 
+@pytest.mark.slow
 def test_no_lost_update_when_a_person_edits_after_the_agent_read(watched: tuple) -> None:
     vault, _, _ = watched
     tools = memfs.MemoryTools(vault, "users/alice")
@@ -187,6 +196,7 @@ def test_no_lost_update_when_a_person_edits_after_the_agent_read(watched: tuple)
                            "old_str": "drinks", "new_str": "loves"}).is_error  # fmt: skip
 
 
+@pytest.mark.slow
 def test_malformed_files_are_reported_and_left_alone(watched: tuple) -> None:
     vault, _, events = watched
     bad = note(vault).parent / "bad.md"
@@ -202,6 +212,7 @@ def test_malformed_files_are_reported_and_left_alone(watched: tuple) -> None:
     assert {p.path.rsplit("/", 1)[1] for p in vault.problems()} == {"bad.md", "paste.md"}
 
 
+@pytest.mark.slow
 def test_a_burst_of_files_is_absorbed_as_one_change(tmp_path: Path) -> None:
     vault = memfs.Vault.open(tmp_path / "vault", durable=False, person=PERSON)
     source = tmp_path / "bulk"
@@ -217,6 +228,7 @@ def test_a_burst_of_files_is_absorbed_as_one_change(tmp_path: Path) -> None:
     vault.close()
 
 
+@pytest.mark.slow
 def test_polling_observer(tmp_path: Path) -> None:
     vault = memfs.Vault.open(tmp_path / "vault", durable=False, person=PERSON)
     with vault.watch(polling=True, index_delay=0.05, commit_delay=0.2) as watcher:
@@ -236,6 +248,7 @@ def test_bad_options(vault: memfs.Vault, options: dict) -> None:
         Watcher(vault, **options)
 
 
+@pytest.mark.slow
 def test_stop_commits_what_was_seen(tmp_path: Path) -> None:
     vault = memfs.Vault.open(tmp_path / "vault", durable=False, person=PERSON)
     watcher = vault.watch(index_delay=0.05, commit_delay=30)
@@ -247,6 +260,7 @@ def test_stop_commits_what_was_seen(tmp_path: Path) -> None:
     vault.close()
 
 
+@pytest.mark.slow
 def test_git_checkout_of_another_branch_is_absorbed_without_person_commits(tmp_path: Path) -> None:
     vault = memfs.Vault.open(tmp_path / "vault", durable=False, person=PERSON)
     with vault.batch("seed"):
