@@ -118,7 +118,7 @@ class Watcher:
         try:
             for folder in self._folders:
                 observer = PollingObserver(timeout=1.0) if self.polling else Observer()
-                observer.schedule(handler, str(folder), recursive=True)
+                observer.schedule(handler, str(folder), recursive=True)  # type: ignore[arg-type]  # duck-typed
                 observer.start()
                 observers.append(observer)
             return observers
