@@ -1,20 +1,95 @@
-"""File-system primitives: atomic writes and the vault lock."""
+"""File-system primitives: the one seam for every change memfs makes on disk, and the vault lock.
+
+Every operation that changes a vault (a write, an fsync, a rename, an unlink, a truncate, a git
+command that writes) passes through :func:`checkpoint` first. In production that is one test of
+a global; a test installs a :class:`FaultPlan` to make the N-th operation fail with ENOSPC or
+EIO, write only part of its bytes, or kill the process there, the way SQLite's test VFS does, and
+then checks that nothing acknowledged was lost and nothing unacknowledged was kept.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
 import fcntl
 import os
+import signal
 import tempfile
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import LockTimeoutError
 
 TEMP_PREFIX = ".memfs-tmp-"
+FAULTS = ("enospc", "eio", "short", "full", "kill")
+_ALLOCATING = ("create", "write", "mkdir", "git")  # what a full disk refuses; unlink, rename, truncate go on
+
+
+@dataclass
+class FaultPlan:
+    """Where a test wants the file system to fail: the ``at``-th operation (1-based), and how.
+
+    Attributes:
+        at: Which operation fails, counting every checkpoint (or only those whose name starts
+            with ``only``).
+        fault: ``enospc`` or ``eio`` (the operation raises that OSError), ``short`` (a write
+            writes half its bytes and then raises ENOSPC, like a disk filling up mid-write), ``full``
+            (that operation and every later one that needs room fail with ENOSPC, as on a full
+            disk, while removing and renaming still work), or ``kill`` (the process is killed
+            with SIGKILL before the operation).
+        only: Count only operations whose name starts with this (``write``, ``git``, ...).
+        seen: The names of the operations counted so far (what a test can loop over).
+    """
+
+    at: int
+    fault: str = "enospc"
+    only: str = ""
+    seen: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.fault not in FAULTS:
+            raise ValueError(f"fault must be one of {FAULTS}, got {self.fault!r}")
+
+    @property
+    def fired(self) -> bool:
+        """True once the planned operation was reached."""
+        return len(self.seen) >= self.at
+
+
+_plan: FaultPlan | None = None
+
+
+@contextlib.contextmanager
+def faults(plan: FaultPlan) -> Iterator[FaultPlan]:
+    """Install ``plan`` for a ``with`` block (tests only)."""
+    global _plan
+    previous, _plan = _plan, plan
+    try:
+        yield plan
+    finally:
+        _plan = previous
+
+
+def checkpoint(op: str, size: int | None = None) -> int | None:
+    """Called before every operation that changes the vault; returns a byte limit for a short write."""
+    plan = _plan
+    if plan is not None and plan.fired and plan.fault == "full" and op.startswith(_ALLOCATING):
+        raise OSError(errno.ENOSPC, f"{os.strerror(errno.ENOSPC)} (the disk is still full at {op})")
+    if plan is None or not op.startswith(plan.only) or plan.fired:
+        return None
+    plan.seen.append(op)
+    if not plan.fired:
+        return None
+    if plan.fault == "kill":
+        os.kill(os.getpid(), signal.SIGKILL)
+    if plan.fault == "short" and size:
+        return size // 2
+    code = errno.EIO if plan.fault == "eio" else errno.ENOSPC
+    raise OSError(code, f"{os.strerror(code)} (fault injected at {op})")
 
 
 def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
@@ -24,36 +99,115 @@ def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
     target, and the folder is fsynced so the rename itself survives a crash. On any error
     the temporary file is removed and the original is untouched.
     """
-    folder = path.parent
-    folder.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=TEMP_PREFIX)
+    tmp = write_temp(path, data, durable=durable)
     try:
-        try:
-            handle = os.fdopen(fd, "wb")
-        except BaseException:
-            os.close(fd)
-            raise
-        with handle:
-            handle.write(data)
-            handle.flush()
-            if durable:
-                os.fdatasync(handle.fileno())
-        os.chmod(tmp, 0o644)
+        checkpoint("replace")
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
     if durable:
-        fsync_dir(folder)
+        fsync_dir(path.parent)
+
+
+def write_temp(path: Path, data: bytes, *, durable: bool = True) -> Path:
+    """A new temporary file beside ``path`` holding ``data`` (fsynced when durable); the caller renames it."""
+    folder = path.parent
+    if not folder.is_dir():
+        checkpoint("mkdir")
+        folder.mkdir(parents=True, exist_ok=True)
+    checkpoint("create")
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=TEMP_PREFIX)
+    try:
+        try:
+            write_all(fd, data)
+            if durable:
+                checkpoint("fsync")
+                os.fdatasync(fd)
+            os.fchmod(fd, 0o644)
+        finally:
+            os.close(fd)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    return Path(tmp)
 
 
 def write_all(fd: int, data: bytes) -> None:
     """Write every byte of ``data`` to ``fd``: ``os.write`` may write fewer than it was given."""
     view = memoryview(data)
     while view:
-        written = os.write(fd, view)
+        limit = checkpoint("write", len(view))
+        written = os.write(fd, view[:limit] if limit is not None else view)
         view = view[written:]
+        if limit is not None:  # a fault planned as a short write: the disk is full after it
+            raise OSError(errno.ENOSPC, f"{os.strerror(errno.ENOSPC)} (fault injected after a short write)")
+
+
+def overwrite(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Write ``data`` over ``path`` in place: for putting old bytes back when there is no room for a temp file."""
+    checkpoint("overwrite")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    try:
+        os.ftruncate(fd, 0)
+        view = memoryview(data)
+        while view:  # into blocks the file just gave back: no new room needed
+            view = view[os.write(fd, view) :]
+        if durable:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def unlink(path: Path) -> None:
+    """Remove a file (through the fault seam)."""
+    checkpoint("unlink")
+    os.unlink(path)
+
+
+def link(source: Path, target: Path) -> None:
+    """A new name for ``source``; fails if ``target`` exists (a create that never overwrites)."""
+    checkpoint("link")
+    os.link(source, target)
+
+
+def truncate(fd: int, size: int) -> None:
+    """Cut the open file ``fd`` to ``size`` bytes (through the fault seam)."""
+    checkpoint("truncate")
+    os.ftruncate(fd, size)
+
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+_renameat2: object = None
+
+
+def exchange(a: Path, b: Path) -> bool:
+    """Swap two paths atomically (Linux ``renameat2(RENAME_EXCHANGE)``); False where not supported.
+
+    After a swap, ``a`` holds what was at ``b``: the caller sees exactly which file it replaced,
+    so a save by another program between reading and replacing cannot go unnoticed.
+    """
+    global _renameat2
+    checkpoint("exchange")
+    if _renameat2 is None:
+        try:
+            function = ctypes.CDLL(None, use_errno=True).renameat2
+            function.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+            _renameat2 = function
+        except (AttributeError, OSError):
+            _renameat2 = False
+    if _renameat2 is False:
+        return False
+    result = _renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)  # type: ignore[operator]
+    if result == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+        return False  # a file system (or kernel) without the exchange: the caller replaces instead
+    raise OSError(code, f"{os.strerror(code)}: {a} <-> {b}")
 
 
 def fsync_dir(folder: Path) -> None:
@@ -71,13 +225,19 @@ def fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def sweep_temp_files(root: Path, *, older_than: float = 60.0) -> list[Path]:
-    """Remove temporary files that a killed writer left behind under ``root``."""
+def sweep_temp_files(root: Path, *, older_than: float = 0.0, folders: set[Path] | None = None) -> list[Path]:
+    """Remove temporary files a killed writer left behind (under ``root``, or only in ``folders``).
+
+    Call it holding the vault lock: memfs's writers make temp files only under that lock, so
+    any there then belongs to a dead process.
+    """
     now = time.time()
     removed = []
-    for tmp in root.rglob(TEMP_PREFIX + "*"):
+    candidates = root.rglob(TEMP_PREFIX + "*") if folders is None else (
+        tmp for folder in folders for tmp in folder.glob(TEMP_PREFIX + "*"))  # fmt: skip
+    for tmp in candidates:
         with contextlib.suppress(OSError):
-            if now - tmp.stat().st_mtime > older_than:
+            if now - tmp.stat().st_mtime >= older_than:
                 tmp.unlink()
                 removed.append(tmp)
     return removed

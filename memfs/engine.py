@@ -19,17 +19,21 @@ doctor all sit on this engine and use only its public methods.
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import errno
+import hashlib
 import json
 import logging
 import os
-from collections.abc import Iterable, Iterator
+import stat
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from . import _fs
-from .documents import Document, dumps, load_bytes
+from .documents import Document, dumps, load_bytes, timestamp
 from .errors import (
     AlreadyExistsError,
     ConflictError,
@@ -42,7 +46,7 @@ from .errors import (
 )
 from .history import GitHistory, Identity
 from .index import MAX_INDEXED_BYTES, Hit, MessageHit, Problem, Progress, SearchIndex, SyncReport
-from .layout import MEMORIES_DIR, STATE_DIR, label
+from .layout import CONTENT_DIRS, MEMORIES_DIR, STATE_DIR, label
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +66,7 @@ class Change:
     lines: list[str] = field(default_factory=list)
     trailers: dict[str, str] = field(default_factory=dict)
     originals: dict[str, bytes | None] = field(default_factory=dict)
+    contents: dict[str, bytes | None] = field(default_factory=dict)
     sha: str | None = None
 
 
@@ -86,10 +91,12 @@ class WriteEngine:
         self._lock = _fs.VaultLock(self.state_dir / "lock", timeout=lock_timeout)
         self._pending_file = self.state_dir / "pending"
         self._own_file = self.state_dir / "own"
+        self._journal = self.state_dir / "journal"
         self._change: Change | None = None
         with self._lock.hold():
             self.history = GitHistory(root, self.state_dir, lock_timeout=lock_timeout)
             self.person = person or self.history.configured_identity() or DEFAULT_PERSON
+            self._recover()
             self._ensure_layout()
             self.index = SearchIndex(root, self.state_dir / "index", lock_timeout=lock_timeout)
 
@@ -111,8 +118,8 @@ class WriteEngine:
             sep = "" if not text or text.endswith("\n") else "\n"
             text += sep + "".join(f"{line}\n" for line in missing)
             _fs.atomic_write(ignore, text.encode(), durable=self.durable)
-            self.history.commit([".gitignore"], "vault: init", author=self.author,
-                                trailers={"Memfs-Op": "init"})  # fmt: skip
+            self.history.commit({".gitignore": text.encode()}, "vault: init", author=self.author,
+                                trailers={"Memfs-Op": "init"}, durable=self.durable)  # fmt: skip
 
     # -- locking and transactions ------------------------------------------------
 
@@ -135,7 +142,12 @@ class WriteEngine:
     @contextlib.contextmanager
     def _transaction(self, message: str, trailers: dict[str, str] | None, *,
                      summary: bool = False) -> Iterator[Change]:  # fmt: skip
-        """One commit's worth of changes: committed on success, rolled back on any error."""
+        """One commit's worth of changes: committed on success, rolled back on any error.
+
+        Before a file is first changed, its old bytes go into ``.memfs/journal``; a process
+        killed mid-transaction leaves the journal, and the next transaction (in any process)
+        rolls the files back, or forward if the commit had landed (:meth:`_recover`).
+        """
         with self._lock.hold():
             if self._change is not None:  # part of an enclosing batch
                 yield self._change
@@ -144,32 +156,88 @@ class WriteEngine:
                 for key, value in (trailers or {}).items():
                     self._change.trailers.setdefault(key, value)
                 return
+            self._recover()
             change = self._change = Change(message, trailers=dict(trailers or {}))
             try:
                 yield change
                 body = change.message
                 if summary and change.lines:
                     body += "\n\n" + "\n".join(f"- {line}" for line in change.lines)
-                change.sha = self.commit(change.paths, body, change.trailers)
+                change.sha = self.commit(change.paths, body, change.trailers, contents=change.contents)
             except BaseException:
                 self._roll_back(change)
                 raise
+            else:
+                self._end_journal()
             finally:
                 self._change = None
 
     def _roll_back(self, change: Change) -> None:
-        for rel, original in change.originals.items():
-            target = self.root / rel
-            if original is None:
-                target.unlink(missing_ok=True)
-            else:
-                _fs.atomic_write(target, original, durable=self.durable)
-        self.mark_pending(change.originals)
+        """Put back the files a failed transaction changed, created ones first (frees room on a full disk).
 
-    @staticmethod
-    def _remember(change: Change, rel: str, original: bytes | None) -> None:
+        Only files that still hold what memfs wrote are put back: a save another program made
+        since (or one memfs's compare-and-swap gave way to) is never overwritten.
+        """
+        for rel, wrote in sorted(change.contents.items(), key=lambda item: change.originals[item[0]] is not None):
+            if _read_regular(self.root / rel) == wrote:
+                _put_back(self.root / rel, change.originals[rel], durable=self.durable)
+        _fs.sweep_temp_files(self.root, folders={(self.root / rel).parent for rel in change.originals})
+        self.mark_pending(change.originals)
+        self._end_journal()
+
+    def _remember(self, change: Change, rel: str, original: bytes | None, new: bytes | None) -> None:
+        """Before a file changes: its old bytes and a hash of the new ones, in memory and in the journal."""
         change.paths.add(rel)
         change.originals.setdefault(rel, original)
+        if not self._journal.exists():
+            self._append_journal({"base": self.history.head()})
+        encoded = None if original is None else base64.b64encode(original).decode()
+        self._append_journal({"path": rel, "original": encoded, "new": _digest(new)})
+
+    def _append_journal(self, record: dict[str, Any]) -> None:
+        fd = os.open(self._journal, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            _fs.write_all(fd, (json.dumps(record) + "\n").encode())
+            if self.durable:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def _end_journal(self) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self._journal)
+
+    def _recover(self) -> None:
+        """Finish a transaction a killed process left half done: forward if it committed, else back."""
+        try:
+            lines = self._journal.read_bytes().splitlines()
+        except FileNotFoundError:
+            return
+        records: list[Any] = []
+        for line in lines:
+            try:
+                records.append(json.loads(line))
+            except ValueError:
+                break  # the record being written when the process died: its file was not touched yet
+        base = records[0].get("base") if records and isinstance(records[0], dict) else None
+        files: dict[str, tuple[bytes | None, str | None]] = {}
+        for record in records[1:]:
+            if isinstance(record, dict) and isinstance(record.get("path"), str) and _inside(self.root, record["path"]):
+                original = record.get("original")
+                old = base64.b64decode(original) if isinstance(original, str) else None
+                files.setdefault(record["path"], (old, None))
+                files[record["path"]] = (files[record["path"]][0], record.get("new"))
+        head = self.history.head()
+        if head != base and all(_read_regular(self.root / rel) == self.history.bytes_at(rel, head) for rel in files):
+            log.warning("a change interrupted after its commit (%s) was completed", head)
+        else:
+            log.warning("rolling back a change interrupted before its commit (%d files)", len(files))
+            for rel, (original, new) in sorted(files.items(), key=lambda item: item[1][0] is not None):
+                if _digest(_read_regular(self.root / rel)) == new:  # memfs's bytes landed: take them back
+                    _put_back(self.root / rel, original, durable=self.durable)
+            self.mark_pending(files)
+        _fs.sweep_temp_files(self.root, folders={(self.root / rel).parent for rel in files})
+        self._end_journal()
 
     # -- whole files (memories) -------------------------------------------------------
 
@@ -191,7 +259,11 @@ class WriteEngine:
         create: bool | None = None,
         expect: bytes | None = None,
     ) -> str | None:
-        """Write a file atomically, mark it for the index and commit it.
+        """Write a file atomically, mark it for the index and commit exactly the bytes written.
+
+        The replace is a compare-and-swap with whatever else writes the file (a person's editor):
+        the new file is swapped in atomically and the file it replaced is checked; if someone
+        saved in between, the swap is undone, ConflictError is raised and their save stays.
 
         Args:
             rel: The vault path (already validated by the caller).
@@ -207,24 +279,68 @@ class WriteEngine:
         data = check_content(dumps(content) if isinstance(content, Document) else content)
         with self._transaction(message, trailers) as change:
             target = self.root / rel
-            original = target.read_bytes() if target.is_file() else None
-            if create is True and (original is not None or target.exists()):
+            original = _read_regular(target)
+            if create is True and (original is not None or os.path.lexists(target)):
                 raise AlreadyExistsError(f"{rel} already exists")
             if create is False and original is None:
                 raise MemoryNotFoundError(f"no file at {rel}")
             if expect is not None and original != expect:
                 raise ConflictError(f"{rel} changed since it was read; read it again and retry")
-            self._remember(change, rel, original)
-            _fs.atomic_write(target, data, durable=self.durable)
+            self._remember(change, rel, original, data)
+            self._swap_in(change, rel, data, original)
             self.mark_pending([rel])
         return change.sha
 
+    def _swap_in(self, change: Change, rel: str, data: bytes, original: bytes | None) -> None:
+        """Put ``data`` at ``rel`` if the file there is still ``original`` (None: no file), atomically."""
+        target = self.root / rel
+        tmp = _fs.write_temp(target, data, durable=self.durable)
+        try:
+            if original is None:
+                try:
+                    _fs.link(tmp, target)  # a create never overwrites what appeared meanwhile
+                except FileExistsError:
+                    raise ConflictError(f"{rel} was created by someone else while memfs was writing it") from None
+            elif _fs.exchange(tmp, target):
+                replaced = _read_regular(tmp)
+                if replaced != original:  # a save landed between memfs's read and its replace
+                    _fs.exchange(tmp, target)  # theirs back in place
+                    stray = _read_regular(tmp)
+                    if stray is not None and stray != data:  # yet another save: never drop it
+                        self._keep_conflict_copy(tmp, rel)
+                    raise ConflictError(f"{rel} was saved by another program while memfs was writing it; "
+                                        "read it again and retry")  # fmt: skip
+            else:
+                _fs.checkpoint("replace")
+                os.replace(tmp, target)
+            change.contents[rel] = data  # the file is memfs's now: a failure from here on puts it back
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+        if self.durable:
+            _fs.fsync_dir(target.parent)
+
+    def _keep_conflict_copy(self, source: Path, rel: str) -> None:
+        stem, dot, suffix = rel.rpartition(".")
+        copy = self.root / f"{stem}.conflict-{timestamp().replace(':', '')}-{os.getpid()}{dot}{suffix}"
+        os.rename(source, copy)
+        log.warning("kept a save that raced memfs's write of %s as %s", rel, copy.name)
+        self.mark_pending([copy.relative_to(self.root).as_posix()])
+
     def delete(self, rel: str, *, message: str, trailers: dict[str, str] | None = None) -> str | None:
-        """Delete a vault file and commit the deletion."""
+        """Delete a vault file and commit the deletion (a save that races it is kept, not deleted)."""
         with self._transaction(message, trailers) as change:
             target = self._existing(rel)
-            self._remember(change, rel, target.read_bytes())
-            target.unlink()
+            original = _read_regular(target)
+            self._remember(change, rel, original, None)
+            aside = target.with_name(_fs.TEMP_PREFIX + target.name)
+            _fs.checkpoint("rename")
+            os.rename(target, aside)
+            if _read_regular(aside) != original:  # saved between the read and the rename: keep it
+                os.rename(aside, target)
+                raise ConflictError(f"{rel} was saved by another program while memfs was deleting it")
+            change.contents[rel] = None
+            _fs.unlink(aside)
             if self.durable:
                 _fs.fsync_dir(target.parent)
             self._prune_empty_dirs(target.parent)
@@ -238,11 +354,16 @@ class WriteEngine:
             target = self.root / dst
             if target.exists() or target.is_symlink():
                 raise AlreadyExistsError(f"cannot move {src} to {dst}: {dst} already exists")
-            target.parent.mkdir(parents=True, exist_ok=True)
-            self._remember(change, src, source.read_bytes())
-            self._remember(change, dst, None)
-            os.link(source, target)  # link + unlink: never overwrites, unlike rename
-            source.unlink()
+            if not target.parent.is_dir():
+                _fs.checkpoint("mkdir")
+                target.parent.mkdir(parents=True, exist_ok=True)
+            data = _read_regular(source)
+            self._remember(change, src, data, None)
+            self._remember(change, dst, None, data)
+            _fs.link(source, target)  # link + unlink: never overwrites, unlike rename
+            change.contents[dst] = data
+            _fs.unlink(source)
+            change.contents[src] = None
             if self.durable:
                 _fs.fsync_dir(target.parent)
                 _fs.fsync_dir(source.parent)
@@ -341,12 +462,19 @@ class WriteEngine:
     # -- commits ----------------------------------------------------------------------
 
     def commit(self, paths: Iterable[str], message: str, trailers: dict[str, str] | None = None,
-               *, author: Identity | None = None) -> str | None:  # fmt: skip
-        """Commit ``paths`` as they are on disk now; None if nothing differs from the last commit."""
+               *, author: Identity | None = None, contents: Mapping[str, bytes | None] | None = None,
+               ) -> str | None:  # fmt: skip
+        """Commit ``paths``: with the bytes in ``contents``, else as they are on disk now (read once, here).
+
+        Returns:
+            The commit id; None if nothing differs from the last commit.
+        """
         paths = sorted(set(paths))
         with self._lock.hold():
-            sha = self.history.commit(paths, message, author=author or self.author,
-                                      committer=self.author, trailers=trailers)  # fmt: skip
+            given = contents or {}
+            exact = {rel: given[rel] if rel in given else _read_regular(self.root / rel) for rel in paths}
+            sha = self.history.commit(exact, message, author=author or self.author, committer=self.author,
+                                      trailers=trailers, durable=self.durable)  # fmt: skip
             self._forget_own(paths)
             return sha
 
@@ -365,9 +493,9 @@ class WriteEngine:
     def _note_own(self, paths: Iterable[str]) -> None:
         own = self.own_uncommitted()
         for rel in paths:
-            stat = _stat(self.root / rel)
-            if stat is not None:
-                own[rel] = stat
+            seen = _stat(self.root / rel)
+            if seen is not None:
+                own[rel] = seen
         self._save_own(own)
 
     def _forget_own(self, paths: Iterable[str]) -> None:
@@ -395,6 +523,10 @@ class WriteEngine:
             changed = self.history.changed(candidates) if candidates else []
             own = self.own_uncommitted()
             changed = [p for p in changed if p not in own or own[p] != _stat(self.root / p)]
+            links = [p for p in changed if os.path.islink(self.root / p)]
+            for rel in links:
+                log.warning("not committing %s: a symbolic link, which memfs never follows", rel)
+            changed = [p for p in changed if p not in links]
             too_big = [p for p in changed if _size(self.root / p) > MAX_INDEXED_BYTES]
             for rel in too_big:
                 log.warning("not committing %s: larger than %d bytes", rel, MAX_INDEXED_BYTES)
@@ -454,7 +586,8 @@ class WriteEngine:
         """
         with self._lock.hold():
             if paths is None:
-                _fs.sweep_temp_files(self.root / MEMORIES_DIR)
+                for folder in CONTENT_DIRS:
+                    _fs.sweep_temp_files(self.root / folder)
             report = self._sync_index(None if paths is None else sorted(set(paths)), progress)
             if paths is None:
                 with contextlib.suppress(FileNotFoundError):
@@ -554,6 +687,53 @@ def _stat(path: Path) -> Stat | None:
     except OSError:
         return None
     return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _digest(data: bytes | None) -> str | None:
+    return None if data is None else hashlib.sha256(data).hexdigest()
+
+
+def _read_regular(path: Path) -> bytes | None:
+    """The bytes of a regular file, None if there is none; a link is never followed (reads as None)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return None
+        raise
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _put_back(target: Path, original: bytes | None, *, durable: bool) -> None:
+    """Restore a file's old bytes (None: remove it); in place when a full disk leaves no room for a temp file."""
+    if original is None:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(target)
+        return
+    if _read_regular(target) == original:
+        return
+    try:
+        _fs.atomic_write(target, original, durable=durable)
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EIO):
+            raise
+        _fs.overwrite(target, original, durable=durable)
+
+
+def _inside(root: Path, rel: str) -> bool:
+    """True for a plain vault path under the content folders (a journal from a crash is outside input)."""
+    parts = rel.split("/")
+    return parts[0] in CONTENT_DIRS and len(parts) > 1 and all(p not in ("", ".", "..") for p in parts)
 
 
 def _size(path: Path) -> int:

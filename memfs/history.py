@@ -11,16 +11,20 @@ machine with no ``user.name`` configured and never change any git config.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 import os
 import re
+import tempfile
 import time
-from collections.abc import Iterable, Sequence
+import zlib
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import git
 
+from ._fs import checkpoint, write_all
 from .errors import GitLockError, HistoryError, RevisionNotFoundError
 from .layout import one_line
 
@@ -30,6 +34,7 @@ ZERO_SHA = "0" * 40
 _LOCK_MESSAGE = re.compile(r"Unable to create '([^']+\.lock)': File exists")
 _TRAILER = re.compile(r"^([A-Za-z][A-Za-z0-9-]*): (.*)$")
 _CHUNK = 500  # paths per git command line
+_WRITING_COMMANDS = frozenset({"read-tree", "update-index", "write-tree", "commit-tree", "update-ref", "hash-object"})
 
 
 @dataclass(frozen=True)
@@ -104,6 +109,15 @@ class GitHistory:
         rel = vault_root.resolve().relative_to(top).as_posix()
         self.top = top
         self.prefix = "" if rel == "." else rel + "/"
+        self._objects = self._loose_object_folder()
+
+    def _loose_object_folder(self) -> Path | None:
+        """Where memfs may write loose objects itself: a SHA-1 repository's object folder, else None."""
+        if self._git("rev-parse", "--show-object-format", check=False).strip() not in ("", "sha1"):
+            return None
+        common = self._git("rev-parse", "--git-common-dir", check=False).strip()
+        folder = (self.top / common).resolve() / "objects" if common else None
+        return folder if folder is not None and folder.is_dir() else None
 
     @staticmethod
     def _open_or_init(root: Path) -> git.Repo:
@@ -148,71 +162,149 @@ class GitHistory:
 
     def commit(
         self,
-        paths: Iterable[str],
+        contents: Mapping[str, bytes | None],
         message: str,
         *,
         author: Identity,
         committer: Identity | None = None,
         trailers: dict[str, str] | None = None,
+        durable: bool = False,
     ) -> str | None:
-        """Commit the current state of ``paths`` (vault-relative; missing files are removed).
+        """Commit exactly ``contents``: vault path -> the bytes to record (None: the file is removed).
+
+        The working tree is never read: what is committed is what the caller wrote (or read), so
+        a file another program changes meanwhile cannot slip into the commit, and no filter or
+        hook of the repository runs. If any step fails, memfs's private index is dropped (the
+        next commit starts again from HEAD), so nothing of a failed commit reaches a later one.
 
         Returns:
             The new commit id, or None when the files already match HEAD.
         """
-        rel = sorted({self.prefix + p for p in paths})
-        if not rel:
+        entries = {self.prefix + rel: data for rel, data in contents.items()}
+        if not entries:
             return None
         full = message.rstrip() + "\n"
         if trailers:
             full += "\n" + "".join(f"{k}: {one_line(v)}\n" for k, v in trailers.items())
         env = _identity_env(author, committer or author)
         private = {"GIT_INDEX_FILE": str(self._index_file)}
-        for attempt in range(3):
-            head, head_tree = self._head()
-            if not self._index_file.exists() or self._read_index_head() != head:
-                self._git("read-tree", *([head] if head else ["--empty"]), env=private)
-            for chunk in _chunks(rel):
-                self._git("update-index", "--add", "--remove", "--", *chunk, env=private)
-            tree = self._git("write-tree", env=private).strip()
-            if tree == head_tree:
-                self._write_index_head(head)
-                self._sync_worktree_index(rel)
-                return None
-            parents = ["-p", head] if head else []
-            sha = self._git("commit-tree", "--no-gpg-sign", tree, *parents, "-F", "-",
-                            env=env, input=full).strip()  # fmt: skip
-            try:
-                self._git("update-ref", "-m", f"memfs: {message.splitlines()[0]}", "HEAD", sha,
-                          head or ZERO_SHA)  # fmt: skip
-            except HistoryError:
-                if attempt == 2:
-                    raise
-                log.info("HEAD moved while committing; retrying")
-                self._index_file.unlink(missing_ok=True)
-                continue
+        blobs = {path: (None if data is None else self._write_blob(data, durable=durable))
+                 for path, data in sorted(entries.items())}  # fmt: skip
+        index_info = "".join(
+            f"0 {ZERO_SHA}\t{path}\0" if sha is None else f"100644 {sha}\t{path}\0" for path, sha in blobs.items()
+        )
+        sha = ""
+        try:
+            for attempt in range(3):
+                head, head_tree = self._head()
+                if not self._index_file.exists() or self._read_index_head() != head:
+                    self._git("read-tree", *([head] if head else ["--empty"]), env=private)
+                self._git("update-index", "-z", "--index-info", env=private, input=index_info)
+                tree = self._git("write-tree", env=private).strip()
+                if tree == head_tree:
+                    self._write_index_head(head)
+                    self._sync_worktree_index(index_info, list(blobs))
+                    return None
+                parents = ["-p", head] if head else []
+                sha = self._git("commit-tree", "--no-gpg-sign", tree, *parents, "-F", "-",
+                                env=env, input=full).strip()  # fmt: skip
+                try:
+                    self._git("update-ref", "-m", f"memfs: {message.splitlines()[0]}", "HEAD", sha,
+                              head or ZERO_SHA)  # fmt: skip
+                except HistoryError:
+                    if attempt == 2:
+                        raise
+                    log.info("HEAD moved while committing; retrying")
+                    self._drop_private_index()
+                    continue
+                break
+        except BaseException:
+            self._drop_private_index()
+            raise
+        # The commit is in: from here on nothing may fail the call, or a caller would roll back
+        # files that git already has. What follows only keeps caches in step.
+        try:
             self._write_index_head(sha)
-            self._sync_worktree_index(rel)
-            return sha
-        return None  # pragma: no cover - the loop returns or raises
+            self._sync_worktree_index(index_info, list(blobs))
+        except Exception as exc:  # the private index is rebuilt from HEAD; git's index lags until next time
+            log.warning("committed %s, but could not update the git indexes afterwards: %s", sha[:10], exc)
+            self._drop_private_index()
+        return sha
 
-    def _sync_worktree_index(self, rel: Sequence[str]) -> None:
-        # Keep the person's own index in step, so `git status` stays clean after our commit.
-        # If git's index is locked (a person's git command), try again after the next commit.
+    def _drop_private_index(self) -> None:
+        for leftover in (self._index_file, self._index_head_file):
+            with contextlib.suppress(OSError):
+                leftover.unlink()
+
+    def _write_blob(self, data: bytes, *, durable: bool) -> str:
+        """Store ``data`` as a git blob and return its id (a loose object, as git writes one)."""
+        if self._objects is None:  # a SHA-256 repository, or one memfs cannot write into directly
+            return self._git("hash-object", "-w", "--no-filters", "--stdin", input=data).strip()
+        raw = b"blob %d\0" % len(data) + data
+        sha = hashlib.sha1(raw, usedforsecurity=False).hexdigest()
+        target = self._objects / sha[:2] / sha[2:]
+        if target.exists():
+            return sha
+        checkpoint("git:object")
+        target.parent.mkdir(exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix="tmp_obj_")
         try:
-            behind = set(self._lagging.read_text("utf-8").splitlines())
+            try:
+                write_all(fd, zlib.compress(raw, 1))
+                if durable:
+                    os.fsync(fd)
+                os.fchmod(fd, 0o444)
+            finally:
+                os.close(fd)
+            with contextlib.suppress(FileExistsError):  # the same object, written by someone else
+                os.link(tmp, target)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+        return sha
+
+    def _sync_worktree_index(self, index_info: str, paths: list[str]) -> None:
+        # Keep the person's own index in step, so `git status` stays clean after our commit: the
+        # same entries as the commit, never re-read from the working tree. If git's index is
+        # locked (a person's git command), try again after the next commit, from HEAD.
+        try:
+            behind = [p for p in self._lagging.read_text("utf-8").splitlines() if p]
         except FileNotFoundError:
-            behind = set()
-        todo = sorted(behind.union(rel) - {""})
+            behind = []
         try:
-            for chunk in _chunks(todo):
-                self._git("update-index", "--add", "--remove", "--", *chunk)
+            if behind:
+                self._git("update-index", "-z", "--index-info", input=self._head_entries(behind))
+            self._git("update-index", "-z", "--index-info", input=index_info)
         except HistoryError as exc:
             log.warning("could not refresh git's index after a commit (will retry): %s", exc)
-            self._lagging.write_text("".join(f"{p}\n" for p in todo), "utf-8")
+            self._lagging.write_text("".join(f"{p}\n" for p in sorted(set(behind + paths))), "utf-8")
             return
         if behind:
             self._lagging.unlink(missing_ok=True)
+
+    def _head_entries(self, paths: Sequence[str]) -> str:
+        """``--index-info`` lines putting ``paths`` (repository paths) as they are at HEAD."""
+        present: dict[str, str] = {}
+        for chunk in _chunks(list(paths)):
+            out = self._git("ls-tree", "-z", "HEAD", "--", *chunk, check=False)
+            for record in filter(None, out.split("\0")):
+                meta, _, path = record.partition("\t")
+                mode, _, sha = meta.split(" ")
+                present[path] = f"{mode} {sha}\t{path}\0"
+        return "".join(present.get(p, f"0 {ZERO_SHA}\t{p}\0") for p in paths)
+
+    def head(self) -> str | None:
+        """The commit HEAD names, or None in a repository with no commit yet."""
+        return self._head()[0]
+
+    def bytes_at(self, path: str, rev: str | None) -> bytes | None:
+        """The bytes of ``path`` (vault-relative) at ``rev``; None if it did not exist there (or no rev)."""
+        if rev is None:
+            return None
+        try:
+            return self.show(path, rev)
+        except RevisionNotFoundError:
+            return None
 
     def _head(self) -> tuple[str | None, str | None]:
         out = self._git("rev-parse", "HEAD^{commit}", "HEAD^{tree}", check=False)
@@ -355,7 +447,7 @@ class GitHistory:
 
     # -- plumbing --------------------------------------------------------------
 
-    def _git(self, *args: str, env: dict[str, str] | None = None, input: str | None = None,
+    def _git(self, *args: str, env: dict[str, str] | None = None, input: str | bytes | None = None,
              check: bool = True) -> str:  # fmt: skip
         deadline = time.monotonic() + self._lock_timeout
         while True:
@@ -377,15 +469,17 @@ class GitHistory:
                     ) from exc
                 time.sleep(0.05)
 
-    def _run(self, args: Sequence[str], env: dict[str, str] | None, input: str | None) -> str:
+    def _run(self, args: Sequence[str], env: dict[str, str] | None, input: str | bytes | None) -> str:
+        if args[0] in _WRITING_COMMANDS:
+            checkpoint(f"git:{args[0]}")
         if input is None:
             out = self.repo.git.execute(["git", *args], env=env, with_extended_output=False)
             return str(out)
         import subprocess  # GitPython's execute takes no text for stdin
 
         proc = subprocess.run(
-            ["git", *args], input=input.encode("utf-8"), capture_output=True,
-            cwd=self.top, env={**os.environ, **(env or {})}, check=False,
+            ["git", *args], input=input.encode("utf-8") if isinstance(input, str) else input,
+            capture_output=True, cwd=self.top, env={**os.environ, **(env or {})}, check=False,
         )  # fmt: skip
         if proc.returncode:
             raise git.GitCommandError(["git", *args], proc.returncode, proc.stderr)

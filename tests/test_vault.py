@@ -251,11 +251,8 @@ def test_lock_timeout_is_a_clear_error(tmp_path: Path) -> None:
             memfs.Vault.open(root, lock_timeout=0.2)
 
 
-@pytest.mark.parametrize("failing", ["write", "fsync", "replace"])
-def test_a_full_disk_leaves_the_original_and_no_temp_file(vault: memfs.Vault, monkeypatch: pytest.MonkeyPatch,
-                                                          failing: str) -> None:  # fmt: skip
-    import errno
-
+@pytest.mark.parametrize("failing", ["write", "fsync", "exchange", "git"])
+def test_a_full_disk_leaves_the_original_and_no_temp_file(vault: memfs.Vault, failing: str) -> None:
     from memfs import _fs
 
     store = vault.memories("a")
@@ -263,15 +260,10 @@ def test_a_full_disk_leaves_the_original_and_no_temp_file(vault: memfs.Vault, mo
     path = vault.root / "memories/a/doc.md"
     before, log_before = path.read_bytes(), vault.log()
     vault.engine.durable = True
-
-    def full(*args: object, **kwargs: object) -> None:
-        raise OSError(errno.ENOSPC, "No space left on device")
-
-    target = {"write": (_fs.os, "fdopen"), "fsync": (_fs.os, "fdatasync"), "replace": (_fs.os, "replace")}[failing]
-    monkeypatch.setattr(*target, full)
-    with pytest.raises(OSError, match="No space left"):
-        store.update(m.id, body="new text that does not fit")  # type: ignore[arg-type]
-    monkeypatch.undo()
+    with _fs.faults(_fs.FaultPlan(at=1, fault="enospc", only=failing)) as plan:
+        with pytest.raises(OSError, match="No space left"):
+            store.update(m.id, body="new text that does not fit")  # type: ignore[arg-type]
+    assert plan.fired
     assert path.read_bytes() == before and vault.log() == log_before
     assert list(path.parent.glob(".memfs-tmp-*")) == []
     assert store.update(m.id, body="fits now").body == "fits now"  # type: ignore[arg-type]
