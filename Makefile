@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-dev
 
-.PHONY: demo test test-fast lint bench clean
+.PHONY: demo test test-fast faults lint bench clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10) and "memfs needs Python >= 3.10" or 0)'
@@ -24,6 +24,9 @@ test: $(STAMP)
 
 test-fast: $(STAMP)
 	$(PY) -m pytest -q -m "not slow"
+
+faults: $(STAMP)
+	$(PY) bench/faults.py
 
 lint: $(STAMP)
 	$(PY) -m ruff check memfs tests bench scripts

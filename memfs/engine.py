@@ -182,8 +182,9 @@ class WriteEngine:
             if _read_regular(self.root / rel) == wrote:
                 _put_back(self.root / rel, change.originals[rel], durable=self.durable)
         _fs.sweep_temp_files(self.root, folders={(self.root / rel).parent for rel in change.originals})
-        self.mark_pending(change.originals)
         self._end_journal()
+        with contextlib.suppress(OSError):  # the write already marked them; a full disk may refuse this
+            self.mark_pending(change.contents)
 
     def _remember(self, change: Change, rel: str, original: bytes | None, new: bytes | None) -> None:
         """Before a file changes: its old bytes and a hash of the new ones, in memory and in the journal."""

@@ -199,6 +199,9 @@ class GitHistory:
                 head, head_tree = self._head()
                 if not self._index_file.exists() or self._read_index_head() != head:
                     self._git("read-tree", *([head] if head else ["--empty"]), env=private)
+                # Until this commit is in, the private index holds more than HEAD: without the
+                # head mark, a process that dies here leaves an index the next commit re-reads.
+                self._index_head_file.unlink(missing_ok=True)
                 self._git("update-index", "-z", "--index-info", env=private, input=index_info)
                 tree = self._git("write-tree", env=private).strip()
                 if tree == head_tree:

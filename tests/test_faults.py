@@ -33,7 +33,7 @@ def test_every_write_path_survives_a_fault_at_any_operation(tmp_path: Path, name
 @pytest.mark.parametrize("name", KILLS)
 def test_a_kill_at_random_operations_loses_nothing_acknowledged(tmp_path: Path, name: str) -> None:
     operations = operations_of(tmp_path / "count", name)
-    points = sorted(random.Random(name).sample(range(1, operations + 1), min(3, operations)))
+    points = sorted(random.Random(name).sample(range(1, operations + 1), min(3, operations)))  # all: make faults
     tally = run_kills(tmp_path / "vault", name, points)
     assert tally.kills >= 1
     assert_clean(tally)
