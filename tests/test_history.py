@@ -32,6 +32,11 @@ def write(root: Path, rel: str, text: str) -> None:
     path.write_text(text, "utf-8")
 
 
+def on_disk(root: Path, *paths: str) -> dict[str, bytes | None]:
+    """What to commit: each path's bytes as they are in the work tree (None: removed)."""
+    return {p: (root / p).read_bytes() if (root / p).is_file() else None for p in paths}
+
+
 @pytest.fixture
 def repo(tmp_path: Path) -> Iterator[tuple[GitHistory, Path]]:
     root = tmp_path / "vault"
@@ -56,7 +61,7 @@ def test_init_makes_a_repository_on_main_with_no_commits(repo: tuple[GitHistory,
 def test_commit_with_author_committer_and_trailers(repo: tuple[GitHistory, Path]) -> None:
     history, root = repo
     write(root, "a.md", "alpha\n")
-    sha = history.commit(["a.md"], "memory: create a.md\n\nWhy it was made.", author=ALICE, committer=BOT,
+    sha = history.commit(on_disk(root, "a.md"), "memory: create a.md\n\nWhy it was made.", author=ALICE, committer=BOT,
                          trailers={"Memfs-Op": "create", "Memfs-Session": "chat\n42  now"})  # fmt: skip
     assert sha is not None and re.fullmatch("[0-9a-f]{40}", sha)
     (rev,) = history.log()
@@ -75,9 +80,9 @@ def test_commit_with_author_committer_and_trailers(repo: tuple[GitHistory, Path]
 def test_a_commit_that_changes_nothing_returns_none(repo: tuple[GitHistory, Path]) -> None:
     history, root = repo
     write(root, "a.md", "a\n")
-    first = history.commit(["a.md"], "add", author=ALICE)
-    assert history.commit(["a.md"], "again", author=ALICE) is None
-    assert history.commit([], "nothing", author=ALICE) is None
+    first = history.commit(on_disk(root, "a.md"), "add", author=ALICE)
+    assert history.commit(on_disk(root, "a.md"), "again", author=ALICE) is None
+    assert history.commit(on_disk(root), "nothing", author=ALICE) is None
     assert [r.sha for r in history.log()] == [first]
 
 
@@ -85,11 +90,11 @@ def test_only_the_named_paths_are_committed_and_missing_ones_are_removed(repo: t
     history, root = repo
     write(root, "a.md", "a\n")
     write(root, "b.md", "b\n")
-    history.commit(["a.md", "b.md"], "two", author=ALICE)
+    history.commit(on_disk(root, "a.md", "b.md"), "two", author=ALICE)
     write(root, "a.md", "a2\n")
     write(root, "c.md", "not named\n")
     (root / "b.md").unlink()
-    sha = history.commit(["b.md"], "remove b", author=ALICE)
+    sha = history.commit(on_disk(root, "b.md"), "remove b", author=ALICE)
     assert sha is not None
     assert history.files_changed(sha) == [("D", "b.md")]
     assert git(root, "ls-tree", "--name-only", "HEAD").split() == ["a.md"]
@@ -99,11 +104,11 @@ def test_only_the_named_paths_are_committed_and_missing_ones_are_removed(repo: t
 def test_log_follows_a_file_across_renames(repo: tuple[GitHistory, Path]) -> None:
     history, root = repo
     write(root, "notes/a.md", "line one\nline two\nline three\n")
-    history.commit(["notes/a.md"], "create", author=ALICE)
+    history.commit(on_disk(root, "notes/a.md"), "create", author=ALICE)
     os.rename(root / "notes/a.md", root / "b.md")
-    history.commit(["notes/a.md", "b.md"], "rename", author=BOT)
+    history.commit(on_disk(root, "notes/a.md", "b.md"), "rename", author=BOT)
     write(root, "b.md", "line one\nline two\nline three\nline four\n")
-    history.commit(["b.md"], "edit", author=ALICE)
+    history.commit(on_disk(root, "b.md"), "edit", author=ALICE)
     revs = history.log("b.md")
     assert [r.subject for r in revs] == ["edit", "rename", "create"]  # newest first
     assert [r.status for r in revs] == ["M", "R", "A"]
@@ -121,9 +126,9 @@ def test_log_follows_a_file_across_renames(repo: tuple[GitHistory, Path]) -> Non
 def test_show_returns_the_exact_bytes_at_a_revision(repo: tuple[GitHistory, Path]) -> None:
     history, root = repo
     (root / "a.md").write_bytes(b"first\r\n\n\n")
-    history.commit(["a.md"], "one", author=ALICE)
+    history.commit(on_disk(root, "a.md"), "one", author=ALICE)
     (root / "a.md").write_bytes(b"second")
-    history.commit(["a.md"], "two", author=ALICE)
+    history.commit(on_disk(root, "a.md"), "two", author=ALICE)
     assert history.show("a.md", "HEAD") == b"second"
     assert history.show("a.md", "HEAD~1") == b"first\r\n\n\n"  # no newline stripped or added
     assert history.show("a.md", history.log()[1].sha[:7]) == b"first\r\n\n\n"
@@ -137,9 +142,9 @@ def test_diff_between_revisions_and_against_the_files(repo: tuple[GitHistory, Pa
     history, root = repo
     write(root, "a.md", "one\ntwo\n")
     write(root, "b.md", "b\n")
-    history.commit(["a.md", "b.md"], "one", author=ALICE)
+    history.commit(on_disk(root, "a.md", "b.md"), "one", author=ALICE)
     write(root, "a.md", "one\nTWO\n")
-    history.commit(["a.md"], "two", author=ALICE)
+    history.commit(on_disk(root, "a.md"), "two", author=ALICE)
     between = history.diff("a.md", "HEAD~1", "HEAD")
     assert "-two\n+TWO" in between and "b.md" not in between
     assert history.diff("a.md", "HEAD") == ""  # the files match HEAD
@@ -149,7 +154,7 @@ def test_diff_between_revisions_and_against_the_files(repo: tuple[GitHistory, Pa
     assert "-TWO\n+three" in working and "-b\n+bee" in working
     write(root, "b.md", "b\n")
     os.rename(root / "b.md", root / "c.md")
-    history.commit(["b.md", "c.md"], "move", author=ALICE)
+    history.commit(on_disk(root, "b.md", "c.md"), "move", author=ALICE)
     assert "rename from b.md\nrename to c.md" in history.diff(None, "HEAD~1", "HEAD")
     with pytest.raises(NotFoundError):
         history.diff("a.md", "no-such-revision")
@@ -158,9 +163,9 @@ def test_diff_between_revisions_and_against_the_files(repo: tuple[GitHistory, Pa
 def test_resolve(repo: tuple[GitHistory, Path]) -> None:
     history, root = repo
     write(root, "a.md", "a\n")
-    first = history.commit(["a.md"], "one", author=ALICE)
+    first = history.commit(on_disk(root, "a.md"), "one", author=ALICE)
     write(root, "a.md", "b\n")
-    second = history.commit(["a.md"], "two", author=ALICE)
+    second = history.commit(on_disk(root, "a.md"), "two", author=ALICE)
     assert history.resolve("HEAD") == history.resolve("main") == second
     assert history.resolve("HEAD~1") == history.resolve(str(first)[:8]) == history.resolve(str(first)) == first
     git(root, "tag", "v1", str(first))
@@ -174,7 +179,7 @@ def test_status_and_changed(repo: tuple[GitHistory, Path]) -> None:
     history, root = repo
     for name in ("clean.md", "edited.md", "gone.md", "sub/deep.md"):
         write(root, name, f"{name}\n")
-    history.commit(["clean.md", "edited.md", "gone.md", "sub/deep.md"], "setup", author=ALICE)
+    history.commit(on_disk(root, "clean.md", "edited.md", "gone.md", "sub/deep.md"), "setup", author=ALICE)
     write(root, "edited.md", "changed\n")
     (root / "gone.md").unlink()
     write(root, "new.md", "new\n")
@@ -185,7 +190,7 @@ def test_status_and_changed(repo: tuple[GitHistory, Path]) -> None:
     assert history.status(["edited.md"]) == [" M edited.md"]
     everything = ["clean.md", "edited.md", "gone.md", "new.md", "café note.md", "sub/deep.md", "never.md"]
     assert history.changed(everything) == ["café note.md", "edited.md", "gone.md", "new.md"]
-    history.commit(history.changed(everything), "absorb", author=ALICE)
+    history.commit(on_disk(root, *history.changed(everything)), "absorb", author=ALICE)
     assert history.changed(everything) == [] and history.status() == []
 
 
@@ -194,7 +199,7 @@ def test_names_git_would_quote_come_back_exactly(repo: tuple[GitHistory, Path]) 
     names = ["café.md", 'say "日本".md', "tab\there.md", "back\\slash.md"]
     for name in names:
         write(root, name, "x\n")
-    sha = history.commit(names, "odd names", author=ALICE)
+    sha = history.commit(on_disk(root, *names), "odd names", author=ALICE)
     assert sha is not None
     assert sorted(p for _, p in history.files_changed(sha)) == sorted(names)
     for name in names:
@@ -207,12 +212,12 @@ def test_names_git_would_quote_come_back_exactly(repo: tuple[GitHistory, Path]) 
 def test_a_commit_made_by_git_in_between_becomes_the_parent(repo: tuple[GitHistory, Path]) -> None:
     history, root = repo
     write(root, "a.md", "a\n")
-    history.commit(["a.md"], "ours", author=ALICE)
+    history.commit(on_disk(root, "a.md"), "ours", author=ALICE)
     write(root, "person.md", "by hand\n")  # a person commits with git itself
     git(root, "add", "person.md")
     git(root, "-c", "user.name=Person", "-c", "user.email=p@example.com", "commit", "-qm", "theirs")
     write(root, "a.md", "a2\n")
-    sha = history.commit(["a.md"], "ours again", author=ALICE)
+    sha = history.commit(on_disk(root, "a.md"), "ours again", author=ALICE)
     assert [r.subject for r in history.log()] == ["ours again", "theirs", "ours"]
     assert git(root, "ls-tree", "--name-only", str(sha)).split() == ["a.md", "person.md"]  # theirs is kept
     assert history.status() == []
@@ -240,7 +245,7 @@ def test_a_vault_in_a_sub_folder_of_a_larger_repository(tmp_path: Path) -> None:
         write(vault, "memories/x.md", "x\n")
         assert history.status() == ["?? .memory/memories/x.md"]
         assert history.changed(["memories/x.md"]) == ["memories/x.md"]  # vault-relative
-        sha = history.commit(["memories/x.md"], "memory: x", author=ALICE)
+        sha = history.commit(on_disk(vault, "memories/x.md"), "memory: x", author=ALICE)
         assert sha is not None
         assert git(project, "show", "--name-only", "--format=", str(sha)).split() == [".memory/memories/x.md"]
         assert history.files_changed(sha) == [("A", "memories/x.md")]
@@ -271,7 +276,7 @@ def test_an_ignored_sub_folder_gets_a_repository_of_its_own(tmp_path: Path) -> N
     try:
         assert history.prefix == "" and (vault / ".git").is_dir() and history.top == vault.resolve()
         write(vault, "a.md", "a\n")
-        history.commit(["a.md"], "a", author=ALICE)
+        history.commit(on_disk(vault, "a.md"), "a", author=ALICE)
         assert git(project, "status", "--porcelain").split() == ["??", ".gitignore"]
     finally:
         history.close()
@@ -288,7 +293,7 @@ def test_commits_work_with_no_git_identity_configured(repo: tuple[GitHistory, Pa
     assert subprocess.run(["git", "config", "user.email"], cwd=root, capture_output=True).returncode != 0
     config_before = (root / ".git" / "config").read_bytes()
     write(root, "a.md", "a\n")
-    assert history.commit(["a.md"], "no identity anywhere", author=BOT) is not None
+    assert history.commit(on_disk(root, "a.md"), "no identity anywhere", author=BOT) is not None
     assert history.log()[0].author == BOT
     assert (root / ".git" / "config").read_bytes() == config_before  # no identity written anywhere
     assert not Path(os.environ["GIT_CONFIG_GLOBAL"]).exists()
@@ -307,16 +312,16 @@ def test_identity() -> None:
 def test_a_held_ref_lock_is_an_error_that_names_the_file(repo: tuple[GitHistory, Path]) -> None:
     history, root = repo
     write(root, "a.md", "a\n")
-    first = history.commit(["a.md"], "one", author=ALICE)
+    first = history.commit(on_disk(root, "a.md"), "one", author=ALICE)
     lock = root / ".git" / "refs" / "heads" / "main.lock"
     lock.write_text("")  # fresh: as if another git command holds the branch right now
     write(root, "a.md", "b\n")
     with pytest.raises(GitLockError, match=r"main\.lock is held.*remove that file"):
-        history.commit(["a.md"], "two", author=ALICE)
+        history.commit(on_disk(root, "a.md"), "two", author=ALICE)
     assert lock.exists()  # a live lock is never removed
     assert [r.sha for r in history.log()] == [first] and history.resolve("HEAD") == first
     lock.unlink()
-    second = history.commit(["a.md"], "two", author=ALICE)  # the private index recovers
+    second = history.commit(on_disk(root, "a.md"), "two", author=ALICE)  # the private index recovers
     assert second is not None and [r.subject for r in history.log()] == ["two", "one"]
     assert history.status() == []
 
@@ -324,12 +329,12 @@ def test_a_held_ref_lock_is_an_error_that_names_the_file(repo: tuple[GitHistory,
 def test_a_stale_ref_lock_is_removed(repo: tuple[GitHistory, Path], caplog: pytest.LogCaptureFixture) -> None:
     history, root = repo
     write(root, "a.md", "a\n")
-    history.commit(["a.md"], "one", author=ALICE)
+    history.commit(on_disk(root, "a.md"), "one", author=ALICE)
     lock = root / ".git" / "refs" / "heads" / "main.lock"
     lock.write_text("")
     old = time.time() - 60  # left by a killed process: old, and no git is running here
     os.utime(lock, (old, old))
     write(root, "a.md", "b\n")
-    assert history.commit(["a.md"], "two", author=ALICE) is not None
+    assert history.commit(on_disk(root, "a.md"), "two", author=ALICE) is not None
     assert not lock.exists() and "removing stale git lock" in caplog.text
     assert [r.subject for r in history.log()] == ["two", "one"]
