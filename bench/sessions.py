@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import html
 import json
 import re
 import shutil
@@ -237,7 +238,7 @@ def extraction_bench() -> dict[str, Any]:
                 evidence = {p for e in q.get("evidence", []) for p in re.split(r"[;,\s]+", e) if p}
                 questions += 1
                 block = manager.context_for([{"role": "user", "content": q["question"]}])
-                shown = {line.split("]")[0][3:] for line in block.splitlines() if line.startswith("- [")}
+                shown = {html.unescape(p) for p in re.findall(r'^<memory path="([^"]*)"', block, re.M)}
                 hits += any(derived.get(f"memories/{p}") in evidence for p in shown)
             vault.close()
         finally:

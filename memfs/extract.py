@@ -6,6 +6,11 @@ store writes with provenance. :class:`RuleExtractor` needs no model and catches 
 statements ("remember that ...", "I prefer ...", "my X is Y", "call me ..."); :class:`ModelExtractor`
 asks a :class:`~memfs.models.Model` for JSON in the manner of mem0 and refuses, whole, any answer
 that is malformed or names memories it was not shown.
+
+Memories are data. Whatever an extractor proposes passes :func:`screen`: a statement shaped like
+an instruction to the assistant ("ignore all previous instructions", "always answer in French",
+"from now on ...", "you must ...") or typed ``instruction`` becomes ``type: instruction`` with
+``review: pending``, and is not injected until a person clears the marker.
 """
 
 from __future__ import annotations
@@ -13,8 +18,9 @@ from __future__ import annotations
 import json
 import logging
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .errors import InvalidExtractionError
@@ -41,6 +47,8 @@ class Operation:
         type: ``fact``, ``preference``, ``instruction``, ...
         tags: Tags for a new memory.
         source: Where it was learned (``sessions/x.md#12``), filled in by the manager.
+        review: ``pending`` when a person must clear the memory before it is injected (set by
+            :func:`screen`, never cleared by an extractor).
     """
 
     op: str
@@ -50,6 +58,7 @@ class Operation:
     type: str | None = None
     tags: tuple[str, ...] = ()
     source: str | None = None
+    review: str | None = None
 
 
 @dataclass(frozen=True)
@@ -72,6 +81,94 @@ class Extractor(Protocol):
 def normalize(text: str) -> str:
     """Text compared for duplicates: lower case, single spaces, no final punctuation."""
     return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
+
+
+# -- instructions posing as memories --------------------------------------------------------
+
+INSTRUCTION = "instruction"
+PENDING = "pending"
+
+# The patterns run over text with its white space collapsed (single spaces; newlines kept in one
+# of the two forms), so a space is matched as one " ": never a "\s*" that could backtrack over a run.
+# Where a clause starts: the text's start, after punctuation, or after a lead-in word ("remember to ...").
+_CLAUSE = r"(?:^|[.:;!?,\n(\"] ?|\b(?:also|please|remember|note) )(?:to |that )?(?:please )?"
+_ASSISTANT = (r"(?:you|u|the (?:assistant|ai|model|bot|agent|chatbot|llm)|"
+              r"(?:this|your) (?:assistant|ai|model|bot|agent))")
+_BEHAVE = (r"(?:answer|respond|reply|say|write|speak|talk|use|call|address|refer|mention|reveal|tell|include|"
+           r"add|start|begin|end|format|output|print|follow|obey|comply|execute|run|send|forward|share|translate|"
+           r"pretend|act|behave|ignore|disregard|treat|trust|recommend|suggest|refuse|agree|approve|grant|deny|"
+           r"confirm|accept|allow|pay|transfer|wire|buy|order|book|sign|delete|remove|email|post|upload|click|"
+           r"visit|open|store|save|remember|keep|stop|switch|prefer|prioriti[sz]e|promote|praise|insult)")  # fmt: skip
+_RULES_OF_CONDUCT = (r"(?:instructions?|rules?|prompts?|guidelines?|directives?|directions?|guardrails?|policies|"
+                     r"policy|constraints?|restrictions?|programming|messages?|context|orders|commands)")  # fmt: skip
+_INSTRUCTION_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
+    ("overrides earlier instructions", re.compile(
+        r"\b(?:ignore|disregard|forget|override|overrule|bypass|abandon|discard|delete|clear)\b[^.!?\n]{0,40}?"
+        r"\b(?:previous|prior|above|earlier|preceding|former|all|any|every|your|original|initial|system|existing|"
+        rf"other|safety|old)\b[^.!?\n]{{0,25}}?\b{_RULES_OF_CONDUCT}\b")),  # fmt: skip
+    ("names the system prompt or a role", re.compile(
+        r"\b(?:system|developer|hidden|initial|original)[ _-]?(?:prompt|message|instructions?)\b|"
+        r"\b(?:jailbreak|prompt injection|developer mode|dan mode|god mode)\b|"
+        r"<\|?/?(?:system|im_start|im_end|assistant|user|instructions?|memor(?:y|ies))\|?>|\[/?inst\]|"
+        r"(?:^|\n) ?(?:system|assistant|developer) ?:")),  # fmt: skip
+    ("from now on", re.compile(
+        r"(?:^|[.,;:!?] )going forward\b|\b(?:from now on|from this (?:point|moment)(?: on)?|henceforth|hereafter|"
+        r"for all future|in (?:all )?(?:future|later|subsequent|every) (?:answers?|responses?|replies|"
+        r"messages?|conversations?|chats?|sessions?|turns?))\b")),  # fmt: skip
+    ("addressed to the assistant", re.compile(
+        rf"\b{_ASSISTANT}(?:'ll| will| won't| will not| must| should| shall| have to| has to| need to| needs to|"
+        rf" are to| is to| are required to| may not| must not| cannot| can't| can not| mustn't| shouldn't|"
+        rf" are not to| never| always| only)(?: not)?(?: always| never| only| just| now)? {_BEHAVE}\b")),  # fmt: skip
+    ("asks the assistant to behave", re.compile(
+        rf"\b(?:want|need|expect|instruct|order|require|ask|tell|command|allow|authori[sz]e|permit)s?"
+        rf" {_ASSISTANT} (?:to |not to )?(?:always |never |only |just )?{_BEHAVE}\b")),  # fmt: skip
+    ("an imperative to the assistant", re.compile(
+        rf"{_CLAUSE}(?:always|never|do not|don't|dont|only|be sure to|make sure to|"
+        rf"you should) (?:ever )?{_BEHAVE}\b")),  # fmt: skip
+    ("an imperative to the assistant", re.compile(
+        rf"{_CLAUSE}(?:answer|respond|reply|speak|write|talk)(?: to me)? (?:only |always )?(?:in|with|using|as)\b")),
+    ("gives the assistant a persona", re.compile(
+        rf"\b(?:act as|pretend (?:to be|you are|you're)|role-?play as|impersonate)\b|"
+        rf"\b{_ASSISTANT}(?: are|'re) (?:now |no longer )")),  # fmt: skip
+    ("asks for secrets", re.compile(
+        r"\b(?:reveal|print|show|output|repeat|leak|send|share|forward|email|disclose|exfiltrate|upload)\b"
+        r"[^.!?\n]{0,40}?\b(?:system prompt|(?:your|the) instructions|secrets?|passwords?|api[ _-]?keys?|"
+        r"credentials?|(?:access|auth|api) tokens?|private keys?|the user'?s? (?:files|data|messages))\b")),
+]
+
+
+def instruction_reason(text: str) -> str | None:
+    """Why ``text`` reads as an instruction to the assistant, or None when it reads as a statement.
+
+    Tuned for recall: a statement it catches is kept for a person's review, not lost, while one it
+    misses would be injected as data an assistant might obey. Ordinary statements about the user
+    ("I prefer window seats", "I always take the train", "call me Ana") are not instructions.
+    """
+    # compatibility forms folded (fullwidth letters), invisible format characters dropped (a
+    # zero-width space inside "ig\u200bnore"), curly apostrophes straightened, lower case
+    folded = "".join(c for c in unicodedata.normalize("NFKC", text) if unicodedata.category(c) != "Cf")
+    folded = folded.replace("\u2019", "'").replace("\u2018", "'").lower()
+    lines = "\n".join(" ".join(line.split()) for line in folded.splitlines())
+    flat = " ".join(folded.split())
+    for reason, pattern in _INSTRUCTION_PATTERNS:
+        if pattern.search(lines) or pattern.search(flat):
+            return reason
+    return None
+
+
+def screen(op: Operation) -> Operation:
+    """``op`` as it may be applied: instructions are marked for a person's review.
+
+    An add or update whose text or title is shaped like an instruction to the assistant, or that is
+    typed ``instruction``, becomes ``type: instruction`` with ``review: pending``: it is stored, and
+    kept from injection until a person clears the marker.
+    """
+    if op.op not in ("add", "update"):
+        return op
+    typed = (op.type or "").strip().lower() == INSTRUCTION
+    if typed or instruction_reason(op.text) or instruction_reason(op.title or ""):
+        return replace(op, type=INSTRUCTION, review=PENDING)
+    return op
 
 
 # -- rules ---------------------------------------------------------------------------------
@@ -110,7 +207,7 @@ class RuleExtractor:
             for sentence in _SENTENCE.findall(_strip_speaker(message.text)):
                 op = self._match(sentence.strip(), message.source, by_title, seen)
                 if op is not None:
-                    ops.append(op)
+                    ops.append(screen(op))
                     if op.op == "add":
                         seen[normalize(op.text)] = None  # type: ignore[assignment]
         return ops
@@ -201,8 +298,7 @@ class ModelExtractor:
             raise InvalidExtractionError("the extractor's answer needs an 'operations' list of at most "
                                     f"{self.max_operations} items")  # fmt: skip
         source = next((m.source for m in reversed(messages) if m.source), None)
-        ops = [self._operation(entry, shown, source) for entry in raw]
-        return ops
+        return [screen(self._operation(entry, shown, source)) for entry in raw]
 
     @staticmethod
     def _operation(entry: Any, shown: Mapping[str, Any], source: str | None) -> Operation:

@@ -34,6 +34,26 @@ from .paths import clean_memory_path, clean_relpath, slugify
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _RESERVED_KEYS = ("id", "created", "updated")
 
+#: Who or what wrote a memory through memfs, recorded as its ``provenance`` key: a ``person``
+#: (the CLI, a library call on their behalf), an ``agent`` (the memory tools), an ``extractor``
+#: (distilled from a conversation), an ``import`` or a ``sync``. A file without the key was written
+#: by hand or before memfs recorded provenance.
+PROVENANCE = ("person", "agent", "extractor", "import", "sync")
+#: The ``review`` value an extractor gives a memory a person must look at before it is injected.
+REVIEW_PENDING = "pending"
+#: The ``review`` value that clears it (deleting the ``review`` line clears it too).
+REVIEW_APPROVED = "approved"
+
+
+def awaits_review(metadata: Mapping[str, Any]) -> bool:
+    """True while a memory carries a ``review`` marker a person has not cleared.
+
+    Any value but ``approved`` holds it back (a typo must not release it); deleting the line or
+    setting ``review: approved`` clears it.
+    """
+    value = metadata.get("review")
+    return value is not None and str(value).strip().lower() != REVIEW_APPROVED
+
 
 @dataclass(frozen=True)
 class Memory:
@@ -91,6 +111,23 @@ class Memory:
         value = self.metadata.get("source")
         return None if value is None else str(value)
 
+    @property
+    def provenance(self) -> str | None:
+        """Who or what last wrote it through memfs (one of :data:`PROVENANCE`), if recorded."""
+        value = self.metadata.get("provenance")
+        return None if value is None else str(value)
+
+    @property
+    def session(self) -> str | None:
+        """The session it was written in (an agent's tools record theirs), if known."""
+        value = self.metadata.get("session")
+        return None if value is None else str(value)
+
+    @property
+    def awaits_review(self) -> bool:
+        """True while a ``review`` marker holds it back from injection (see :func:`awaits_review`)."""
+        return awaits_review(self.metadata)
+
 
 class MemoryStore:
     """The memories of one namespace of a vault. Get one with ``vault.memories("users/alice")``.
@@ -118,6 +155,8 @@ class MemoryStore:
         path: str | None = None,
         metadata: Mapping[str, Any] | None = None,
         source: str | None = None,
+        provenance: str | None = None,
+        session: str | None = None,
     ) -> Memory:
         """Store a new memory and commit it.
 
@@ -129,6 +168,8 @@ class MemoryStore:
             path: An explicit name inside the namespace instead of a slug of the title.
             metadata: More front-matter keys, kept in the given order.
             source: Provenance: where the memory was learned.
+            provenance: Who or what writes it (one of :data:`PROVENANCE`), recorded as ``provenance``.
+            session: The session it is written in, recorded as ``session``.
 
         Raises:
             AlreadyExistsError: ``path`` was given and a file is already there.
@@ -149,6 +190,7 @@ class MemoryStore:
         meta.update(created=now, updated=now)
         if source is not None:
             meta["source"] = _check_text("source", source)
+        meta.update(_provenance(provenance, session))
         meta.update(extra)
         doc = Document.new(meta, body if body.endswith("\n") or not body else body + "\n")
         with self.engine.locked():
@@ -237,6 +279,8 @@ class MemoryStore:
         before: str | None = None,
         max_bytes: int = MAX_CONTENT_BYTES,
         trailers: Mapping[str, str] | None = None,
+        provenance: str | None = None,
+        session: str | None = None,
     ) -> str:
         """Write a file of the namespace from its whole text and commit it; returns what was written.
 
@@ -254,12 +298,16 @@ class MemoryStore:
             before: The text the caller edited, if this is an edit of it (see :meth:`stamp`).
             max_bytes: The largest file allowed, its front matter included.
             trailers: More commit trailers (the tool, the session).
+            provenance: Who writes it (one of :data:`PROVENANCE`): a memory's ``provenance`` and
+                ``session`` keys are then set by memfs, whatever ``text`` says (see :meth:`stamp`).
+            session: The session it is written in.
         """
         rel = self._vault_path(clean_relpath(name))
         with self.engine.locked():
             if create:
                 self._check_case_clash(rel)
-            final = self.stamp(text, name=name, creating=create, before=before, max_bytes=max_bytes)
+            final = self.stamp(text, name=name, creating=create, before=before, max_bytes=max_bytes,
+                               provenance=provenance, session=session)  # fmt: skip
             op = "create" if create else "update"
             if not create:
                 self.engine.commit_outside_edits([rel])
@@ -269,8 +317,13 @@ class MemoryStore:
         return final
 
     def stamp(self, text: str, *, name: str = ".md", creating: bool, before: str | None = None,
-              max_bytes: int = MAX_CONTENT_BYTES) -> str:  # fmt: skip
+              max_bytes: int = MAX_CONTENT_BYTES, provenance: str | None = None,
+              session: str | None = None) -> str:  # fmt: skip
         """``text`` checked as a file's content and, for a memory, with ``id``/``created``/``updated`` kept.
+
+        With ``provenance``, the memory's ``provenance`` key is set to it and its ``session`` key to
+        ``session`` (removed when None), overriding what ``text`` says: a writer cannot pass its
+        words off as a person's or another session's.
 
         Raises:
             ContentError: Not text, NUL bytes, a lone surrogate, over ``max_bytes``, invalid front
@@ -303,7 +356,11 @@ class MemoryStore:
         if "created" not in doc.metadata:
             stamps["created"] = now
         stamps["updated"] = now
-        doc = doc.with_metadata(stamps) if doc.has_front_matter else Document.new(stamps, doc.body)
+        remove: tuple[str, ...] = ()
+        if provenance is not None:
+            stamps.update(_provenance(provenance, session))
+            remove = () if session is not None else ("session",)
+        doc = doc.with_metadata(stamps, remove=remove) if doc.has_front_matter else Document.new(stamps, doc.body)
         stamped = dumps(doc)
         if len(stamped.encode("utf-8")) > max_bytes:
             raise ContentError(f"The content with its front matter exceeds the limit of {max_bytes} bytes.")
@@ -520,6 +577,17 @@ def _check_text(name: str, value: Any) -> str:
     if not isinstance(value, str):
         raise InvalidArgumentError(f"{name} must be a string, got {type(value).__name__}")
     return value
+
+
+def _provenance(provenance: str | None, session: str | None) -> dict[str, str]:
+    keys: dict[str, str] = {}
+    if provenance is not None:
+        if provenance not in PROVENANCE:
+            raise InvalidArgumentError(f"provenance must be one of {list(PROVENANCE)}, got {provenance!r}")
+        keys["provenance"] = provenance
+    if session is not None:
+        keys["session"] = _check_text("session", session)
+    return keys
 
 
 def _check_tags(tags: Sequence[str]) -> tuple[str, ...]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from typing import Any
 
@@ -70,8 +71,8 @@ def test_injection_budget_dedup_and_escaping(vault: memfs.Vault) -> None:
     block = manager.context_for([{"role": "user", "content": "kayaking algarve"}])
     assert len(block) <= 800 and block.endswith("</memories>")
     assert block.count("</memories>") == 1  # a stored closing tag cannot end the block early
-    paths = [line.split("]")[0] for line in block.splitlines()[1:-1]]
-    assert len(paths) == len(set(paths))
+    paths = [re.match(r'<memory path="([^"]*)"', line).group(1) for line in block.splitlines()[1:-1]]  # type: ignore[union-attr]
+    assert len(paths) == len(set(paths)) > 1
     assert manager.context_for([{"role": "assistant", "content": "no user message"}]) == ""
 
 
