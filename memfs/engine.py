@@ -88,7 +88,8 @@ class WriteEngine:
         self._own_file = self.state_dir / "own"
         self._change: Change | None = None
         with self._lock.hold():
-            self.history = GitHistory(root, self.state_dir, lock_timeout=lock_timeout)
+            self.history = GitHistory(root, self.state_dir, lock_timeout=lock_timeout,
+                                      holds_vault_lock=lambda: self._lock.held)  # fmt: skip
             self.person = person or self.history.configured_identity() or DEFAULT_PERSON
             self._ensure_layout()
             self.index = SearchIndex(root, self.state_dir / "index", lock_timeout=lock_timeout)

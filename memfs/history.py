@@ -15,7 +15,7 @@ import logging
 import os
 import re
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -93,8 +93,10 @@ class Revision:
 class GitHistory:
     """The git repository behind a vault (its own, or a larger one that contains it)."""
 
-    def __init__(self, vault_root: Path, state_dir: Path, *, lock_timeout: float = 10.0) -> None:
+    def __init__(self, vault_root: Path, state_dir: Path, *, lock_timeout: float = 10.0,
+                 holds_vault_lock: Callable[[], bool] | None = None) -> None:  # fmt: skip
         self.vault_root = vault_root
+        self._holds_vault_lock = holds_vault_lock
         self._index_file = state_dir / "git-index"
         self._index_head_file = state_dir / "git-index.head"
         self._lagging = state_dir / "git-index.lagging"
@@ -393,6 +395,8 @@ class GitHistory:
 
     def _clear_if_stale(self, lock: Path, *, min_age: float = 10.0) -> bool:
         """Remove a git lock file left by a killed process; never one a live git holds."""
+        if self._clear_own_lock(lock):
+            return True
         try:
             age = time.time() - lock.stat().st_mtime
         except FileNotFoundError:
@@ -402,6 +406,24 @@ class GitHistory:
         log.warning("removing stale git lock %s (%.0f s old, no git process running)", lock, age)
         lock.unlink(missing_ok=True)
         return True
+
+    def _clear_own_lock(self, lock: Path) -> bool:
+        """Remove the lock of memfs's private index at once while this process holds the vault lock.
+
+        Only memfs uses ``.memfs/git-index``, and only under the vault lock: found while holding
+        that lock, its lock file was left by a killed memfs process and nobody can be using it.
+        git's own locks (``index.lock``, ``HEAD.lock``, ref locks) are shared with people's git
+        commands and keep the careful rule of :meth:`_clear_if_stale`.
+        """
+        own = self._index_file.with_name(self._index_file.name + ".lock")
+        if self._holds_vault_lock is None or not self._holds_vault_lock():
+            return False
+        if os.path.abspath(lock) != os.path.abspath(own) and lock.resolve() != own.resolve():
+            return False
+        log.warning("removing %s, left by an interrupted memfs write", lock)
+        lock.unlink(missing_ok=True)
+        return True
+
 
 
 def _is_ignored(repo: git.Repo, path: Path) -> bool:
