@@ -24,6 +24,7 @@ from .engine import WriteEngine
 from .errors import (
     AlreadyExistsError,
     ConflictError,
+    ConflictMarkersError,
     ContentError,
     ContextWindowOverflowError,
     DocumentError,
@@ -39,6 +40,7 @@ from .errors import (
     ModelError,
     NotFoundError,
     PathError,
+    RepositoryStateError,
     RevisionNotFound,
     RevisionNotFoundError,
     ScriptExhaustedError,
@@ -61,6 +63,7 @@ __version__ = "0.1.0"
 __all__ = [
     "AlreadyExistsError",
     "ConflictError",
+    "ConflictMarkersError",
     "ContentError",
     "ContextWindowOverflowError",
     "ConversationManager",
@@ -95,6 +98,7 @@ __all__ = [
     "PathError",
     "Problem",
     "Reply",
+    "RepositoryStateError",
     "Revision",
     "RevisionNotFound",
     "RevisionNotFoundError",

@@ -33,6 +33,7 @@ from .documents import Document, dumps, load_bytes
 from .errors import (
     AlreadyExistsError,
     ConflictError,
+    ConflictMarkersError,
     ContentError,
     DocumentError,
     GitLockError,
@@ -40,7 +41,7 @@ from .errors import (
     MemoryNotFoundError,
     SearchIndexError,
 )
-from .history import GitHistory, Identity
+from .history import GitHistory, Identity, has_conflict_markers
 from .index import MAX_INDEXED_BYTES, Hit, MessageHit, Problem, Progress, SearchIndex, SyncReport
 from .layout import MEMORIES_DIR, STATE_DIR, label
 
@@ -86,6 +87,7 @@ class WriteEngine:
         self._lock = _fs.VaultLock(self.state_dir / "lock", timeout=lock_timeout)
         self._pending_file = self.state_dir / "pending"
         self._own_file = self.state_dir / "own"
+        self._held_file = self.state_dir / "held"
         self._change: Change | None = None
         with self._lock.hold():
             self.history = GitHistory(root, self.state_dir, lock_timeout=lock_timeout,
@@ -108,7 +110,9 @@ class WriteEngine:
         ignore = self.root / ".gitignore"
         text = ignore.read_text("utf-8") if ignore.exists() else ""
         missing = [line for line in _GITIGNORE_LINES if line not in text.splitlines()]
-        if missing:
+        if missing and self.history.operation_in_progress() is not None:
+            log.warning("not adding %s to .gitignore while a git operation is in progress", ", ".join(missing))
+        elif missing:
             sep = "" if not text or text.endswith("\n") else "\n"
             text += sep + "".join(f"{line}\n" for line in missing)
             _fs.atomic_write(ignore, text.encode(), durable=self.durable)
@@ -145,6 +149,7 @@ class WriteEngine:
                 for key, value in (trailers or {}).items():
                     self._change.trailers.setdefault(key, value)
                 return
+            self.history.check_can_commit()  # refuse before touching a file, not at the commit
             change = self._change = Change(message, trailers=dict(trailers or {}))
             try:
                 yield change
@@ -215,6 +220,7 @@ class WriteEngine:
                 raise MemoryNotFoundError(f"no file at {rel}")
             if expect is not None and original != expect:
                 raise ConflictError(f"{rel} changed since it was read; read it again and retry")
+            _refuse_conflict_markers(rel, original)
             self._remember(change, rel, original)
             _fs.atomic_write(target, data, durable=self.durable)
             self.mark_pending([rel])
@@ -224,7 +230,9 @@ class WriteEngine:
         """Delete a vault file and commit the deletion."""
         with self._transaction(message, trailers) as change:
             target = self._existing(rel)
-            self._remember(change, rel, target.read_bytes())
+            original = target.read_bytes()
+            _refuse_conflict_markers(rel, original)
+            self._remember(change, rel, original)
             target.unlink()
             if self.durable:
                 _fs.fsync_dir(target.parent)
@@ -239,8 +247,10 @@ class WriteEngine:
             target = self.root / dst
             if target.exists() or target.is_symlink():
                 raise AlreadyExistsError(f"cannot move {src} to {dst}: {dst} already exists")
+            original = source.read_bytes()
+            _refuse_conflict_markers(src, original)
             target.parent.mkdir(parents=True, exist_ok=True)
-            self._remember(change, src, source.read_bytes())
+            self._remember(change, src, original)
             self._remember(change, dst, None)
             os.link(source, target)  # link + unlink: never overwrites, unlike rename
             source.unlink()
@@ -390,9 +400,11 @@ class WriteEngine:
         are not a person's edit and are left for their session to commit, unless the file
         changed again since memfs wrote it. Files over the indexing size limit are left
         uncommitted (a stray 50 MB paste should not enter the history); ``doctor`` reports them.
+        Files holding git's conflict markers, and every edit while a person's merge, rebase,
+        cherry-pick, revert or bisect is in progress, are held back (see :meth:`_hold_back`).
         """
         with self._lock.hold():
-            candidates = sorted(set(paths))
+            candidates = sorted(set(paths) | self._held_back())
             changed = self.history.changed(candidates) if candidates else []
             own = self.own_uncommitted()
             changed = [p for p in changed if p not in own or own[p] != _stat(self.root / p)]
@@ -400,6 +412,7 @@ class WriteEngine:
             for rel in too_big:
                 log.warning("not committing %s: larger than %d bytes", rel, MAX_INDEXED_BYTES)
             changed = [p for p in changed if p not in too_big]
+            changed = self._hold_back(changed)
             if not changed:
                 return None
             if len(changed) == 1:
@@ -407,6 +420,36 @@ class WriteEngine:
             else:
                 message = f"edit: {len(changed)} files changed outside memfs"
             return self.commit(changed, message, {"Memfs-Op": "reconcile"}, author=self.person)
+
+    def _hold_back(self, changed: list[str]) -> list[str]:
+        """Those of ``changed`` (a person's edits) that may be committed now.
+
+        A file holding git's conflict markers is never committed as a person's edit, and nothing
+        is while a merge, rebase, cherry-pick, revert or bisect is in progress (memfs's commit
+        would land in the middle of it and touch git's conflict state). Those files are kept in
+        ``.memfs/held`` and looked at again by every later call, so an edit made meanwhile is
+        committed once the conflict or the operation is over, even if it does not change again.
+        """
+        marked = [rel for rel in changed if _has_conflict_markers(self.root / rel)]
+        for rel in marked:
+            log.warning("not committing %s: it holds git's conflict markers; resolve the conflict first", rel)
+        ready = [rel for rel in changed if rel not in marked]
+        busy = self.history.operation_in_progress()
+        if busy is not None and ready:
+            log.warning("not committing %d files changed outside memfs: %s", len(ready), busy[1])
+        held = sorted(marked + (ready if busy is not None else []))
+        if held != sorted(self._held_back()):
+            if held:
+                self._held_file.write_text("".join(f"{rel}\n" for rel in held), "utf-8")
+            else:
+                self._held_file.unlink(missing_ok=True)
+        return [] if busy is not None else ready
+
+    def _held_back(self) -> set[str]:
+        try:
+            return set(filter(None, self._held_file.read_text("utf-8").splitlines()))
+        except (FileNotFoundError, UnicodeDecodeError):
+            return set()
 
     # -- the index --------------------------------------------------------------------
 
@@ -547,6 +590,20 @@ def check_content(text: Any) -> bytes:
     except DocumentError as exc:
         raise ContentError(f"content would be a malformed memory file: {exc.reason}") from exc
     return data
+
+
+def _refuse_conflict_markers(rel: str, data: bytes | None) -> None:
+    if data is not None and has_conflict_markers(data):
+        raise ConflictMarkersError(f"{rel} holds git's conflict markers (<<<<<<<, =======, >>>>>>>) from a "
+                                   "merge nobody resolved yet; memfs does not change it until a person "
+                                   "resolves the conflict in the file", rel)  # fmt: skip
+
+
+def _has_conflict_markers(path: Path) -> bool:
+    try:
+        return has_conflict_markers(path.read_bytes())
+    except OSError:
+        return False
 
 
 def _stat(path: Path) -> Stat | None:

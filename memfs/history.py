@@ -21,7 +21,7 @@ from pathlib import Path
 
 import git
 
-from .errors import GitLockError, HistoryError, RevisionNotFoundError
+from .errors import GitLockError, HistoryError, RepositoryStateError, RevisionNotFoundError
 from .layout import one_line
 
 log = logging.getLogger(__name__)
@@ -30,6 +30,43 @@ ZERO_SHA = "0" * 40
 _LOCK_MESSAGE = re.compile(r"Unable to create '([^']+\.lock)': File exists")
 _TRAILER = re.compile(r"^([A-Za-z][A-Za-z0-9-]*): (.*)$")
 _CHUNK = 500  # paths per git command line
+
+# Operations a person can leave a repository in, by the file or folder git keeps in the
+# (per-worktree) git folder while one runs: its name, what it is, and how to finish or abort it.
+# memfs commits nothing while one is in progress: its commit would land in the middle of it
+# (and, for a merge, drop the other side), and it would have to touch git's conflict state.
+# A bisect counts too: HEAD is an old commit then, and `git bisect reset` leaves behind any
+# commit made on it.
+_OPERATIONS = (
+    ("rebase-merge", "rebase", "a rebase", "finish it (git rebase --continue) or abort it (git rebase --abort)"),
+    ("rebase-apply/applying", "am", "a `git am`", "finish it (git am --continue) or abort it (git am --abort)"),
+    ("rebase-apply", "rebase", "a rebase", "finish it (git rebase --continue) or abort it (git rebase --abort)"),
+    ("MERGE_HEAD", "merge", "a merge", "finish it (git commit) or abort it (git merge --abort)"),
+    ("CHERRY_PICK_HEAD", "cherry-pick", "a cherry-pick",
+     "finish it (git cherry-pick --continue) or abort it (git cherry-pick --abort)"),
+    ("REVERT_HEAD", "revert", "a revert", "finish it (git revert --continue) or abort it (git revert --abort)"),
+    ("sequencer", "cherry-pick", "a cherry-pick or revert of several commits",
+     "finish it (git cherry-pick --continue, git revert --continue) or stop it (--abort or --quit)"),
+    ("BISECT_LOG", "bisect", "a bisect", "end it (git bisect reset)"),
+)  # fmt: skip
+
+# Conflict markers as git writes them into a file it could not merge (default marker size 7).
+_MARKER_START = re.compile(rb"^<{7}(?: |\r?$)", re.M)
+_MARKER_MIDDLE = re.compile(rb"^={7}\r?$", re.M)
+_MARKER_END = re.compile(rb"^>{7}(?: |\r?$)", re.M)
+
+
+def has_conflict_markers(data: bytes) -> bool:
+    """True if ``data`` holds an unresolved conflict as git writes one.
+
+    That is a ``<<<<<<< `` line, then a ``=======`` line, then a ``>>>>>>> `` line; a
+    ``=======`` alone is a Markdown heading underline, not a conflict.
+    """
+    start = _MARKER_START.search(data)
+    if start is None:
+        return False
+    middle = _MARKER_MIDDLE.search(data, start.end())
+    return middle is not None and _MARKER_END.search(data, middle.end()) is not None
 
 
 @dataclass(frozen=True)
@@ -134,6 +171,31 @@ class GitHistory:
         """The repository's ``.git`` folder."""
         return Path(self.repo.git_dir)
 
+    # -- the state a person left the repository in -------------------------------------
+
+    def operation_in_progress(self) -> tuple[str, str] | None:
+        """The git operation a person started here and has not finished, or None.
+
+        Returns:
+            ``(operation, sentence)``: ``merge``, ``rebase``, ``am``, ``cherry-pick``, ``revert``
+            or ``bisect``, and what is in progress where, with how to finish or abort it.
+        """
+        folder = self.git_dir
+        for marker, operation, what, todo in _OPERATIONS:
+            if (folder / marker).exists():
+                return operation, f"{what} is in progress in {self.top}; {todo}"
+        return None
+
+    def check_can_commit(self) -> None:
+        """Raise RepositoryStateError while a merge, rebase, cherry-pick, revert or bisect is in progress."""
+        found = self.operation_in_progress()
+        if found is not None:
+            raise RepositoryStateError(f"{found[1]}, then retry", found[0])
+
+    def branch(self) -> str | None:
+        """The branch HEAD is on, or None when HEAD is detached (commits go on no branch)."""
+        return self._git("symbolic-ref", "-q", "--short", "HEAD", check=False).strip() or None
+
     def configured_identity(self) -> Identity | None:
         """The ``user.name`` and ``user.email`` git would use here (repository, then global), if both are set."""
         try:
@@ -161,10 +223,14 @@ class GitHistory:
 
         Returns:
             The new commit id, or None when the files already match HEAD.
+
+        Raises:
+            RepositoryStateError: A merge, rebase, cherry-pick, revert or bisect is in progress.
         """
         rel = sorted({self.prefix + p for p in paths})
         if not rel:
             return None
+        self.check_can_commit()  # never in the middle of a person's merge, rebase...
         full = message.rstrip() + "\n"
         if trailers:
             full += "\n" + "".join(f"{k}: {one_line(v)}\n" for k, v in trailers.items())
@@ -423,7 +489,6 @@ class GitHistory:
         log.warning("removing %s, left by an interrupted memfs write", lock)
         lock.unlink(missing_ok=True)
         return True
-
 
 
 def _is_ignored(repo: git.Repo, path: Path) -> bool:
