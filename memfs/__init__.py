@@ -46,6 +46,7 @@ from .errors import (
     ScriptExhaustedError,
     SearchIndexError,
     SessionError,
+    ShallowHistoryError,
     ToolCallError,
 )
 from .extract import ModelExtractor, Operation, RuleExtractor
@@ -109,6 +110,7 @@ __all__ = [
     "SearchIndexError",
     "SessionError",
     "SessionInfo",
+    "ShallowHistoryError",
     "SlidingWindowConversationManager",
     "SummarizingConversationManager",
     "SyncReport",

@@ -16,7 +16,8 @@
     ├── LockTimeoutError           the vault lock could not be taken in time
     ├── HistoryError               git failed
     │   ├── GitLockError           a git lock file is in the way (stale or held)
-    │   └── RepositoryStateError   a merge, rebase, cherry-pick, revert or bisect is in progress
+    │   ├── RepositoryStateError   a merge, rebase, cherry-pick, revert or bisect is in progress
+    │   └── ShallowHistoryError    the history asked for is cut off by a shallow clone
     ├── SearchIndexError           the search index is unusable (it is rebuilt from the files)
     ├── ToolCallError              a memory-tool call that cannot be carried out (text for the model)
     ├── ContextWindowOverflowError the model's context overflowed and no more room can be made
@@ -120,6 +121,10 @@ class RepositoryStateError(HistoryError):
     def __init__(self, message: str, operation: str = "operation") -> None:
         self.operation = operation
         super().__init__(message)
+
+
+class ShallowHistoryError(HistoryError):
+    """The history asked for lies beyond the boundary of a shallow clone (it is not in the repository)."""
 
 
 class SearchIndexError(MemfsError):

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import git
 
-from .errors import GitLockError, HistoryError, RepositoryStateError, RevisionNotFoundError
+from .errors import GitLockError, HistoryError, RepositoryStateError, RevisionNotFoundError, ShallowHistoryError
 from .layout import one_line
 
 log = logging.getLogger(__name__)
@@ -108,8 +108,11 @@ class Revision:
         subject: The first line of the commit message.
         trailers: ``Memfs-*`` and other trailers of the message.
         path: The vault-relative path of the file at this revision (for file histories).
-        status: ``A`` added, ``M`` modified, ``D`` deleted, ``R`` renamed (file histories).
+        status: ``A`` added, ``M`` modified, ``D`` deleted, ``R`` renamed (file histories);
+            None at a shallow clone's boundary, where what the commit changed is unknown.
         old_path: The path before a rename.
+        shallow: This commit is the boundary of a shallow clone: the history before it is not
+            in the repository (``git fetch --unshallow`` fetches it).
     """
 
     sha: str
@@ -120,6 +123,7 @@ class Revision:
     path: str | None = None
     status: str | None = None
     old_path: str | None = None
+    shallow: bool = False
 
     @property
     def short(self) -> str:
@@ -195,6 +199,20 @@ class GitHistory:
     def branch(self) -> str | None:
         """The branch HEAD is on, or None when HEAD is detached (commits go on no branch)."""
         return self._git("symbolic-ref", "-q", "--short", "HEAD", check=False).strip() or None
+
+    def shallow_boundary(self) -> frozenset[str]:
+        """The commits at the edge of a shallow clone (their parents are not in the repository)."""
+        try:
+            return frozenset((Path(self.repo.common_dir) / "shallow").read_text("ascii").split())
+        except (OSError, UnicodeDecodeError):
+            return frozenset()
+
+    def _check_history_before(self, sha: str) -> None:
+        if sha in self.shallow_boundary():
+            raise ShallowHistoryError(
+                f"the history before {sha[:10]} is not available: this is a shallow clone, so what "
+                f"{sha[:10]} changed is unknown (`git fetch --unshallow` fetches the rest)"
+            )
 
     def configured_identity(self) -> Identity | None:
         """The ``user.name`` and ``user.email`` git would use here (repository, then global), if both are set."""
@@ -325,9 +343,10 @@ class GitHistory:
             args.append(f"--grep={grep}")
         target = self.prefix + path if path is not None else (self.prefix or ".")
         out = self._git(*args, "--", target)
-        return [rev for rec in out.split("\x1e") if rec.strip() for rev in [self._parse(rec)]]
+        boundary = self.shallow_boundary()
+        return [rev for rec in out.split("\x1e") if rec.strip() for rev in [self._parse(rec, boundary)]]
 
-    def _parse(self, record: str) -> Revision:
+    def _parse(self, record: str, boundary: frozenset[str] = frozenset()) -> Revision:
         sha, name, email, date, body, changes = record.split("\x1f", 5)
         lines = body.strip().splitlines()
         trailers = {}
@@ -342,10 +361,12 @@ class GitHistory:
             status, path = cols[0][:1], cols[-1]
             old = cols[1] if len(cols) == 3 else None
             break
+        shallow = sha.strip() in boundary  # git shows every file of a boundary commit as added
         return Revision(
             sha=sha.strip(), author=Identity(name or "?", email or "?"), date=date,
             subject=lines[0] if lines else "", trailers=dict(reversed(trailers.items())),
-            path=self._unprefix(path), status=status, old_path=self._unprefix(old),
+            path=self._unprefix(path), status=None if shallow else status, old_path=self._unprefix(old),
+            shallow=shallow,
         )  # fmt: skip
 
     def _unprefix(self, path: str | None) -> str | None:
@@ -356,7 +377,13 @@ class GitHistory:
         return path[len(self.prefix) :] if path.startswith(self.prefix) else path
 
     def files_changed(self, sha: str) -> list[tuple[str, str]]:
-        """``(status, vault-relative path)`` for each file commit ``sha`` changed (renames split)."""
+        """``(status, vault-relative path)`` for each file commit ``sha`` changed (renames split).
+
+        Raises:
+            ShallowHistoryError: ``sha`` is the boundary of a shallow clone, whose parent is not in
+                the repository (git would list every file as added).
+        """
+        self._check_history_before(sha if len(sha) == 40 else self.resolve(sha))
         out = self._git("-c", "core.quotepath=off", "diff-tree", "--no-commit-id", "--name-status", "-r",
                         "--no-renames", "--root", sha, "--", self.prefix or ".")  # fmt: skip
         changes = []
@@ -373,7 +400,8 @@ class GitHistory:
             raise RevisionNotFoundError(f"{rev!r} is not a revision")
         out = self._git("rev-parse", "-q", "--verify", "--end-of-options", f"{rev}^{{commit}}", check=False)
         if not out.strip():
-            raise RevisionNotFoundError(f"no revision {rev!r} in this vault's history")
+            shallow = " (this is a shallow clone: older history is not in it)" if self.shallow_boundary() else ""
+            raise RevisionNotFoundError(f"no revision {rev!r} in this vault's history{shallow}")
         return out.strip()
 
     def show(self, path: str, rev: str) -> bytes:

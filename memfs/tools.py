@@ -637,6 +637,8 @@ class MemoryTools:
             tool = rev.trailers.get("Memfs-Tool")
             extra = f" [tool {tool}]" if tool else ""
             lines.append(f"{rev.short}  {rev.date[:19]}  {rev.author.name}  {self._scrub(rev.subject)}{extra}")
+            if rev.shallow:
+                lines.append("(older history is not available: the repository is a shallow clone)")
         return "\n".join(lines)
 
     @_command("restore", "Bring a memory file back as it was at a revision listed by history.", writes=True,

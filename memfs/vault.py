@@ -296,6 +296,8 @@ class Vault:
 
         Every file that change touched is put back as it was before it. If a file changed again
         since, nothing is undone: ConflictError says which, and ``restore`` is the tool for it.
+        The boundary commit of a shallow clone cannot be undone (ShallowHistoryError):
+        what it changed is not in the repository.
 
         Returns:
             The revision that was undone.

@@ -224,6 +224,42 @@ def test_a_markdown_heading_rule_is_not_a_conflict(vault: memfs.Vault) -> None:
     assert vault.history.status() == []
 
 
+# -- shallow clones -----------------------------------------------------------------------
+
+
+def test_undo_in_a_shallow_clone_never_takes_the_boundary_for_all_files_added(tmp_path: Path) -> None:
+    origin = tmp_path / "origin"
+    with memfs.Vault.open(origin, durable=False) as vault:
+        for title in ("alpha", "beta", "gamma"):
+            vault.memories(NS).add(f"{title} body", title=title)
+    git(tmp_path, "clone", "-q", "--depth", "1", f"file://{origin}", "shallow")
+    root = tmp_path / "shallow"
+    files = sorted(p.name for p in (root / "memories" / NS).iterdir())
+
+    with memfs.Vault.open(root, durable=False) as vault:
+        [boundary] = vault.log()
+        with pytest.raises(memfs.ShallowHistoryError, match="not available"):
+            vault.undo(author="memfs agent")  # "every file added": it used to delete every memory
+        assert sorted(p.name for p in (root / "memories" / NS).iterdir()) == files
+        assert vault.log()[0].sha == boundary.sha
+        with pytest.raises(memfs.ShallowHistoryError, match="shallow clone"):
+            vault.history.files_changed(boundary.sha)
+        assert boundary.shallow and boundary.status is None  # not "A"
+        [file_rev] = vault.log(f"memories/{NS}/alpha.md")
+        assert file_rev.shallow and file_rev.status is None
+        with pytest.raises(memfs.RevisionNotFoundError, match="shallow clone"):
+            vault.show(f"memories/{NS}/alpha.md", "HEAD~1")
+        history = memfs.MemoryTools(vault, NS).run("history", path="/memories/alpha.md")
+        assert "older history is not available" in history
+
+        # commits made in the clone have their history: they undo as usual
+        vault.memories(NS).add("delta body", title="delta")
+        assert vault.undo(author="memfs agent").subject == "memory: create users/alice/delta.md"
+        assert not (root / "memories" / NS / "delta.md").exists()
+        assert [r.shallow for r in vault.log()] == [False, False, True]
+        assert sorted(p.name for p in (root / "memories" / NS).iterdir()) == files
+
+
 # -- detached HEAD ------------------------------------------------------------------------
 
 
