@@ -214,6 +214,19 @@ class GitHistory:
                 f"{sha[:10]} changed is unknown (`git fetch --unshallow` fetches the rest)"
             )
 
+    def matches_worktree(self, path: str, rev: str) -> bool:
+        """Whether the file ``path`` (vault-relative) on disk is what ``rev`` holds, as git compares them.
+
+        git stores a file after its clean conversions (``core.autocrlf``, the ``text`` and ``eol``
+        attributes, filters), so a CRLF file on disk can be exactly the LF blob of a commit.
+        """
+        blob = self._git("rev-parse", "-q", "--verify", f"{self.resolve(rev)}:{self.prefix}{path}",
+                         check=False).strip()  # fmt: skip
+        file = self.vault_root / path
+        if file.is_symlink() or not file.is_file():
+            return not blob
+        return bool(blob) and self._git("hash-object", f"--path={self.prefix}{path}", "--", str(file)).strip() == blob
+
     def configured_identity(self) -> Identity | None:
         """The ``user.name`` and ``user.email`` git would use here (repository, then global), if both are set."""
         try:

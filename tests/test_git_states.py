@@ -260,6 +260,41 @@ def test_undo_in_a_shallow_clone_never_takes_the_boundary_for_all_files_added(tm
         assert sorted(p.name for p in (root / "memories" / NS).iterdir()) == files
 
 
+# -- core.autocrlf ------------------------------------------------------------------------
+
+
+def test_undo_of_a_persons_crlf_save_with_autocrlf(tmp_path: Path) -> None:
+    with memfs.Vault.open(tmp_path / "v", person=PERSON, durable=False) as vault:
+        git(vault.root, "config", "core.autocrlf", "true")
+        store = vault.memories(NS)
+        memory = store.add("line one\nline two", title="crlf")
+        agents = (vault.root / memory.path).read_bytes()
+        file = vault.root / memory.path
+        file.write_bytes(agents.replace(b"line two", b"line 2").replace(b"\n", b"\r\n"))  # a Windows editor
+        vault.reconcile()
+        assert vault.log()[0].author.name == "Pat Person"
+        assert b"\r\n" not in vault.show(memory.path, "HEAD")  # git stores LF, the file on disk has CRLF
+
+        undone = vault.undo(author="Pat Person")
+        assert undone.subject == f"edit: {memory.path} (changed outside memfs)"
+        assert file.read_bytes().replace(b"\r\n", b"\n") == agents
+        assert store.get(memory.id).body == "line one\nline two\n"  # type: ignore[arg-type]
+        assert vault.history.status() == []
+
+
+def test_undo_with_autocrlf_still_refuses_a_file_changed_since(tmp_path: Path) -> None:
+    with memfs.Vault.open(tmp_path / "v", person=PERSON, durable=False) as vault:
+        git(vault.root, "config", "core.autocrlf", "true")
+        memory = vault.memories(NS).add("line one", title="crlf")
+        file = vault.root / memory.path
+        file.write_bytes(file.read_bytes().replace(b"\n", b"\r\n").replace(b"line one", b"line 1"))
+        vault.reconcile()
+        file.write_bytes(file.read_bytes().replace(b"line 1", b"line first"))  # changed again, not committed
+        with pytest.raises(memfs.ConflictError, match="changed after"):
+            vault.undo(author="Pat Person")
+        assert b"line first" in file.read_bytes()
+
+
 # -- detached HEAD ------------------------------------------------------------------------
 
 
