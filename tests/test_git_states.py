@@ -73,6 +73,7 @@ OPERATIONS = {
                     "git cherry-pick --abort"),
     "revert": (["revert", "--no-edit", "HEAD~2"], "REVERT_HEAD", ["revert", "--abort"], "git revert --abort"),
     "bisect": (["bisect", "start"], "BISECT_LOG", ["bisect", "reset"], "git bisect reset"),
+    "am": (["am", "-q", "../origin.patch"], "rebase-apply/applying", ["am", "--abort"], "git am --abort"),
 }  # fmt: skip
 
 
@@ -81,6 +82,7 @@ def test_no_commit_while_an_operation_is_in_progress_and_reads_keep_working(dive
     start, state_file, abort, advice = OPERATIONS[operation]
     clone = diverged.clone
     git(clone, "fetch", "-q")
+    (clone.parent / "origin.patch").write_text(git(clone, "format-patch", "-1", "--stdout", "origin/main"))
     git(clone, *start, check=False)  # conflicts: git stops half-way, as a person's terminal shows
     assert (clone / ".git" / state_file).exists()
     before = snapshot(clone)
