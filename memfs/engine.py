@@ -440,7 +440,9 @@ class WriteEngine:
         held = sorted(marked + (ready if busy is not None else []))
         if held != sorted(self._held_back()):
             if held:
-                self._held_file.write_text("".join(f"{rel}\n" for rel in held), "utf-8")
+                tmp = self._held_file.with_name("held.new")
+                tmp.write_text("".join(f"{rel}\n" for rel in held), "utf-8")
+                os.replace(tmp, self._held_file)
             else:
                 self._held_file.unlink(missing_ok=True)
         return [] if busy is not None else ready

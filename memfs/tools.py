@@ -238,8 +238,8 @@ class MemoryTools:
         if isinstance(error, AlreadyExistsError):
             return self._scrub(f"Cannot use {args.get('new_path', shown)}: {error}.")
         if isinstance(error, ConflictMarkersError):
-            return (f"The file {shown} holds unresolved merge conflict markers from a person's git merge; it "
-                    "cannot be changed until a person resolves them. Nothing was changed.")  # fmt: skip
+            return (f"The file {shown} holds unresolved merge conflict markers from a person's git merge or "
+                    "rebase; it cannot be changed until a person resolves them. Nothing was changed.")  # fmt: skip
         if isinstance(error, RepositoryStateError):
             return (f"Memories cannot be changed right now: a person's git {error.operation} is in progress in "
                     "the memory's repository. Nothing was changed; try again later.")  # fmt: skip
