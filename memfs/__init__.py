@@ -24,6 +24,7 @@ from .engine import WriteEngine
 from .errors import (
     AlreadyExistsError,
     ConflictError,
+    ConflictMarkersError,
     ContentError,
     ContextWindowOverflowError,
     DocumentError,
@@ -39,11 +40,13 @@ from .errors import (
     ModelError,
     NotFoundError,
     PathError,
+    RepositoryStateError,
     RevisionNotFound,
     RevisionNotFoundError,
     ScriptExhaustedError,
     SearchIndexError,
     SessionError,
+    ShallowHistoryError,
     ToolCallError,
 )
 from .extract import ModelExtractor, Operation, RuleExtractor
@@ -61,6 +64,7 @@ __version__ = "0.1.0"
 __all__ = [
     "AlreadyExistsError",
     "ConflictError",
+    "ConflictMarkersError",
     "ContentError",
     "ContextWindowOverflowError",
     "ConversationManager",
@@ -95,6 +99,7 @@ __all__ = [
     "PathError",
     "Problem",
     "Reply",
+    "RepositoryStateError",
     "Revision",
     "RevisionNotFound",
     "RevisionNotFoundError",
@@ -105,6 +110,7 @@ __all__ = [
     "SearchIndexError",
     "SessionError",
     "SessionInfo",
+    "ShallowHistoryError",
     "SlidingWindowConversationManager",
     "SummarizingConversationManager",
     "SyncReport",

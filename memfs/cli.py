@@ -239,6 +239,8 @@ def log(vault: Vault, as_json: bool, path: str | None, author: str | None, agent
         trailers = "  ".join(f"{k}={v}" for k, v in r.trailers.items())
         out.print(f"[yellow]{r.short}[/] {r.date[:19].replace('T', ' ')} [cyan]{escape(r.author.name)}[/] "
                   f"{escape(r.subject)} [dim]{escape(trailers)}[/]")  # fmt: skip
+        if r.shallow:
+            out.print("[dim](older history is not in this shallow clone; `git fetch --unshallow` fetches it)[/]")
 
 
 @cli.command()

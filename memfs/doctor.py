@@ -1,4 +1,10 @@
-"""Health checks of a vault: the index against the files, git's state, malformed and stray files."""
+"""Health checks of a vault: the index against the files, git's state, malformed and stray files.
+
+git's state covers what a person can leave a repository in: a merge, rebase, cherry-pick, revert
+or bisect in progress (memfs commits nothing then), files holding conflict markers (never
+committed as a person's edit, never changed by memfs), a detached HEAD (commits go on no branch),
+a left-over ``index.lock`` and uncommitted edits.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +13,7 @@ from dataclasses import dataclass
 
 from . import _fs
 from .engine import WriteEngine
+from .history import has_conflict_markers
 from .layout import MEMORIES_DIR
 
 
@@ -25,6 +32,8 @@ def examine(engine: WriteEngine) -> list[Finding]:
     with engine.locked():
         engine.flush_index()
         on_disk = dict(engine.index.scan())
+        busy = engine.history.operation_in_progress()
+        findings += _repository_state(engine, busy, sorted(on_disk))
         known = engine.index.known(None)
         missing = sorted(set(on_disk) - set(known))
         ghosts = sorted(set(known) - set(on_disk))
@@ -50,13 +59,38 @@ def examine(engine: WriteEngine) -> list[Finding]:
                 f"{len(own)} transcripts hold messages their session has not committed yet (its commit "
                 f"policy); first: {sorted(own)[0]}"))  # fmt: skip
         if dirty:
+            then = (f"memfs commits edits made outside it once the {busy[0]} is over" if busy else
+                    "run `memfs reindex` to commit edits made outside memfs")  # fmt: skip
             findings.append(Finding("warning", "git",
-                f"{len(dirty)} uncommitted changes (first: {dirty[0].strip()}); run `memfs reindex` "
-                "to commit edits made outside memfs"))  # fmt: skip
+                f"{len(dirty)} uncommitted changes (first: {dirty[0].strip()}); {then}"))  # fmt: skip
         else:
             findings.append(Finding("ok", "git", "working tree matches the last commit"))
         leftovers = list((engine.root / MEMORIES_DIR).rglob(_fs.TEMP_PREFIX + "*"))
         if leftovers:
             findings.append(Finding("warning", "files",
                 f"{len(leftovers)} temporary files left by an interrupted write"))  # fmt: skip
+    return findings
+
+
+def _repository_state(engine: WriteEngine, busy: tuple[str, str] | None, files: list[str]) -> list[Finding]:
+    """An operation in progress, files holding conflict markers, a detached HEAD."""
+    findings = []
+    if busy is not None:
+        findings.append(Finding("error", "git", f"{busy[1]}; memfs commits nothing until then"))
+    marked = []
+    for rel in files:
+        try:
+            if has_conflict_markers((engine.root / rel).read_bytes()):
+                marked.append(rel)
+        except OSError:
+            continue
+    if marked:
+        findings.append(Finding("error", "git",
+            f"{len(marked)} files hold git's conflict markers (first: {marked[0]}); memfs neither commits "
+            "nor changes them until you resolve the conflict in them"))  # fmt: skip
+    if busy is None and engine.history.branch() is None:
+        head = engine.history.resolve("HEAD")[:10]
+        findings.append(Finding("warning", "git",
+            f"HEAD is detached at {head}: commits, memfs's too, go on no branch and are left behind by the "
+            "next `git switch`; keep them with `git switch -c NAME`, or switch to a branch"))  # fmt: skip
     return findings

@@ -37,6 +37,7 @@ from .documents import Document, dumps, load_bytes, timestamp
 from .errors import (
     AlreadyExistsError,
     ConflictError,
+    ConflictMarkersError,
     ContentError,
     DocumentError,
     GitLockError,
@@ -44,7 +45,7 @@ from .errors import (
     MemoryNotFoundError,
     SearchIndexError,
 )
-from .history import GitHistory, Identity
+from .history import GitHistory, Identity, has_conflict_markers
 from .index import MAX_INDEXED_BYTES, Hit, MessageHit, Problem, Progress, SearchIndex, SyncReport
 from .layout import CONTENT_DIRS, MEMORIES_DIR, STATE_DIR, label
 
@@ -92,9 +93,11 @@ class WriteEngine:
         self._pending_file = self.state_dir / "pending"
         self._own_file = self.state_dir / "own"
         self._journal = self.state_dir / "journal"
+        self._held_file = self.state_dir / "held"
         self._change: Change | None = None
         with self._lock.hold():
-            self.history = GitHistory(root, self.state_dir, lock_timeout=lock_timeout)
+            self.history = GitHistory(root, self.state_dir, lock_timeout=lock_timeout,
+                                      holds_vault_lock=lambda: self._lock.held)  # fmt: skip
             self.person = person or self.history.configured_identity() or DEFAULT_PERSON
             self._recover()
             self._ensure_layout()
@@ -114,7 +117,9 @@ class WriteEngine:
         ignore = self.root / ".gitignore"
         text = ignore.read_text("utf-8") if ignore.exists() else ""
         missing = [line for line in _GITIGNORE_LINES if line not in text.splitlines()]
-        if missing:
+        if missing and self.history.operation_in_progress() is not None:
+            log.warning("not adding %s to .gitignore while a git operation is in progress", ", ".join(missing))
+        elif missing:
             sep = "" if not text or text.endswith("\n") else "\n"
             text += sep + "".join(f"{line}\n" for line in missing)
             _fs.atomic_write(ignore, text.encode(), durable=self.durable)
@@ -156,6 +161,7 @@ class WriteEngine:
                 for key, value in (trailers or {}).items():
                     self._change.trailers.setdefault(key, value)
                 return
+            self.history.check_can_commit()  # refuse before touching a file, not at the commit
             self._recover()
             change = self._change = Change(message, trailers=dict(trailers or {}))
             try:
@@ -204,6 +210,10 @@ class WriteEngine:
         finally:
             os.close(fd)
 
+    def _as_committed(self, rel: str) -> bytes | None:
+        data = _read_regular(self.root / rel)
+        return None if data is None else self.history.committed_form(data)
+
     def _end_journal(self) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self._journal)
@@ -229,7 +239,7 @@ class WriteEngine:
                 files.setdefault(record["path"], (old, None))
                 files[record["path"]] = (files[record["path"]][0], record.get("new"))
         head = self.history.head()
-        if head != base and all(_read_regular(self.root / rel) == self.history.bytes_at(rel, head) for rel in files):
+        if head != base and all(self._as_committed(rel) == self.history.bytes_at(rel, head) for rel in files):
             log.warning("a change interrupted after its commit (%s) was completed", head)
         else:
             log.warning("rolling back a change interrupted before its commit (%d files)", len(files))
@@ -287,6 +297,7 @@ class WriteEngine:
                 raise MemoryNotFoundError(f"no file at {rel}")
             if expect is not None and original != expect:
                 raise ConflictError(f"{rel} changed since it was read; read it again and retry")
+            _refuse_conflict_markers(rel, original)
             self._remember(change, rel, original, data)
             self._swap_in(change, rel, data, original)
             self.mark_pending([rel])
@@ -333,6 +344,7 @@ class WriteEngine:
         with self._transaction(message, trailers) as change:
             target = self._existing(rel)
             original = _read_regular(target)
+            _refuse_conflict_markers(rel, original)
             self._remember(change, rel, original, None)
             aside = target.with_name(_fs.TEMP_PREFIX + target.name)
             _fs.checkpoint("rename")
@@ -359,6 +371,7 @@ class WriteEngine:
                 _fs.checkpoint("mkdir")
                 target.parent.mkdir(parents=True, exist_ok=True)
             data = _read_regular(source)
+            _refuse_conflict_markers(src, data)
             self._remember(change, src, data, None)
             self._remember(change, dst, None, data)
             _fs.link(source, target)  # link + unlink: never overwrites, unlike rename
@@ -518,9 +531,11 @@ class WriteEngine:
         are not a person's edit and are left for their session to commit, unless the file
         changed again since memfs wrote it. Files over the indexing size limit are left
         uncommitted (a stray 50 MB paste should not enter the history); ``doctor`` reports them.
+        Files holding git's conflict markers, and every edit while a person's merge, rebase,
+        cherry-pick, revert or bisect is in progress, are held back (see :meth:`_hold_back`).
         """
         with self._lock.hold():
-            candidates = sorted(set(paths))
+            candidates = sorted(set(paths) | self._held_back())
             changed = self.history.changed(candidates) if candidates else []
             own = self.own_uncommitted()
             changed = [p for p in changed if p not in own or own[p] != _stat(self.root / p)]
@@ -532,6 +547,7 @@ class WriteEngine:
             for rel in too_big:
                 log.warning("not committing %s: larger than %d bytes", rel, MAX_INDEXED_BYTES)
             changed = [p for p in changed if p not in too_big]
+            changed = self._hold_back(changed)
             if not changed:
                 return None
             if len(changed) == 1:
@@ -539,6 +555,38 @@ class WriteEngine:
             else:
                 message = f"edit: {len(changed)} files changed outside memfs"
             return self.commit(changed, message, {"Memfs-Op": "reconcile"}, author=self.person)
+
+    def _hold_back(self, changed: list[str]) -> list[str]:
+        """Those of ``changed`` (a person's edits) that may be committed now.
+
+        A file holding git's conflict markers is never committed as a person's edit, and nothing
+        is while a merge, rebase, cherry-pick, revert or bisect is in progress (memfs's commit
+        would land in the middle of it and touch git's conflict state). Those files are kept in
+        ``.memfs/held`` and looked at again by every later call, so an edit made meanwhile is
+        committed once the conflict or the operation is over, even if it does not change again.
+        """
+        marked = [rel for rel in changed if _has_conflict_markers(self.root / rel)]
+        for rel in marked:
+            log.warning("not committing %s: it holds git's conflict markers; resolve the conflict first", rel)
+        ready = [rel for rel in changed if rel not in marked]
+        busy = self.history.operation_in_progress()
+        if busy is not None and ready:
+            log.warning("not committing %d files changed outside memfs: %s", len(ready), busy[1])
+        held = sorted(marked + (ready if busy is not None else []))
+        if held != sorted(self._held_back()):
+            if held:
+                tmp = self._held_file.with_name("held.new")
+                tmp.write_text("".join(f"{rel}\n" for rel in held), "utf-8")
+                os.replace(tmp, self._held_file)
+            else:
+                self._held_file.unlink(missing_ok=True)
+        return [] if busy is not None else ready
+
+    def _held_back(self) -> set[str]:
+        try:
+            return set(filter(None, self._held_file.read_text("utf-8").splitlines()))
+        except (FileNotFoundError, UnicodeDecodeError):
+            return set()
 
     # -- the index --------------------------------------------------------------------
 
@@ -680,6 +728,20 @@ def check_content(text: Any) -> bytes:
     except DocumentError as exc:
         raise ContentError(f"content would be a malformed memory file: {exc.reason}") from exc
     return data
+
+
+def _refuse_conflict_markers(rel: str, data: bytes | None) -> None:
+    if data is not None and has_conflict_markers(data):
+        raise ConflictMarkersError(f"{rel} holds git's conflict markers (<<<<<<<, =======, >>>>>>>) from a "
+                                   "merge nobody resolved yet; memfs does not change it until a person "
+                                   "resolves the conflict in the file", rel)  # fmt: skip
+
+
+def _has_conflict_markers(path: Path) -> bool:
+    try:
+        return has_conflict_markers(path.read_bytes())
+    except OSError:
+        return False
 
 
 def _stat(path: Path) -> Stat | None:

@@ -11,10 +11,13 @@
     │   └── RevisionNotFoundError  no such git revision, or the file did not exist there
     ├── AlreadyExistsError         a create or move would overwrite an existing file
     ├── ConflictError              the file changed since it was read
+    ├── ConflictMarkersError       the file holds git's conflict markers (a merge not resolved yet)
     ├── ContentError (ValueError)  content too large, binary, or not valid text
     ├── LockTimeoutError           the vault lock could not be taken in time
     ├── HistoryError               git failed
-    │   └── GitLockError           a git lock file is in the way (stale or held)
+    │   ├── GitLockError           a git lock file is in the way (stale or held)
+    │   ├── RepositoryStateError   a merge, rebase, cherry-pick, revert or bisect is in progress
+    │   └── ShallowHistoryError    the history asked for is cut off by a shallow clone
     ├── SearchIndexError           the search index is unusable (it is rebuilt from the files)
     ├── ToolCallError              a memory-tool call that cannot be carried out (text for the model)
     ├── ContextWindowOverflowError the model's context overflowed and no more room can be made
@@ -75,6 +78,20 @@ class ConflictError(MemfsError):
     """The file changed since it was read; read it again before writing."""
 
 
+class ConflictMarkersError(MemfsError):
+    """The file holds git's conflict markers (``<<<<<<<``, ``=======``, ``>>>>>>>``).
+
+    They come from a merge nobody has resolved yet; memfs neither changes nor commits the file
+    until a person does.
+
+    Not a ConflictError: reading the file again and retrying cannot help.
+    """
+
+    def __init__(self, message: str, path: str | None = None) -> None:
+        self.path = path
+        super().__init__(message)
+
+
 class ContentError(MemfsError, ValueError):
     """Content that memfs refuses to store: too large, binary, or not valid text."""
 
@@ -89,6 +106,25 @@ class HistoryError(MemfsError):
 
 class GitLockError(HistoryError):
     """A git lock file (such as ``.git/index.lock``) is in the way."""
+
+
+class RepositoryStateError(HistoryError):
+    """A git operation a person started is in progress: a merge, rebase, cherry-pick, revert or bisect.
+
+    memfs does not commit then; the message says how to finish or abort the operation.
+
+    Attributes:
+        operation: What is in progress: ``merge``, ``rebase``, ``am``, ``cherry-pick``,
+            ``revert`` or ``bisect``.
+    """
+
+    def __init__(self, message: str, operation: str = "operation") -> None:
+        self.operation = operation
+        super().__init__(message)
+
+
+class ShallowHistoryError(HistoryError):
+    """The history asked for lies beyond the boundary of a shallow clone (it is not in the repository)."""
 
 
 class SearchIndexError(MemfsError):

@@ -18,14 +18,14 @@ import re
 import tempfile
 import time
 import zlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import git
 
 from ._fs import checkpoint, write_all
-from .errors import GitLockError, HistoryError, RevisionNotFoundError
+from .errors import GitLockError, HistoryError, RepositoryStateError, RevisionNotFoundError, ShallowHistoryError
 from .layout import one_line
 
 log = logging.getLogger(__name__)
@@ -35,6 +35,43 @@ _LOCK_MESSAGE = re.compile(r"Unable to create '([^']+\.lock)': File exists")
 _TRAILER = re.compile(r"^([A-Za-z][A-Za-z0-9-]*): (.*)$")
 _CHUNK = 500  # paths per git command line
 _WRITING_COMMANDS = frozenset({"read-tree", "update-index", "write-tree", "commit-tree", "update-ref", "hash-object"})
+
+# Operations a person can leave a repository in, by the file or folder git keeps in the
+# (per-worktree) git folder while one runs: its name, what it is, and how to finish or abort it.
+# memfs commits nothing while one is in progress: its commit would land in the middle of it
+# (and, for a merge, drop the other side), and it would have to touch git's conflict state.
+# A bisect counts too: HEAD is an old commit then, and `git bisect reset` leaves behind any
+# commit made on it.
+_OPERATIONS = (
+    ("rebase-merge", "rebase", "a rebase", "finish it (git rebase --continue) or abort it (git rebase --abort)"),
+    ("rebase-apply/applying", "am", "a `git am`", "finish it (git am --continue) or abort it (git am --abort)"),
+    ("rebase-apply", "rebase", "a rebase", "finish it (git rebase --continue) or abort it (git rebase --abort)"),
+    ("MERGE_HEAD", "merge", "a merge", "finish it (git commit) or abort it (git merge --abort)"),
+    ("CHERRY_PICK_HEAD", "cherry-pick", "a cherry-pick",
+     "finish it (git cherry-pick --continue) or abort it (git cherry-pick --abort)"),
+    ("REVERT_HEAD", "revert", "a revert", "finish it (git revert --continue) or abort it (git revert --abort)"),
+    ("sequencer", "cherry-pick", "a cherry-pick or revert of several commits",
+     "finish it (git cherry-pick --continue, git revert --continue) or stop it (--abort or --quit)"),
+    ("BISECT_LOG", "bisect", "a bisect", "end it (git bisect reset)"),
+)  # fmt: skip
+
+# Conflict markers as git writes them into a file it could not merge (default marker size 7).
+_MARKER_START = re.compile(rb"^<{7}(?: |\r?$)", re.M)
+_MARKER_MIDDLE = re.compile(rb"^={7}\r?$", re.M)
+_MARKER_END = re.compile(rb"^>{7}(?: |\r?$)", re.M)
+
+
+def has_conflict_markers(data: bytes) -> bool:
+    """True if ``data`` holds an unresolved conflict as git writes one.
+
+    That is a ``<<<<<<< `` line, then a ``=======`` line, then a ``>>>>>>> `` line; a
+    ``=======`` alone is a Markdown heading underline, not a conflict.
+    """
+    start = _MARKER_START.search(data)
+    if start is None:
+        return False
+    middle = _MARKER_MIDDLE.search(data, start.end())
+    return middle is not None and _MARKER_END.search(data, middle.end()) is not None
 
 
 @dataclass(frozen=True)
@@ -76,8 +113,11 @@ class Revision:
         subject: The first line of the commit message.
         trailers: ``Memfs-*`` and other trailers of the message.
         path: The vault-relative path of the file at this revision (for file histories).
-        status: ``A`` added, ``M`` modified, ``D`` deleted, ``R`` renamed (file histories).
+        status: ``A`` added, ``M`` modified, ``D`` deleted, ``R`` renamed (file histories);
+            None at a shallow clone's boundary, where what the commit changed is unknown.
         old_path: The path before a rename.
+        shallow: This commit is the boundary of a shallow clone: the history before it is not
+            in the repository (``git fetch --unshallow`` fetches it).
     """
 
     sha: str
@@ -88,6 +128,7 @@ class Revision:
     path: str | None = None
     status: str | None = None
     old_path: str | None = None
+    shallow: bool = False
 
     @property
     def short(self) -> str:
@@ -98,8 +139,10 @@ class Revision:
 class GitHistory:
     """The git repository behind a vault (its own, or a larger one that contains it)."""
 
-    def __init__(self, vault_root: Path, state_dir: Path, *, lock_timeout: float = 10.0) -> None:
+    def __init__(self, vault_root: Path, state_dir: Path, *, lock_timeout: float = 10.0,
+                 holds_vault_lock: Callable[[], bool] | None = None) -> None:  # fmt: skip
         self.vault_root = vault_root
+        self._holds_vault_lock = holds_vault_lock
         self._index_file = state_dir / "git-index"
         self._index_head_file = state_dir / "git-index.head"
         self._lagging = state_dir / "git-index.lagging"
@@ -146,6 +189,70 @@ class GitHistory:
         """The repository's ``.git`` folder."""
         return Path(self.repo.git_dir)
 
+    # -- the state a person left the repository in -------------------------------------
+
+    def operation_in_progress(self) -> tuple[str, str] | None:
+        """The git operation a person started here and has not finished, or None.
+
+        Returns:
+            ``(operation, sentence)``: ``merge``, ``rebase``, ``am``, ``cherry-pick``, ``revert``
+            or ``bisect``, and what is in progress where, with how to finish or abort it.
+        """
+        folder = self.git_dir
+        for marker, operation, what, todo in _OPERATIONS:
+            if (folder / marker).exists():
+                return operation, f"{what} is in progress in {self.top}; {todo}"
+        return None
+
+    def check_can_commit(self) -> None:
+        """Raise RepositoryStateError while a merge, rebase, cherry-pick, revert or bisect is in progress."""
+        found = self.operation_in_progress()
+        if found is not None:
+            raise RepositoryStateError(f"{found[1]}, then retry", found[0])
+
+    def branch(self) -> str | None:
+        """The branch HEAD is on, or None when HEAD is detached (commits go on no branch)."""
+        return self._git("symbolic-ref", "-q", "--short", "HEAD", check=False).strip() or None
+
+    def shallow_boundary(self) -> frozenset[str]:
+        """The commits at the edge of a shallow clone (their parents are not in the repository)."""
+        try:
+            return frozenset((Path(self.repo.common_dir) / "shallow").read_text("ascii").split())
+        except (OSError, UnicodeDecodeError):
+            return frozenset()
+
+    def _check_history_before(self, sha: str) -> None:
+        if sha in self.shallow_boundary():
+            raise ShallowHistoryError(
+                f"the history before {sha[:10]} is not available: this is a shallow clone, so what "
+                f"{sha[:10]} changed is unknown (`git fetch --unshallow` fetches the rest)"
+            )
+
+    def matches_worktree(self, path: str, rev: str) -> bool:
+        """Whether the file ``path`` (vault-relative) on disk is what ``rev`` holds, as git compares them.
+
+        git stores a file after its clean conversions (``core.autocrlf``, the ``text`` and ``eol``
+        attributes, filters), so a CRLF file on disk can be exactly the LF blob of a commit.
+        """
+        blob = self._git("rev-parse", "-q", "--verify", f"{self.resolve(rev)}:{self.prefix}{path}",
+                         check=False).strip()  # fmt: skip
+        file = self.vault_root / path
+        if file.is_symlink() or not file.is_file():
+            return not blob
+        return bool(blob) and self._git("hash-object", f"--path={self.prefix}{path}", "--", str(file)).strip() == blob
+
+    def committed_form(self, data: bytes) -> bytes:
+        """The bytes git keeps for a file holding ``data``: line endings as ``core.autocrlf`` says."""
+        return _to_lf(data) if self._converts_crlf() else data
+
+    def _converts_crlf(self) -> bool:
+        """True when ``core.autocrlf`` is ``true`` or ``input``: git stores text files with LF endings."""
+        try:
+            value = str(self.repo.config_reader().get_value("core", "autocrlf", "false")).lower()
+        except Exception:  # unreadable config: as git without the setting
+            return False
+        return value in ("true", "input", "yes", "on", "1")
+
     def configured_identity(self) -> Identity | None:
         """The ``user.name`` and ``user.email`` git would use here (repository, then global), if both are set."""
         try:
@@ -179,16 +286,21 @@ class GitHistory:
 
         Returns:
             The new commit id, or None when the files already match HEAD.
+
+        Raises:
+            RepositoryStateError: A merge, rebase, cherry-pick, revert or bisect is in progress.
         """
         entries = {self.prefix + rel: data for rel, data in contents.items()}
         if not entries:
             return None
+        self.check_can_commit()  # never in the middle of a person's merge, rebase...
         full = message.rstrip() + "\n"
         if trailers:
             full += "\n" + "".join(f"{k}: {one_line(v)}\n" for k, v in trailers.items())
         env = _identity_env(author, committer or author)
         private = {"GIT_INDEX_FILE": str(self._index_file)}
-        blobs = {path: (None if data is None else self._write_blob(data, durable=durable))
+        crlf = self._converts_crlf()
+        blobs = {path: (None if data is None else self._write_blob(_to_lf(data) if crlf else data, durable=durable))
                  for path, data in sorted(entries.items())}  # fmt: skip
         index_info = "".join(
             f"0 {ZERO_SHA}\t{path}\0" if sha is None else f"100644 {sha}\t{path}\0" for path, sha in blobs.items()
@@ -352,9 +464,10 @@ class GitHistory:
             args.append(f"--grep={grep}")
         target = self.prefix + path if path is not None else (self.prefix or ".")
         out = self._git(*args, "--", target)
-        return [rev for rec in out.split("\x1e") if rec.strip() for rev in [self._parse(rec)]]
+        boundary = self.shallow_boundary()
+        return [rev for rec in out.split("\x1e") if rec.strip() for rev in [self._parse(rec, boundary)]]
 
-    def _parse(self, record: str) -> Revision:
+    def _parse(self, record: str, boundary: frozenset[str] = frozenset()) -> Revision:
         sha, name, email, date, body, changes = record.split("\x1f", 5)
         lines = body.strip().splitlines()
         trailers = {}
@@ -369,10 +482,12 @@ class GitHistory:
             status, path = cols[0][:1], cols[-1]
             old = cols[1] if len(cols) == 3 else None
             break
+        shallow = sha.strip() in boundary  # git shows every file of a boundary commit as added
         return Revision(
             sha=sha.strip(), author=Identity(name or "?", email or "?"), date=date,
             subject=lines[0] if lines else "", trailers=dict(reversed(trailers.items())),
-            path=self._unprefix(path), status=status, old_path=self._unprefix(old),
+            path=self._unprefix(path), status=None if shallow else status, old_path=self._unprefix(old),
+            shallow=shallow,
         )  # fmt: skip
 
     def _unprefix(self, path: str | None) -> str | None:
@@ -383,7 +498,13 @@ class GitHistory:
         return path[len(self.prefix) :] if path.startswith(self.prefix) else path
 
     def files_changed(self, sha: str) -> list[tuple[str, str]]:
-        """``(status, vault-relative path)`` for each file commit ``sha`` changed (renames split)."""
+        """``(status, vault-relative path)`` for each file commit ``sha`` changed (renames split).
+
+        Raises:
+            ShallowHistoryError: ``sha`` is the boundary of a shallow clone, whose parent is not in
+                the repository (git would list every file as added).
+        """
+        self._check_history_before(sha if len(sha) == 40 else self.resolve(sha))
         out = self._git("-c", "core.quotepath=off", "diff-tree", "--no-commit-id", "--name-status", "-r",
                         "--no-renames", "--root", sha, "--", self.prefix or ".")  # fmt: skip
         changes = []
@@ -400,7 +521,8 @@ class GitHistory:
             raise RevisionNotFoundError(f"{rev!r} is not a revision")
         out = self._git("rev-parse", "-q", "--verify", "--end-of-options", f"{rev}^{{commit}}", check=False)
         if not out.strip():
-            raise RevisionNotFoundError(f"no revision {rev!r} in this vault's history")
+            shallow = " (this is a shallow clone: older history is not in it)" if self.shallow_boundary() else ""
+            raise RevisionNotFoundError(f"no revision {rev!r} in this vault's history{shallow}")
         return out.strip()
 
     def show(self, path: str, rev: str) -> bytes:
@@ -490,6 +612,8 @@ class GitHistory:
 
     def _clear_if_stale(self, lock: Path, *, min_age: float = 10.0) -> bool:
         """Remove a git lock file left by a killed process; never one a live git holds."""
+        if self._clear_own_lock(lock):
+            return True
         try:
             age = time.time() - lock.stat().st_mtime
         except FileNotFoundError:
@@ -497,6 +621,23 @@ class GitHistory:
         if age < min_age or not Path("/proc").is_dir() or _live_git_in(self.top):
             return False
         log.warning("removing stale git lock %s (%.0f s old, no git process running)", lock, age)
+        lock.unlink(missing_ok=True)
+        return True
+
+    def _clear_own_lock(self, lock: Path) -> bool:
+        """Remove the lock of memfs's private index at once while this process holds the vault lock.
+
+        Only memfs uses ``.memfs/git-index``, and only under the vault lock: found while holding
+        that lock, its lock file was left by a killed memfs process and nobody can be using it.
+        git's own locks (``index.lock``, ``HEAD.lock``, ref locks) are shared with people's git
+        commands and keep the careful rule of :meth:`_clear_if_stale`.
+        """
+        own = self._index_file.with_name(self._index_file.name + ".lock")
+        if self._holds_vault_lock is None or not self._holds_vault_lock():
+            return False
+        if os.path.abspath(lock) != os.path.abspath(own) and lock.resolve() != own.resolve():
+            return False
+        log.warning("removing %s, left by an interrupted memfs write", lock)
         lock.unlink(missing_ok=True)
         return True
 
@@ -540,3 +681,8 @@ def _chunks(items: Sequence[str]) -> Iterable[Sequence[str]]:
 def _stderr(exc: git.GitCommandError) -> str:
     err = exc.stderr if isinstance(exc.stderr, str) else (exc.stderr or b"").decode("utf-8", "replace")
     return " ".join(err.replace("stderr:", "").strip(" '\n").split()) or str(exc)
+
+
+def _to_lf(data: bytes) -> bytes:
+    """Text with CRLF line endings as LF (what core.autocrlf stores); binary data (a NUL byte) as is."""
+    return data if b"\0" in data or b"\r\n" not in data else data.replace(b"\r\n", b"\n")

@@ -27,6 +27,7 @@ from .engine import MAX_CONTENT_BYTES, engine_of
 from .errors import (
     AlreadyExistsError,
     ConflictError,
+    ConflictMarkersError,
     ContentError,
     DocumentError,
     HistoryError,
@@ -34,6 +35,7 @@ from .errors import (
     MemfsError,
     NotFoundError,
     PathError,
+    RepositoryStateError,
     RevisionNotFoundError,
     SearchIndexError,
     ToolCallError,
@@ -235,6 +237,12 @@ class MemoryTools:
             return f"The path {shown} does not exist. Please provide a valid path."
         if isinstance(error, AlreadyExistsError):
             return self._scrub(f"Cannot use {args.get('new_path', shown)}: {error}.")
+        if isinstance(error, ConflictMarkersError):
+            return (f"The file {shown} holds unresolved merge conflict markers from a person's git merge or "
+                    "rebase; it cannot be changed until a person resolves them. Nothing was changed.")  # fmt: skip
+        if isinstance(error, RepositoryStateError):
+            return (f"Memories cannot be changed right now: a person's git {error.operation} is in progress in "
+                    "the memory's repository. Nothing was changed; try again later.")  # fmt: skip
         if isinstance(error, ConflictError):
             return (f"The file {shown} was changed (by a person or another agent) while you edited it. "
                     "View it again, then make your edit.")  # fmt: skip
@@ -629,6 +637,8 @@ class MemoryTools:
             tool = rev.trailers.get("Memfs-Tool")
             extra = f" [tool {tool}]" if tool else ""
             lines.append(f"{rev.short}  {rev.date[:19]}  {rev.author.name}  {self._scrub(rev.subject)}{extra}")
+            if rev.shallow:
+                lines.append("(older history is not available: the repository is a shallow clone)")
         return "\n".join(lines)
 
     @_command("restore", "Bring a memory file back as it was at a revision listed by history.", writes=True,

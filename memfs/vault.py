@@ -296,6 +296,9 @@ class Vault:
 
         Every file that change touched is put back as it was before it. If a file changed again
         since, nothing is undone: ConflictError says which, and ``restore`` is the tool for it.
+        A file is compared with git's copy as git compares them (``core.autocrlf``, ``eol``
+        attributes). The boundary commit of a shallow clone cannot be undone (ShallowHistoryError):
+        what it changed is not in the repository.
 
         Returns:
             The revision that was undone.
@@ -320,7 +323,7 @@ class Vault:
             for status, rel in history.files_changed(target.sha):
                 at_target = None if status == "D" else history.show(rel, target.sha)
                 current = (self.root / rel).read_bytes() if (self.root / rel).is_file() else None
-                if current != at_target:
+                if current != at_target and not history.matches_worktree(rel, target.sha):  # autocrlf...
                     raise ConflictError(f"{label(rel)} changed after {target.short}; undo would lose that "
                                         f"change. Use `memfs restore {label(rel)} --to REV` instead.")  # fmt: skip
                 restore[rel] = None if status == "A" else history.show(rel, target.sha + "~1")
