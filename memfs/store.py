@@ -191,7 +191,6 @@ class MemoryStore:
             _check_text("body", body)
         with self.engine.locked():
             rel = self.resolve(ref)
-            self.engine.commit_edits_first([rel])
             raw = self.engine.read_bytes(rel)
             doc = load_bytes(raw, path=rel)
             if body is not None:
