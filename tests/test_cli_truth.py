@@ -297,3 +297,14 @@ def test_sessions_prints_ids_whole(root: Path, length: int) -> None:
     assert any(long_id in line.split() for line in out.splitlines()), out
     assert "…" not in out
     assert "other/id with spaces" in out
+
+
+def test_vault_commit_refuses_an_empty_message(root: Path) -> None:
+    hand_edit(root)
+    with memfs.Vault.open(root, commit_edits=False) as vault:
+        for bad in ("", "   ", 42):
+            with pytest.raises(memfs.InvalidArgumentError, match="commit message"):
+                vault.commit(bad)  # type: ignore[arg-type]
+        assert len(vault.outside_edits()) == 2
+        assert vault.commit("by hand") is not None and vault.outside_edits() == []
+        assert vault.commit() is None
