@@ -55,10 +55,11 @@ def main() -> int:
         report["kills"] = kills
     if args.race and not args.only:
         env = {**os.environ, "MEMFS_RACE_EDITS": str(args.race)}
-        race = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                               str(HERE.parent / "tests" / "test_race.py")], env=env, capture_output=True, text=True)  # fmt: skip
-        report["race"] = {"edits per side": args.race, "passed": race.returncode == 0,
-                          "result": race.stdout.strip().splitlines()[-1] if race.stdout.strip() else race.stderr[-300:]}  # fmt: skip
+        test = str(HERE.parent / "tests" / "test_race.py")
+        race = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", test],
+                              env=env, capture_output=True, text=True)  # fmt: skip
+        last = race.stdout.strip().splitlines()[-1] if race.stdout.strip() else race.stderr[-300:]
+        report["race"] = {"edits per side": args.race, "passed": race.returncode == 0, "result": last}
         if race.returncode:
             total.problems.append("agent-editor race: " + race.stdout[-1500:])
     report["total"] = {"operations faulted": total.faulted, "kills": total.kills, "acknowledged": total.acknowledged,

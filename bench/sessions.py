@@ -40,7 +40,7 @@ def session_bench(sizes: list[int], reps: int) -> dict[str, Any]:
     for size in sizes:
         folder = Path(tempfile.mkdtemp(prefix="memfs-sessions-"))
         try:
-            vault = memfs.Vault.open(folder / "vault")
+            vault = memfs.Vault.open(folder / "vault", create=True)
             md = vault.session("bench", commit="manual")
             sq = SQLiteSession("bench", str(folder / "agents.db"))
             prefill = [item for i in range(size // 2) for item in turn(i)]
@@ -96,7 +96,7 @@ def locomo_bench() -> dict[str, Any]:
         data = json.loads(path.read_text())
         folder = Path(tempfile.mkdtemp(prefix="memfs-locomo-"))
         try:
-            vault = memfs.Vault.open(folder / "vault", durable=False)
+            vault = memfs.Vault.open(folder / "vault", create=True, durable=False)
             turns: list[tuple[str, str, str]] = []  # (dia_id, session path, text)
             speaker_a = data["speaker_a"]
             n = 1
@@ -170,7 +170,7 @@ def manager_bench(sizes: list[int], reps: int) -> dict[str, Any]:
     for size in sizes:
         folder = Path(tempfile.mkdtemp(prefix="memfs-managers-"))
         try:
-            vault = memfs.Vault.open(folder / "vault", durable=False)
+            vault = memfs.Vault.open(folder / "vault", create=True, durable=False)
             row: dict[str, Any] = {}
             for manager in (SlidingWindowConversationManager(40), TokenWindowConversationManager(8000)):
                 session = vault.session(type(manager).__name__, commit="manual", manager=manager)
@@ -205,7 +205,7 @@ def extraction_bench() -> dict[str, Any]:
         data = json.loads(path.read_text())
         folder = Path(tempfile.mkdtemp(prefix="memfs-extract-"))
         try:
-            vault = memfs.Vault.open(folder / "vault", durable=False)
+            vault = memfs.Vault.open(folder / "vault", create=True, durable=False)
             manager = LongTermMemory(vault, stores=[f"people/{path.stem}"], every=0,
                                     extractor=RuleExtractor(roles=("user", "assistant")))  # fmt: skip
             turn_of: dict[str, str] = {}

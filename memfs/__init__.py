@@ -1,7 +1,7 @@
 """memfs: memory for LLM agents, as Markdown files in a git-versioned folder.
 
 >>> import memfs
->>> vault = memfs.Vault.open(path)                       # doctest: +SKIP
+>>> vault = memfs.Vault.open(path, create=True)          # doctest: +SKIP
 >>> alice = vault.memories("users/alice")               # doctest: +SKIP
 >>> alice.add("Alice prefers window seats.", title="Window seats")  # doctest: +SKIP
 """
@@ -48,6 +48,7 @@ from .errors import (
     SessionError,
     ShallowHistoryError,
     ToolCallError,
+    VaultNotFoundError,
 )
 from .extract import ModelExtractor, Operation, RuleExtractor
 from .history import Identity, Revision
@@ -119,6 +120,7 @@ __all__ = [
     "ToolCallError",
     "ToolResult",
     "Vault",
+    "VaultNotFoundError",
     "View",
     "WriteEngine",
     "run_agent",

@@ -1,7 +1,9 @@
 """The ``memfs`` command: a thin shell over the library.
 
-The vault comes from ``--vault PATH``, else ``$MEMFS_VAULT``, else the current folder.
-Errors are one line on stderr and a non-zero exit, never a traceback.
+The vault comes from ``--vault PATH``, else ``$MEMFS_VAULT``, else the current folder (``~``
+expanded). Commands that only read open the vault without changing it or its history; commands
+that write commit as the person who typed them (``--author``, else ``$MEMFS_AUTHOR``, else git's
+``user.name``/``user.email``). Errors are one line on stderr and a non-zero exit, never a traceback.
 """
 
 from __future__ import annotations
@@ -21,13 +23,16 @@ from typing import Any, TypeVar
 import click
 from rich.console import Console
 from rich.markup import escape
+from rich.measure import Measurement
 from rich.progress import Progress
 from rich.table import Table
 
 from . import __version__
+from .dates import iso_range
 from .errors import MemfsError
+from .history import DEFAULT_PERSON, Identity, configured_identity
 from .items import text_of
-from .layout import MEMORIES_DIR, label
+from .layout import label
 from .paths import clean_namespace
 from .store import Memory
 from .vault import Vault
@@ -46,15 +51,42 @@ class _Group(click.Group):
             raise click.ClickException(f"{type(exc).__name__}: {exc}") from exc
 
 
+class _BadValue(click.ClickException):
+    """A malformed option value: one line, exit status 2 like click's usage errors."""
+
+    exit_code = 2
+
+
 def _out() -> Console:
     return Console(highlight=False, soft_wrap=True)
+
+
+def _print_table(table: Table) -> None:
+    """Print a table whole: wider than the terminal rather than cut or fold a cell (ids are copied)."""
+    out = _out()
+    needed = Measurement.get(out, out.options.update(width=1_000_000), table).maximum
+    if needed > out.width:
+        out = Console(highlight=False, soft_wrap=True, width=needed)
+    out.print(table)
+
+
+def _expand(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
+    return value.expanduser() if value is not None else None
 
 
 def vault_option(func: F) -> F:
     """Add ``--vault`` (default: $MEMFS_VAULT, else the current folder) to a command."""
     return click.option(
         "--vault", "vault_path", envvar="MEMFS_VAULT", default=".", show_default="$MEMFS_VAULT or .",
-        type=click.Path(file_okay=False, path_type=Path), help="The vault folder.",
+        type=click.Path(file_okay=False, path_type=Path), callback=_expand, help="The vault folder.",
+    )(func)  # fmt: skip
+
+
+def author_option(func: F) -> F:
+    """Add ``--author`` (default: $MEMFS_AUTHOR, else the person's git identity) to a command that writes."""
+    return click.option(
+        "--author", "author", envvar="MEMFS_AUTHOR", metavar='"NAME <EMAIL>"',
+        help="Who makes this change (default: $MEMFS_AUTHOR, else your git user.name and user.email).",
     )(func)  # fmt: skip
 
 
@@ -63,21 +95,57 @@ def json_option(func: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")(func)
 
 
-def _open(vault_path: Path, *, create: bool = False) -> Vault:
-    if not create and not (vault_path / MEMORIES_DIR).is_dir():
-        raise click.ClickException(
-            f"{vault_path} is not a memfs vault (no {MEMORIES_DIR}/ folder); run `memfs init {vault_path}`"
-        )
-    return Vault.open(vault_path, create=create)
+def _who(author: str | None, folder: Path) -> tuple[Identity, Identity | None]:
+    """Who typed the command, and that identity again if it was given explicitly (else None).
+
+    The person's git identity is read where git would read it (the vault's repository, then the
+    global config); with none, a placeholder, never an error and never a write to git config.
+    """
+    if author is None or not author.strip():
+        return configured_identity(folder) or DEFAULT_PERSON, None
+    try:
+        given = Identity.parse(author)
+    except ValueError:
+        raise _BadValue(f"--author {author!r} is not an identity; give it as \"Name <email>\"") from None
+    return given, given
+
+
+def _open(vault_path: Path, *, author: str | None = None, writes: bool = False) -> Vault:
+    """Open the vault: as it is for a command that only reads, as the person for one that writes."""
+    if not writes:
+        return Vault.open(vault_path, commit_edits=False)
+    who, given = _who(author, vault_path)
+    return Vault.open(vault_path, author=who, person=given)
 
 
 def _with_vault(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Open the vault for a command that only reads: nothing in the folder or its history changes."""
+
     @functools.wraps(func)
     def wrapper(vault_path: Path, **kwargs: Any) -> Any:
         with _open(vault_path) as vault:
             return func(vault, **kwargs)
 
     return wrapper
+
+
+def _writing(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Open the vault for a command that writes, committing as ``--author`` (or the person)."""
+
+    @functools.wraps(func)
+    def wrapper(vault_path: Path, author: str | None, **kwargs: Any) -> Any:
+        with _open(vault_path, author=author, writes=True) as vault:
+            return func(vault, **kwargs)
+
+    return wrapper
+
+
+def _dates(since: str | None, until: str | None) -> tuple[str | None, str | None]:
+    """``--since``/``--until`` in memfs's one date syntax, or a one-line error saying what is wrong."""
+    try:
+        return iso_range(since, until, names=("--since", "--until"))
+    except MemfsError as exc:
+        raise _BadValue(str(exc)) from None
 
 
 def _print_json(data: Any) -> None:
@@ -97,22 +165,26 @@ def cli() -> None:
 
 
 @cli.command()
-@click.argument("path", type=click.Path(file_okay=False, path_type=Path), default=".")
-def init(path: Path) -> None:
-    """Create a vault at PATH (a folder, its git repository and its index)."""
-    with Vault.open(path, create=True) as vault:
+@click.argument("path", type=click.Path(file_okay=False, path_type=Path), envvar="MEMFS_VAULT", default=".",
+                callback=_expand)  # fmt: skip
+@author_option
+def init(path: Path, author: str | None) -> None:
+    """Create a vault at PATH (default: $MEMFS_VAULT, else the current folder)."""
+    who, _ = _who(author, path)
+    with Vault.open(path, create=True, author=who) as vault:
         _out().print(f"vault ready at [bold]{escape(str(vault.root))}[/]")
 
 
 @cli.command()
 @vault_option
+@author_option
 @click.option("--namespace", "-n", required=True, help="Namespace such as users/alice.")
 @click.option("--title", help="Title; the file name is made from it.")
 @click.option("--tag", "tags", multiple=True, help="A tag (repeat for more).")
 @click.option("--type", "type_", help="fact, preference, event, instruction, note, ...")
 @click.option("--source", help="Where this was learned (provenance).")
 @click.argument("body", required=False)
-@_with_vault
+@_writing
 def add(vault: Vault, namespace: str, title: str | None, tags: tuple[str, ...], type_: str | None,
         source: str | None, body: str | None) -> None:  # fmt: skip
     """Add a memory. BODY is the text; without it, the text is read from stdin."""
@@ -156,7 +228,7 @@ def ls(vault: Vault, as_json: bool, namespace: str | None, type_: str | None, ta
     for m in memories:
         table.add_row(escape(label(m.path)), escape(m.title), m.type or "",
                       escape(", ".join(m.tags)), (m.updated or "")[:10])  # fmt: skip
-    _out().print(table)
+    _print_table(table)
     problems = vault.problems()
     for problem in problems:
         click.echo(f"skipped {problem.path}: {problem.reason}", err=True)
@@ -174,8 +246,9 @@ def _outermost(namespaces: list[str]) -> list[str]:
 @click.option("--namespace", "-n", help="Only this namespace (and its sub-namespaces).")
 @click.option("--type", "type_", help="Only memories of this type.")
 @click.option("--tag", "tags", multiple=True, help="Only memories with this tag (repeatable).")
-@click.option("--since", help="Only memories updated at or after this date (ISO 8601).")
-@click.option("--until", help="Only memories updated at or before this date (ISO 8601).")
+@click.option("--since", metavar="WHEN", help="Only memories updated at or after WHEN: 2026-11-01, "
+              "2026-11-01T10:00, '2 days ago', yesterday, today.")
+@click.option("--until", metavar="WHEN", help="Only memories updated at or before WHEN (a date: to its end).")
 @click.option("-k", "k", default=10, show_default=True, type=click.IntRange(1, 1000), help="How many hits.")
 @click.option("--messages", is_flag=True, help="Search conversation messages in sessions/ instead of memories.")
 @click.option("--session", "session_id", help="With --messages: only this session.")
@@ -184,7 +257,13 @@ def search(vault: Vault, as_json: bool, query: str, namespace: str | None, type_
            tags: tuple[str, ...], since: str | None, until: str | None, k: int, messages: bool,
            session_id: str | None) -> None:  # fmt: skip
     """Search memories (or, with --messages, conversation messages) with a natural-language QUERY."""
+    since, until = _dates(since, until)
     if messages or session_id:
+        ignored = [name for name, value in (("--namespace", namespace), ("--type", type_), ("--tag", tags),
+                                            ("--since", since), ("--until", until)) if value]  # fmt: skip
+        if ignored:
+            raise _BadValue(f"{', '.join(ignored)} filter memories, not messages; leave them out with "
+                            "--messages/--session")  # fmt: skip
         path = vault.session(session_id).path if session_id else None
         found = vault.search_messages(query, k=k, session=path)
         if as_json:
@@ -218,14 +297,18 @@ def search(vault: Vault, as_json: bool, query: str, namespace: str | None, type_
 @click.option("--author", help="Only commits whose author (a person or an agent) matches.")
 @click.option("--agent", help="Only changes an agent made through memfs, by this name.")
 @click.option("--session", help="Only changes made in this session (its Memfs-Session trailer).")
-@click.option("--since", help="Only commits after this date (git date syntax: 2026-11-01, '2 days ago').")
+@click.option("--since", metavar="WHEN", help="Only commits at or after WHEN: 2026-11-01, 2026-11-01T10:00, "
+              "'2 days ago', yesterday, today.")
+@click.option("--until", metavar="WHEN", help="Only commits at or before WHEN (a date: to its end).")
 @click.option("-n", "limit", type=click.IntRange(1), help="At most this many commits.")
 @_with_vault
 def log(vault: Vault, as_json: bool, path: str | None, author: str | None, agent: str | None,
-        session: str | None, since: str | None, limit: int | None) -> None:  # fmt: skip
+        session: str | None, since: str | None, until: str | None, limit: int | None) -> None:  # fmt: skip
     """Show who changed a memory (or the vault), when and why."""
+    since, until = _dates(since, until)
     rel = vault.resolve(path)[1] if path else None
-    revisions = vault.log(rel, author=author or agent, since=since, limit=None if agent or session else limit)
+    revisions = vault.log(rel, author=author or agent, since=since, until=until,
+                          limit=None if agent or session else limit)  # fmt: skip
     if agent:
         revisions = [r for r in revisions if r.trailers.get("Memfs-Op") not in (None, "reconcile", "init")]
     if session:
@@ -257,9 +340,10 @@ def diff(vault: Vault, rev_a: str, rev_b: str | None, path: str | None) -> None:
 
 @cli.command()
 @vault_option
+@author_option
 @click.argument("path")
 @click.option("--to", "rev", required=True, help="The revision to bring it back to.")
-@_with_vault
+@_writing
 def restore(vault: Vault, path: str, rev: str) -> None:
     """Restore the memory at PATH as it was at a revision (a new commit; works if deleted)."""
     _, rel = vault.resolve(path)
@@ -288,7 +372,7 @@ def sessions(vault: Vault, as_json: bool, keys: tuple[str, ...]) -> None:
     for info in found:
         keys_text = ", ".join(f"{k}={v}" for k, v in info.keys.items())
         table.add_row(escape(info.session_id), escape(info.path), escape(keys_text), (info.created or "")[:19])
-    _out().print(table)
+    _print_table(table)
 
 
 @cli.command()
@@ -315,8 +399,9 @@ def session(vault: Vault, session_id: str, limit: int | None, raw: bool) -> None
 
 @cli.command()
 @vault_option
+@author_option
 @click.argument("ref")
-@_with_vault
+@_writing
 def rm(vault: Vault, ref: str) -> None:
     """Delete a memory (it stays in history; `memfs restore` brings it back)."""
     store, rel = vault.resolve(ref)
@@ -326,9 +411,10 @@ def rm(vault: Vault, ref: str) -> None:
 
 @cli.command()
 @vault_option
+@author_option
 @click.argument("ref")
 @click.argument("new_path")
-@_with_vault
+@_writing
 def mv(vault: Vault, ref: str, new_path: str) -> None:
     """Rename a memory inside its namespace; NEW_PATH is relative to the namespace."""
     store, rel = vault.resolve(ref)
@@ -338,23 +424,51 @@ def mv(vault: Vault, ref: str, new_path: str) -> None:
 
 @cli.command()
 @vault_option
-@click.option("--author", help="Undo the newest change by this author (an agent's or a person's name).")
+@author_option
+@click.option("--by", "by", metavar="NAME", help="Undo the newest change by this author (an agent's or a person's "
+              "name or email).")
 @click.option("--session", help="Undo the newest change made in this session.")
-@_with_vault
-def undo(vault: Vault, author: str | None, session: str | None) -> None:
+@_writing
+def undo(vault: Vault, by: str | None, session: str | None) -> None:
     """Revert the newest change by an author or a session, as a new commit."""
-    if not author and not session:
-        raise click.UsageError("say whose change to undo: --author NAME or --session ID")
-    undone = vault.undo(author=author, session=session)
+    if not by and not session:
+        raise click.UsageError("say whose change to undo: --by NAME or --session ID "
+                               "(--author is who the undo is committed as)")  # fmt: skip
+    undone = vault.undo(author=by, session=session)
     _out().print(f"undid {undone.short} {escape(undone.subject)} [dim]({escape(str(undone.author))})[/]")
 
 
 @cli.command()
 @vault_option
+@author_option
+@click.option("-m", "--message", help="The commit message (default: one naming the files).")
+def commit(vault_path: Path, author: str | None, message: str | None) -> None:
+    """Commit the edits people made outside memfs (in an editor, with cp...) as theirs."""
+    if message is not None and not message.strip():
+        raise _BadValue("the commit message is empty")
+    _, given = _who(author, vault_path)
+    with Vault.open(vault_path, person=given, commit_edits=False) as vault:
+        before = vault.outside_edits()
+        sha = vault.commit(message)
+        left = set(vault.outside_edits())
+        out = _out()
+        if sha is None:
+            out.print("nothing to commit" + (f"; {len(left)} files too large to commit" if left else ""))
+            return
+        done = [p for p in before if p not in left]
+        for rel in done:
+            out.print(f"[green]committed[/] {escape(rel)}")
+        out.print(f"committed {len(done)} edit{'s' if len(done) != 1 else ''} as "
+                  f"{escape(str(vault.person))} in {sha[:10]}")  # fmt: skip
+
+
+@cli.command()
+@vault_option
+@author_option
 @click.option("--commit-delay", default=2.0, show_default=True, type=click.FloatRange(0),
               help="Seconds of quiet before edits are committed.")
 @click.option("--polling", is_flag=True, help="Poll instead of native file events (network drives).")
-def watch(vault_path: Path, commit_delay: float, polling: bool) -> None:
+def watch(vault_path: Path, author: str | None, commit_delay: float, polling: bool) -> None:
     """Watch the vault: index edits made in an editor at once, commit them under your name."""
     out = _out()
     colours = {"indexed": "cyan", "committed": "green", "problem": "red"}
@@ -363,7 +477,8 @@ def watch(vault_path: Path, commit_delay: float, polling: bool) -> None:
         for path in paths:
             out.print(f"[{colours.get(kind, 'white')}]{kind:9}[/] {escape(path)}")
 
-    with _open(vault_path) as vault:
+    _, given = _who(author, vault_path)
+    with Vault.open(vault_path, person=given) as vault:
         watcher = vault.watch(commit_delay=commit_delay, polling=polling, on_change=report)
         out.print(f"watching {escape(str(vault.root))} as {escape(str(vault.person))}; Ctrl-C to stop")
         try:
@@ -377,8 +492,9 @@ def watch(vault_path: Path, commit_delay: float, polling: bool) -> None:
 
 @cli.command()
 @vault_option
+@author_option
 @click.option("--full", is_flag=True, help="Rebuild the index from scratch.")
-@_with_vault
+@_writing
 def reindex(vault: Vault, full: bool) -> None:
     """Bring the search index up to date with the files."""
     with Progress(transient=True, console=Console(stderr=True)) as bar:
@@ -398,7 +514,7 @@ def reindex(vault: Vault, full: bool) -> None:
 @vault_option
 @_with_vault
 def doctor(vault: Vault) -> None:
-    """Check the index against the files, git's state, and malformed files."""
+    """Check the index against the files, git's state, uncommitted edits and malformed files."""
     colours = {"ok": "green", "warning": "yellow", "error": "red"}
     findings = vault.doctor()
     out = _out()

@@ -16,6 +16,9 @@ from .engine import WriteEngine
 from .history import has_conflict_markers
 from .layout import MEMORIES_DIR
 
+MAX_LISTED = 20  # uncommitted edits named one by one
+_STATES = {"M": "changed", "A": "added", "?": "added", "D": "deleted", "T": "changed"}
+
 
 @dataclass(frozen=True)
 class Finding:
@@ -53,17 +56,25 @@ def examine(engine: WriteEngine) -> list[Finding]:
                 f"{lock} exists ({age:.0f} s old); if no git command is running, remove it"))  # fmt: skip
         own = engine.own_uncommitted()
         prefix = engine.history.prefix
-        dirty = [line for line in engine.history.status() if line[3:].removeprefix(prefix) not in own]
+        edits = set(engine.outside_edits())
+        status = {line[3:].removeprefix(prefix): line[:2] for line in engine.history.status()}
         if own:
             findings.append(Finding("ok", "sessions",
                 f"{len(own)} transcripts hold messages their session has not committed yet (its commit "
                 f"policy); first: {sorted(own)[0]}"))  # fmt: skip
+        for rel in sorted(edits)[:MAX_LISTED]:
+            what = _STATES.get(status.get(rel, " M").strip()[:1], "changed")
+            findings.append(Finding("warning", "edit",
+                f"{rel}: {what} outside memfs, not committed yet; `memfs commit` commits it"))  # fmt: skip
+        if len(edits) > MAX_LISTED:
+            findings.append(Finding("warning", "edit", f"... and {len(edits) - MAX_LISTED} more uncommitted edits"))
+        dirty = sorted(rel for rel in status if rel not in own and rel not in edits)
         if dirty:
             then = (f"memfs commits edits made outside it once the {busy[0]} is over" if busy else
                     "run `memfs reindex` to commit edits made outside memfs")  # fmt: skip
-            findings.append(Finding("warning", "git",
-                f"{len(dirty)} uncommitted changes (first: {dirty[0].strip()}); {then}"))  # fmt: skip
-        else:
+            first = f"{status[dirty[0]].strip()} {dirty[0]}"
+            findings.append(Finding("warning", "git", f"{len(dirty)} other uncommitted changes (first: {first}); {then}"))
+        elif not edits:
             findings.append(Finding("ok", "git", "working tree matches the last commit"))
         leftovers = list((engine.root / MEMORIES_DIR).rglob(_fs.TEMP_PREFIX + "*"))
         if leftovers:

@@ -45,15 +45,15 @@ from .errors import (
     MemoryNotFoundError,
     SearchIndexError,
 )
-from .history import GitHistory, Identity, has_conflict_markers
+from .history import DEFAULT_PERSON, GitHistory, Identity, has_conflict_markers
 from .index import MAX_INDEXED_BYTES, Hit, MessageHit, Problem, Progress, SearchIndex, SyncReport
-from .layout import CONTENT_DIRS, MEMORIES_DIR, STATE_DIR, label
+from .layout import CONTENT_DIRS, MEMORIES_DIR, STATE_DIR, VAULT_MARKER, label
 
 log = logging.getLogger(__name__)
 
 MAX_CONTENT_BYTES = 1024 * 1024
-DEFAULT_PERSON = Identity("person", "person@memfs.invalid")
 _GITIGNORE_LINES = (".memfs/", _fs.TEMP_PREFIX + "*")
+_MARKER_TEXT = b"memfs vault: this file keeps memories/ in git, so a clone of a vault with no memories yet opens\n"
 
 Stat = tuple[int, int, int]  # (inode, size, mtime_ns): how memfs recognises a file it wrote
 
@@ -77,15 +77,19 @@ class WriteEngine:
     Args:
         root: The vault folder (it exists).
         author: Who writes through this engine (an agent by default).
-        person: Who edits files by hand; None: the repository's git identity when there is one.
+        person: Who edits files by hand; None: the git identity configured when each of their
+            edits is committed (see :attr:`person`).
         lock_timeout: Seconds to wait for the vault lock before raising LockTimeoutError.
         durable: fsync files and folders on every write.
+        setup: Complete the vault's layout (``memories/`` and its marker, ``.gitignore``) and
+            commit it; False leaves the folder and its history exactly as they are.
     """
 
     def __init__(self, root: Path, *, author: Identity, person: Identity | None,
-                 lock_timeout: float, durable: bool) -> None:  # fmt: skip
+                 lock_timeout: float, durable: bool, setup: bool = True) -> None:  # fmt: skip
         self.root = root
         self.author = author
+        self._person = person
         self.durable = durable
         self.state_dir = root / STATE_DIR
         self.state_dir.mkdir(exist_ok=True)
@@ -94,13 +98,14 @@ class WriteEngine:
         self._own_file = self.state_dir / "own"
         self._journal = self.state_dir / "journal"
         self._held_file = self.state_dir / "held"
+        self._seen_file = self.state_dir / "seen-edits"
         self._change: Change | None = None
         with self._lock.hold():
             self.history = GitHistory(root, self.state_dir, lock_timeout=lock_timeout,
                                       holds_vault_lock=lambda: self._lock.held)  # fmt: skip
-            self.person = person or self.history.configured_identity() or DEFAULT_PERSON
             self._recover()
-            self._ensure_layout()
+            if setup:
+                self._ensure_layout()
             self.index = SearchIndex(root, self.state_dir / "index", lock_timeout=lock_timeout)
 
     def close(self) -> None:
@@ -112,19 +117,36 @@ class WriteEngine:
         self.index.close()
         self.history.close()
 
+    @property
+    def person(self) -> Identity:
+        """Whose name a person's edits are committed under.
+
+        The identity given at open; otherwise the ``user.name``/``user.email`` git has configured
+        (repository, then global) at the moment of the commit, else ``person <person@memfs.invalid>``.
+        """
+        return self._person or self.history.configured_identity() or DEFAULT_PERSON
+
     def _ensure_layout(self) -> None:
         (self.root / MEMORIES_DIR).mkdir(exist_ok=True)
+        busy = self.history.operation_in_progress()
+        if busy is not None:  # a person's merge or rebase: change nothing until it is over
+            return
+        changed: dict[str, bytes] = {}
+        marker = self.root / VAULT_MARKER
+        if not marker.is_file():  # git keeps no empty folder: without it, a clone has no memories/
+            _fs.atomic_write(marker, _MARKER_TEXT, durable=self.durable)
+            changed[VAULT_MARKER] = _MARKER_TEXT
         ignore = self.root / ".gitignore"
         text = ignore.read_text("utf-8") if ignore.exists() else ""
         missing = [line for line in _GITIGNORE_LINES if line not in text.splitlines()]
-        if missing and self.history.operation_in_progress() is not None:
-            log.warning("not adding %s to .gitignore while a git operation is in progress", ", ".join(missing))
-        elif missing:
+        if missing:
             sep = "" if not text or text.endswith("\n") else "\n"
             text += sep + "".join(f"{line}\n" for line in missing)
             _fs.atomic_write(ignore, text.encode(), durable=self.durable)
-            self.history.commit({".gitignore": text.encode()}, "vault: init", author=self.author,
-                                trailers={"Memfs-Op": "init"}, durable=self.durable)  # fmt: skip
+            changed[".gitignore"] = text.encode()
+        if changed:
+            self.history.commit(changed, "vault: init", author=self.author, trailers={"Memfs-Op": "init"},
+                                durable=self.durable)  # fmt: skip
 
     # -- locking and transactions ------------------------------------------------
 
@@ -389,6 +411,7 @@ class WriteEngine:
         """Put ``rel`` back as it was at ``rev``, as a new commit (works for deleted and renamed files)."""
         data = self.history.show_following_renames(rel, rev)
         short = self.history.resolve(rev)[:10]
+        self.commit_edits_first([rel])
         return self.write(rel, data.decode("utf-8"), message=f"restore: {label(rel)} to {short}",
                           trailers={"Memfs-Op": "restore", **(trailers or {})})  # fmt: skip
 
@@ -524,21 +547,56 @@ class WriteEngine:
         tmp.write_text(json.dumps(own), "utf-8")
         os.replace(tmp, self._own_file)
 
-    def commit_outside_edits(self, paths: Iterable[str]) -> str | None:
-        """Commit those of ``paths`` that differ from the last commit, as the person's edit.
+    def commit_edits_first(self, paths: Iterable[str]) -> None:
+        """Before memfs changes ``paths``: commit a person's uncommitted edits of them, as theirs.
 
-        Files memfs itself changed and has not committed yet (a session's pending messages)
-        are not a person's edit and are left for their session to commit, unless the file
-        changed again since memfs wrote it. Files over the indexing size limit are left
-        uncommitted (a stray 50 MB paste should not enter the history); ``doctor`` reports them.
-        Files holding git's conflict markers, and every edit while a person's merge, rebase,
-        cherry-pick, revert or bisect is in progress, are held back (see :meth:`_hold_back`).
+        So the change's own commit carries only that change, and the person's words stay in the
+        history even when memfs deletes or replaces them. Files the current batch already
+        changed are left out (that difference is the batch's own).
         """
         with self._lock.hold():
-            candidates = sorted(set(paths) | self._held_back())
-            changed = self.history.changed(candidates) if candidates else []
+            done = self._change.paths if self._change is not None else set()
+            todo = [p for p in paths if p not in done]
+            if todo:
+                self.commit_outside_edits(todo)
+
+    def outside_edits(self) -> list[str]:
+        """People's edits not committed yet, as vault paths.
+
+        The Markdown files under ``memories/`` and ``sessions/`` that differ from the last commit,
+        less those memfs wrote itself and will commit (a session's pending messages) unless they
+        changed again since.
+        """
+        with self._lock.hold():
+            changed = [p for p in self.history.changed(list(CONTENT_DIRS))
+                       if _is_content(p) and not (self.root / p).is_symlink()]  # fmt: skip
             own = self.own_uncommitted()
-            changed = [p for p in changed if p not in own or own[p] != _stat(self.root / p)]
+            return [p for p in changed if p not in own or own[p] != _stat(self.root / p)]
+
+    def commit_outside_edits(self, paths: Iterable[str] | None = None, *, message: str | None = None) -> str | None:
+        """Commit those of ``paths`` that differ from the last commit, as the person's edit.
+
+        With ``paths`` None, every edit :meth:`outside_edits` lists. Files memfs itself changed
+        and has not committed yet (a session's pending messages) are not a person's edit and are
+        left for their session to commit, unless the file changed again since memfs wrote it.
+        Files over the indexing size limit are left uncommitted (a stray 50 MB paste should not
+        enter the history); ``doctor`` reports them. Files holding git's conflict markers, and
+        every edit while a person's merge, rebase, cherry-pick, revert or bisect is in progress,
+        are held back (see :meth:`_hold_back`).
+
+        Args:
+            paths: Vault paths to consider, or None for all.
+            message: The commit message; by default one naming the file or the number of files.
+        """
+        with self._lock.hold():
+            if paths is None:
+                changed = self.outside_edits()
+                self._seen_file.unlink(missing_ok=True)
+            else:
+                candidates = sorted(set(paths) | self._held_back())
+                changed = self.history.changed(candidates) if candidates else []
+                own = self.own_uncommitted()
+                changed = [p for p in changed if p not in own or own[p] != _stat(self.root / p)]
             links = [p for p in changed if os.path.islink(self.root / p)]
             for rel in links:
                 log.warning("not committing %s: a symbolic link, which memfs never follows", rel)
@@ -550,9 +608,9 @@ class WriteEngine:
             changed = self._hold_back(changed)
             if not changed:
                 return None
-            if len(changed) == 1:
+            if message is None and len(changed) == 1:
                 message = f"edit: {changed[0]} (changed outside memfs)"
-            else:
+            elif message is None:
                 message = f"edit: {len(changed)} files changed outside memfs"
             return self.commit(changed, message, {"Memfs-Op": "reconcile"}, author=self.person)
 
@@ -632,6 +690,9 @@ class WriteEngine:
 
         Files that changed on disk outside memfs (a person's editor, ``cp``, a crash between
         write and commit) are committed with the person's identity unless ``commit`` is False.
+        Those a pass with ``commit=False`` indexes (a read-only command's open) are noted under
+        ``.memfs/``, so the next whole pass that commits still commits them, though the index
+        already has them.
         """
         with self._lock.hold():
             if paths is None:
@@ -641,9 +702,29 @@ class WriteEngine:
             if paths is None:
                 with contextlib.suppress(FileNotFoundError):
                     self._pending_file.write_bytes(b"")
-            if commit:
-                self.commit_outside_edits(report.added + report.updated + report.removed)
+            changed = report.added + report.updated + report.removed
+            if not commit:
+                self._note_seen(changed)
+            elif paths is None:
+                self.commit_outside_edits(changed + self._seen())
+                self._seen_file.unlink(missing_ok=True)
+            else:
+                self.commit_outside_edits(changed)
             return report
+
+    def _note_seen(self, paths: list[str]) -> None:
+        """Note files indexed but not committed (possibly a person's edits), one line each."""
+        if paths:
+            with open(self._seen_file, "a", encoding="utf-8") as handle:
+                handle.write("".join(f"{p}\n" for p in paths))
+
+    def _seen(self) -> list[str]:
+        """The files :meth:`_note_seen` noted, less any line that is not a content file's vault path."""
+        try:
+            lines = self._seen_file.read_text("utf-8", "replace").splitlines()
+        except FileNotFoundError:
+            return []
+        return sorted({p for p in lines if _is_content(p)})
 
     def reindex(self, *, full: bool = False, progress: Progress | None = None) -> SyncReport:
         """Update the index from the files; ``full=True`` rebuilds it from scratch."""
@@ -683,7 +764,7 @@ class WriteEngine:
                 except (MemoryNotFoundError, DocumentError):
                     pass
             if attempt == 0:
-                self.reconcile()  # the file changed by hand since it was indexed
+                self.reconcile(commit=False)  # the file changed by hand since it was indexed
         return None
 
     def problems(self) -> list[Problem]:
@@ -797,6 +878,13 @@ def _inside(root: Path, rel: str) -> bool:
     """True for a plain vault path under the content folders (a journal from a crash is outside input)."""
     parts = rel.split("/")
     return parts[0] in CONTENT_DIRS and len(parts) > 1 and all(p not in ("", ".", "..") for p in parts)
+
+
+def _is_content(rel: str) -> bool:
+    """True for a vault path memfs indexes: a Markdown file under a content folder, no hidden part."""
+    parts = rel.split("/")
+    return (len(parts) > 1 and parts[0] in CONTENT_DIRS and rel.endswith(".md")
+            and all(p and not p.startswith(".") and "\\" not in p for p in parts))  # fmt: skip
 
 
 def _size(path: Path) -> int:

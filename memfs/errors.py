@@ -7,6 +7,7 @@
     ├── DocumentError              a memory or transcript file that cannot be parsed (names the file)
     ├── PathError (ValueError)     a path or namespace from outside that is unsafe or malformed
     ├── NotFoundError (KeyError)
+    │   ├── VaultNotFoundError     no vault at that folder (Vault.open without create=True)
     │   ├── MemoryNotFoundError    no memory with that id or path
     │   └── RevisionNotFoundError  no such git revision, or the file did not exist there
     ├── AlreadyExistsError         a create or move would overwrite an existing file
@@ -60,6 +61,10 @@ class NotFoundError(MemfsError, KeyError):
     def __str__(self) -> str:
         # KeyError quotes its message; a lookup error should read as a sentence.
         return str(self.args[0]) if self.args else ""
+
+
+class VaultNotFoundError(NotFoundError):
+    """No vault at that folder: it does not exist, or it has no ``memories/`` folder."""
 
 
 class MemoryNotFoundError(NotFoundError):

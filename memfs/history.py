@@ -15,6 +15,7 @@ import hashlib
 import logging
 import os
 import re
+import subprocess
 import tempfile
 import time
 import zlib
@@ -100,6 +101,37 @@ class Identity:
 
 
 DEFAULT_AGENT = Identity("memfs agent", "agent@memfs.invalid")
+DEFAULT_PERSON = Identity("person", "person@memfs.invalid")
+
+
+def configured_identity(folder: str | os.PathLike[str]) -> Identity | None:
+    """The identity git would commit with in ``folder``, or None.
+
+    ``user.name`` and ``user.email`` from the repository's config, then the global one
+    (``GIT_CONFIG_GLOBAL``, includes and all, as git reads them). None when either is missing or
+    unusable; this never fails and never writes config.
+
+    ``folder`` may not exist yet (a vault about to be created): its nearest existing parent is asked.
+    """
+    here = Path(folder).expanduser().absolute()
+    while not here.is_dir() and here != here.parent:
+        here = here.parent
+    try:
+        proc = subprocess.run(
+            ["git", "config", "-z", "--get-regexp", r"^user\.(name|email)$"], cwd=here,
+            capture_output=True, check=False, timeout=10,
+        )  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return None
+    found: dict[str, str] = {}
+    for record in proc.stdout.decode("utf-8", "replace").split("\0"):
+        key, _, value = record.partition("\n")
+        if key in ("user.name", "user.email"):
+            found[key] = value.strip()  # the last one wins, as in git
+    try:
+        return Identity(found["user.name"], found["user.email"])
+    except (KeyError, ValueError):
+        return None
 
 
 @dataclass(frozen=True)
@@ -254,16 +286,12 @@ class GitHistory:
         return value in ("true", "input", "yes", "on", "1")
 
     def configured_identity(self) -> Identity | None:
-        """The ``user.name`` and ``user.email`` git would use here (repository, then global), if both are set."""
-        try:
-            reader = self.repo.config_reader()
-            name = reader.get_value("user", "name", "")
-            email = reader.get_value("user", "email", "")
-        except Exception:  # no config, unreadable config: the caller falls back, never fails
-            return None
-        if name and email:
-            return Identity(str(name), str(email))
-        return None
+        """The ``user.name`` and ``user.email`` git would use here now (repository, then global), if both are set.
+
+        Read afresh on every call, so a ``git config user.name`` run while a vault is open counts
+        from the next commit on.
+        """
+        return configured_identity(self.vault_root)
 
     # -- writing ---------------------------------------------------------------
 
@@ -445,9 +473,14 @@ class GitHistory:
         limit: int | None = None,
         author: str | None = None,
         since: str | None = None,
+        until: str | None = None,
         grep: str | None = None,
     ) -> list[Revision]:
-        """The commits that touched ``path`` (followed across renames), or the whole vault."""
+        """The commits that touched ``path`` (followed across renames), or the whole vault.
+
+        ``since`` and ``until`` are handed to git as they are (the Vault turns memfs's date syntax
+        into times git reads one way only).
+        """
         if self._head()[0] is None:
             return []
         args = ["-c", "core.quotepath=off", "log", "--format=%x1e%H%x1f%an%x1f%ae%x1f%aI%x1f%B%x1f",
@@ -460,6 +493,8 @@ class GitHistory:
             args.append(f"--author={author}")
         if since:
             args.append(f"--since={since}")
+        if until:
+            args.append(f"--until={until}")
         if grep:
             args.append(f"--grep={grep}")
         target = self.prefix + path if path is not None else (self.prefix or ".")
@@ -600,8 +635,7 @@ class GitHistory:
         if input is None:
             out = self.repo.git.execute(["git", *args], env=env, with_extended_output=False)
             return str(out)
-        import subprocess  # GitPython's execute takes no text for stdin
-
+        # GitPython's execute takes no text for stdin
         proc = subprocess.run(
             ["git", *args], input=input.encode("utf-8") if isinstance(input, str) else input,
             capture_output=True, cwd=self.top, env={**os.environ, **(env or {})}, check=False,

@@ -22,6 +22,8 @@ STATE_DIR = ".memfs"
 MEMORIES_DIR = "memories"
 SESSIONS_DIR = "sessions"
 CONTENT_DIRS = (MEMORIES_DIR, SESSIONS_DIR)
+#: A file committed with every vault: git keeps no empty folder, and a clone needs ``memories/``.
+VAULT_MARKER = f"{MEMORIES_DIR}/.gitkeep"
 
 _LINE_BREAKING = ("Cc", "Zl", "Zp")  # control characters and line or paragraph separators
 

@@ -14,8 +14,10 @@ import secrets
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
+from .dates import iso_range
 from .documents import Document, dumps, load_bytes, loads, normalize_time, tags_of, timestamp
 from .engine import MAX_CONTENT_BYTES, WriteEngine, engine_of
 from .errors import (
@@ -244,6 +246,7 @@ class MemoryStore:
         """Delete a memory (it stays in git history and can be restored)."""
         with self.engine.locked():
             rel = self.resolve(ref)
+            self.engine.commit_edits_first([rel])
             self.engine.delete(rel, message=f"memory: delete {label(rel)}",
                                trailers={"Memfs-Op": "delete", **(trailers or {})})  # fmt: skip
 
@@ -310,7 +313,7 @@ class MemoryStore:
                                provenance=provenance, session=session)  # fmt: skip
             op = "create" if create else "update"
             if not create:
-                self.engine.commit_outside_edits([rel])
+                self.engine.commit_edits_first([rel])
             doc_trailers = {"Memfs-Op": op, **(trailers or {})}
             self.engine.write(rel, final, message=f"memory: {op} {label(rel)}", create=create, expect=expect,
                               trailers=doc_trailers)  # fmt: skip
@@ -369,16 +372,22 @@ class MemoryStore:
     def delete_file(self, name: str, *, trailers: Mapping[str, str] | None = None) -> None:
         """Delete any file of the namespace by name (a memory or not) and commit it."""
         rel = self._vault_path(clean_relpath(name))
-        self.engine.delete(rel, message=f"memory: delete {label(rel)}",
-                           trailers={"Memfs-Op": "delete", **(trailers or {})})  # fmt: skip
+        with self.engine.locked():
+            self.engine.commit_edits_first([rel])
+            self.engine.delete(rel, message=f"memory: delete {label(rel)}",
+                               trailers={"Memfs-Op": "delete", **(trailers or {})})  # fmt: skip
 
     def delete_folder(self, name: str, *, trailers: Mapping[str, str] | None = None) -> None:
         """Delete a sub-folder of the namespace and every file in it, in one commit."""
         rel = self._vault_path(clean_relpath(name)) if name else memory_path(self.namespace)
         folder = self.engine.root / rel
-        with self.engine.batch(f"memory: delete {label(rel)}/", trailers={"Memfs-Op": "delete", **(trailers or {})}):
-            for file_rel in self._files_under(rel):
-                self.engine.delete(file_rel, message=f"memory: delete {label(file_rel)}")
+        with self.engine.locked():
+            files = self._files_under(rel)
+            self.engine.commit_edits_first(files)
+            message = f"memory: delete {label(rel)}/"
+            with self.engine.batch(message, trailers={"Memfs-Op": "delete", **(trailers or {})}):
+                for file_rel in files:
+                    self.engine.delete(file_rel, message=f"memory: delete {label(file_rel)}")
         if folder.is_dir() and not any(folder.iterdir()):
             folder.rmdir()
 
@@ -404,8 +413,10 @@ class MemoryStore:
             if dest.casefold() != rel.casefold():
                 self._check_case_clash(dest)
             message = f"memory: move {label(rel)} -> {label(dest)}"
+            files = self._files_under(rel)
+            self.engine.commit_edits_first(files)
             with self.engine.batch(message, trailers={"Memfs-Op": "move", **(trailers or {})}):
-                for file_rel in self._files_under(rel):
+                for file_rel in files:
                     moved = dest + file_rel[len(rel) :]
                     self.engine.move(file_rel, moved, message=f"memory: move {label(file_rel)}")
 
@@ -418,6 +429,7 @@ class MemoryStore:
             self.engine.restore(rel, rev, trailers=dict(trailers or {}))
 
     def _move_file(self, rel: str, dest: str, trailers: Mapping[str, str] | None) -> None:
+        self.engine.commit_edits_first([rel])
         self.engine.move(rel, dest, message=f"memory: move {label(rel)} -> {label(dest)}",
                          trailers={"Memfs-Op": "move", **(trailers or {})})  # fmt: skip
 
@@ -462,8 +474,8 @@ class MemoryStore:
         k: int = 10,
         type: str | None = None,
         tags: Iterable[str] = (),
-        since: str | None = None,
-        until: str | None = None,
+        since: str | datetime | None = None,
+        until: str | datetime | None = None,
     ) -> builtins.list[Hit]:
         """Rank this namespace's memories for a natural-language query (BM25F).
 
@@ -473,9 +485,14 @@ class MemoryStore:
             k: How many hits at most.
             type: Only memories of this type.
             tags: Only memories with all these tags.
-            since: Only memories updated at or after this ISO 8601 time.
-            until: Only memories updated at or before this ISO 8601 time.
+            since: Only memories updated at or after this time: a date or time (ISO 8601), ``2 days
+                ago``, ``yesterday``... (:mod:`memfs.dates`), or a datetime.
+            until: Only memories updated at or before this time (a date: to the end of that day).
+
+        Raises:
+            InvalidArgumentError: ``since`` or ``until`` is not a date, or they make an empty range.
         """
+        since, until = iso_range(since, until)
         return self.engine.search(query, k=k, namespace=self.namespace, type=type, tags=list(tags),
                                   since=since, until=until)  # fmt: skip
 

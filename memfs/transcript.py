@@ -36,6 +36,9 @@ log = logging.getLogger(__name__)
 
 FORMAT = "transcript/1"
 _HEADER = re.compile(rb"^## [^\n]*?<!-- memfs:entry (\{[^\n]*\}) -->[ \t]*\r?\n", re.MULTILINE)
+# Any line that starts like an entry's heading, well formed or not: where an entry begins.
+_BOUNDARY = re.compile(rb"^## [^\n]*?<!-- memfs:entry\b[^\n]*(?:\n|\Z)", re.MULTILINE)
+_LEN = re.compile(rb'"len": ?(\d{1,12})\b')
 _LABEL_UNSAFE = re.compile(r"[^\w .:/@-]+")
 
 
@@ -156,7 +159,7 @@ def parse(text: str | bytes, *, path: str | None = None) -> Parsed:
         DocumentError: The front matter is missing or not a transcript's.
     """
     data = text.encode("utf-8") if isinstance(text, str) else text
-    first = _HEADER.search(data)
+    first = _BOUNDARY.search(data)
     head_end = first.start() if first else len(data)
     try:
         doc = loads(data[:head_end].decode("utf-8"), path=path)
@@ -169,25 +172,36 @@ def parse(text: str | bytes, *, path: str | None = None) -> Parsed:
 
 
 def parse_entries(data: bytes, start: int = 0) -> tuple[list[Entry], list[BrokenEntry]]:
-    """The entries in ``data`` from ``start`` (which must be at a heading or before the first)."""
+    """The entries in ``data`` from ``start`` (which must be at a heading or before the first).
+
+    An entry whose heading a hand edit broke (its comment lost a brace, its JSON is invalid, it
+    no longer closes) is reported in the problems and skipped, body and all; the entries around
+    it keep their own bodies.
+    """
     entries: list[Entry] = []
     problems: list[BrokenEntry] = []
-    match = _HEADER.search(data, start)
-    while match is not None:
+    boundary = _BOUNDARY.search(data, start)
+    while boundary is not None:
+        match = _HEADER.match(data, boundary.start())
+        if match is None:
+            problems.append(BrokenEntry(boundary.start(), "broken entry heading (its memfs:entry comment does "
+                                        "not read as written); the entry is skipped"))  # fmt: skip
+            boundary = _skip_broken(data, boundary)
+            continue
         body_start = match.end()
         try:
             record = json.loads(match.group(1).decode("utf-8"))
             length = record.get("len")
         except (ValueError, UnicodeDecodeError, AttributeError) as exc:
             problems.append(BrokenEntry(match.start(), f"unreadable entry marker: {exc}"))
-            match = _HEADER.search(data, body_start)
+            boundary = _skip_broken(data, match)
             continue
         end = body_start + length if isinstance(length, int) and length >= 0 else -1
         after = end + 2
-        if end >= 0 and data[end:after] == b"\n\n" and (after >= len(data) or _HEADER.match(data, after)):
-            body, following = data[body_start:end], (_HEADER.match(data, after) if after < len(data) else None)
+        if end >= 0 and data[end:after] == b"\n\n" and (after >= len(data) or _BOUNDARY.match(data, after)):
+            body, following = data[body_start:end], (_BOUNDARY.match(data, after) if after < len(data) else None)
         else:  # edited by hand: the body runs to the next heading
-            following = _HEADER.search(data, body_start)
+            following = _BOUNDARY.search(data, body_start)
             stop = following.start() if following else len(data)
             body = data[body_start:stop]
             body = body[:-2] if body.endswith(b"\n\n") else body.rstrip(b"\n")
@@ -195,8 +209,22 @@ def parse_entries(data: bytes, start: int = 0) -> tuple[list[Entry], list[Broken
             entries.append(_entry(record, body.decode("utf-8"), match.start()))
         except (ValueError, KeyError, IndexError, TypeError, UnicodeDecodeError) as exc:
             problems.append(BrokenEntry(match.start(), f"entry {record.get('n', '?')} is unreadable: {exc}"))
-        match = following
+        boundary = following
     return entries, problems
+
+
+def _skip_broken(data: bytes, heading: re.Match[bytes]) -> re.Match[bytes] | None:
+    """The heading after a broken one: where its ``len`` (if still readable) ends, else the next one."""
+    found = _LEN.search(data, heading.start(), heading.end())
+    if found is not None:
+        after = heading.end() + int(found.group(1)) + 2
+        if data[after - 2 : after] == b"\n\n":
+            if after >= len(data):
+                return None
+            landed = _BOUNDARY.match(data, after)
+            if landed is not None:
+                return landed
+    return _BOUNDARY.search(data, heading.end())
 
 
 def _entry(record: dict[str, Any], body: str, offset: int) -> Entry:
@@ -236,7 +264,7 @@ def read_tail(fd: int, count: int | None, *, chunk: int = 16_384) -> tuple[list[
     size = os.fstat(fd).st_size
     if count is None:
         data = os.pread(fd, size, 0)
-        first = _HEADER.search(data)
+        first = _BOUNDARY.search(data)
         start = first.start() if first else size
         entries, problems = parse_entries(data, start)
         return entries, problems, start

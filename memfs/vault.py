@@ -12,14 +12,23 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterable, Iterator, Mapping
+from datetime import datetime, timezone
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from .dates import iso_range, time_range
 from .doctor import Finding, examine
 from .documents import Document
 from .engine import WriteEngine
-from .errors import ConflictError, InvalidArgumentError, MemoryNotFoundError, NotFoundError, PathError
+from .errors import (
+    ConflictError,
+    InvalidArgumentError,
+    MemoryNotFoundError,
+    NotFoundError,
+    PathError,
+    VaultNotFoundError,
+)
 from .history import DEFAULT_AGENT, GitHistory, Identity, Revision
 from .index import Hit, MessageHit, Problem, Progress, SearchIndex, SyncReport
 from .layout import MEMORIES_DIR, is_transcript, label, split_memory_path
@@ -46,12 +55,13 @@ class Vault:
         *,
         author: str | Identity | None = None,
         person: str | Identity | None = None,
-        create: bool = True,
+        create: bool = False,
         lock_timeout: float = 30.0,
         durable: bool = True,
         reconcile: bool = True,
+        commit_edits: bool = True,
     ) -> Vault:
-        """Open the vault at ``path``, creating the folder and its git repository if needed.
+        """Open the vault at ``path`` (with ``create=True``: make one there if there is none).
 
         A vault inside a larger git repository (say ``project/.memory``) commits into that
         repository, touching only the vault's own paths.
@@ -61,26 +71,38 @@ class Vault:
             author: Who writes through this object: ``"Name <email>"`` or an Identity.
                 Defaults to ``memfs agent <agent@memfs.invalid>``.
             person: Who edits the files by hand, for commits of changes found on disk.
-                Defaults to the repository's git ``user.name``/``user.email``.
-            create: Create the folder when missing; otherwise a missing folder is an error.
+                Defaults to the git ``user.name``/``user.email`` configured (repository, then
+                global) when each such commit is made.
+            create: Create the vault (the folder, ``memories/``, a git repository) when there is
+                none. Without it, a folder that is missing or holds no vault raises
+                VaultNotFoundError, so a mistyped path never starts an empty memory.
             lock_timeout: Seconds to wait for the vault lock before raising LockTimeoutError.
             durable: fsync files and folders on every write (turn off only for throwaway vaults).
-            reconcile: Bring the index (and git) up to date with files changed by hand.
+            reconcile: Bring the index up to date with files changed by hand.
+            commit_edits: Also commit those changes, and complete the vault's layout (a vault
+                made by an earlier memfs). False opens without changing the folder or its history
+                (the index under ``.memfs/`` aside): what read-only commands do.
+
+        Raises:
+            VaultNotFoundError: No vault at ``path`` and ``create`` is False.
         """
         root = Path(path).expanduser()
+        hint = f"create one with `memfs init {root}` (or Vault.open(..., create=True))"
         if not root.exists():
             if not create:
-                raise NotFoundError(f"no vault at {root}; create it with `memfs init {root}`")
+                raise VaultNotFoundError(f"{root} is not a memfs vault: the folder does not exist; {hint}")
             root.mkdir(parents=True)
         if not root.is_dir():
-            raise NotFoundError(f"{root} is a file, not a vault folder")
+            raise VaultNotFoundError(f"{root} is a file, not a vault folder")
+        if not create and not (root / MEMORIES_DIR).is_dir():
+            raise VaultNotFoundError(f"{root} is not a memfs vault (no {MEMORIES_DIR}/ folder); {hint}")
         engine = WriteEngine(
             root.resolve(), author=_identity(author) or DEFAULT_AGENT, person=_identity(person),
-            lock_timeout=lock_timeout, durable=durable,
+            lock_timeout=lock_timeout, durable=durable, setup=create or commit_edits,
         )  # fmt: skip
         if reconcile:
             try:
-                engine.reconcile()
+                engine.reconcile(commit=commit_edits)
             except BaseException:
                 engine.close()
                 raise
@@ -114,7 +136,7 @@ class Vault:
 
     @property
     def person(self) -> Identity:
-        """Whose name edits found on disk are committed under."""
+        """Whose name edits found on disk are committed under (now: git's config is read each time)."""
         return self.engine.person
 
     @property
@@ -203,12 +225,13 @@ class Vault:
         namespace: str | None = None,
         type: str | None = None,
         tags: Iterable[str] = (),
-        since: str | None = None,
-        until: str | None = None,
+        since: str | datetime | None = None,
+        until: str | datetime | None = None,
     ) -> list[Hit]:
-        """Search every memory in the vault; see :meth:`MemoryStore.search`."""
+        """Search every memory in the vault; see :meth:`MemoryStore.search` (dates: :mod:`memfs.dates`)."""
         if namespace is not None:
             namespace = clean_namespace(namespace)
+        since, until = iso_range(since, until)
         return self.engine.search(query, k=k, namespace=namespace, type=type, tags=list(tags),
                                   since=since, until=until)  # fmt: skip
 
@@ -265,6 +288,22 @@ class Vault:
         """Bring the index (and git, unless ``commit=False``) up to date with files changed by hand."""
         return self.engine.reconcile(paths, commit=commit, progress=progress)
 
+    def commit(self, message: str | None = None) -> str | None:
+        """Commit every edit made outside memfs and not committed yet, as the person's.
+
+        Returns:
+            The commit id, or None when there was nothing to commit.
+        """
+        if message is not None and (not isinstance(message, str) or not message.strip()):
+            raise InvalidArgumentError(f"a commit message must be non-empty text, got {message!r}")
+        with self.engine.locked():
+            self.engine.reconcile(commit=False)
+            return self.engine.commit_outside_edits(None, message=message)
+
+    def outside_edits(self) -> list[str]:
+        """The vault paths of edits made outside memfs and not committed yet."""
+        return self.engine.outside_edits()
+
     def reindex(self, *, full: bool = False, progress: Progress | None = None) -> SyncReport:
         """Update the index from the files; ``full=True`` rebuilds it from scratch."""
         return self.engine.reindex(full=full, progress=progress)
@@ -275,9 +314,15 @@ class Vault:
 
     # -- history -----------------------------------------------------------------------------
 
-    def log(self, path: str | None = None, **options: Any) -> list[Revision]:
-        """Commits touching ``path`` (a vault path, followed across renames) or the vault."""
-        return self.engine.history.log(path, **options)
+    def log(self, path: str | None = None, *, since: str | datetime | None = None,
+            until: str | datetime | None = None, **options: Any) -> list[Revision]:  # fmt: skip
+        """Commits touching ``path`` (a vault path, followed across renames) or the vault.
+
+        ``since`` and ``until`` take the syntax of :mod:`memfs.dates` (``2026-11-01``, ``2 days
+        ago``...); other options go to :meth:`GitHistory.log` (``author``, ``limit``, ``grep``).
+        """
+        start, stop = time_range(since, until)
+        return self.engine.history.log(path, since=_git_time(start), until=_git_time(stop), **options)
 
     def show(self, path: str, rev: str) -> bytes:
         """The bytes of ``path`` at revision ``rev``."""
@@ -335,6 +380,11 @@ class Vault:
                     else:
                         engine.write(rel, data.decode("utf-8"), message=f"undo: restore {label(rel)}")
             return target
+
+
+def _git_time(moment: datetime | None) -> str | None:
+    # a form git reads exactly one way, whatever its approxidate makes of other text
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S +0000") if moment else None
 
 
 def _matches(rev: Revision, author: str | None, session: str | None) -> bool:

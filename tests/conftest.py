@@ -20,7 +20,7 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / "gitconfig"))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     for var in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL",
-                "EMAIL", "MEMFS_VAULT", "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):  # fmt: skip
+                "EMAIL", "MEMFS_VAULT", "MEMFS_AUTHOR", "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):  # fmt: skip
         monkeypatch.delenv(var, raising=False)
 
 
@@ -34,7 +34,7 @@ def no_leaked_threads() -> Iterator[None]:
 
 @pytest.fixture
 def vault(tmp_path: Path) -> Iterator[memfs.Vault]:
-    with memfs.Vault.open(tmp_path / "vault", durable=False) as v:
+    with memfs.Vault.open(tmp_path / "vault", create=True, durable=False) as v:
         yield v
 
 

@@ -155,7 +155,8 @@ def test_undo_and_log_filters(runner: CliRunner, vault_dir: Path) -> None:
     add(runner, vault_dir, "Other", "not in the session")
     session_log = json.loads(run(runner, vault_dir, "log", "--session", "chat-7", "--json"))
     assert [e["trailers"]["Memfs-Tool"] for e in session_log] == ["str_replace", "create"]
-    assert len(json.loads(run(runner, vault_dir, "log", "--agent", "memfs agent", "--json"))) == 3
+    # the CLI's add is the person's who typed it; the two tool writes are the agent's
+    assert len(json.loads(run(runner, vault_dir, "log", "--agent", "memfs agent", "--json"))) == 2
     assert json.loads(run(runner, vault_dir, "log", "--session", "nope", "--json")) == []
     assert "undid" in run(runner, vault_dir, "undo", "--session", "chat-7")
     assert "apple" in (vault_dir / "memories/users/alice/a.md").read_text()
@@ -169,8 +170,8 @@ def test_undo_refuses_when_the_file_changed_since(runner: CliRunner, vault_dir: 
     add(runner, vault_dir, "Doc", "v1")
     path = vault_dir / "memories/users/alice/doc.md"
     path.write_text(path.read_text().replace("v1", "v2 by hand"))
-    run(runner, vault_dir, "reindex")
-    out = run(runner, vault_dir, "undo", "--author", "memfs agent", code=1)
+    run(runner, vault_dir, "reindex", "--author", "Bob <bob@example.com>")
+    out = run(runner, vault_dir, "undo", "--by", "person", code=1)
     assert "changed after" in out and "restore" in out
     assert "v2 by hand" in path.read_text()
 

@@ -87,7 +87,7 @@ def test_a_window_never_splits_a_tool_pair(items: list[dict[str, Any]], size: in
 @given(conversations(), st.integers(2, 12))
 def test_managed_views_never_split_a_tool_pair(tmp_path_factory: pytest.TempPathFactory, items: list,
                                                size: int) -> None:  # fmt: skip
-    with memfs.Vault.open(tmp_path_factory.mktemp("v"), durable=False) as vault:
+    with memfs.Vault.open(tmp_path_factory.mktemp("v"), create=True, durable=False) as vault:
         for manager in (SlidingWindowConversationManager(size), TokenWindowConversationManager(size * 20)):
             session = vault.session(type(manager).__name__, manager=manager, commit="manual")
             for item in items:
@@ -119,7 +119,7 @@ def test_sliding_window_on_a_long_session_with_tools(vault: memfs.Vault, family:
 @pytest.mark.slow
 def test_state_is_restored_from_the_file_in_a_new_process(tmp_path: Path) -> None:
     root = tmp_path / "v"
-    with memfs.Vault.open(root) as vault:
+    with memfs.Vault.open(root, create=True) as vault:
         manager = SummarizingConversationManager(ScriptedModel(["- Alice plans Kyoto.", "- And Osaka."]),
                                                  max_messages=8, preserve_recent_messages=3)  # fmt: skip
         session = vault.session("restore", manager=manager)

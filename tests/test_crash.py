@@ -30,7 +30,7 @@ def _hammer(root: str, ready: str) -> None:
 @pytest.mark.slow
 def test_kill_during_writes_leaves_whole_files_and_a_consistent_vault(tmp_path: Path) -> None:
     root = tmp_path / "v"
-    with memfs.Vault.open(root) as vault:
+    with memfs.Vault.open(root, create=True) as vault:
         vault.memories("crash").add("version 0\n", path="target.md")
     ctx = multiprocessing.get_context("spawn")
     rng = random.Random(7)

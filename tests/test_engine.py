@@ -28,7 +28,7 @@ def person_commits(vault: memfs.Vault) -> list[memfs.Revision]:
 
 @pytest.fixture
 def vault(tmp_path: Path) -> Iterator[memfs.Vault]:
-    with memfs.Vault.open(tmp_path / "vault", durable=False, person=PERSON) as v:
+    with memfs.Vault.open(tmp_path / "vault", create=True, durable=False, person=PERSON) as v:
         yield v
 
 
@@ -77,7 +77,7 @@ def test_a_person_who_edits_a_transcript_on_top_of_pending_messages_is_the_autho
 
 def test_a_reopened_vault_does_not_commit_pending_session_messages_as_the_person(tmp_path: Path) -> None:
     root = tmp_path / "vault"
-    with memfs.Vault.open(root, durable=False, person=PERSON) as vault:
+    with memfs.Vault.open(root, create=True, durable=False, person=PERSON) as vault:
         vault.session("pending", commit="close").append([{"role": "user", "content": "not yet"}])
     with memfs.Vault.open(root, durable=False, person=PERSON) as again:
         assert person_commits(again) == []

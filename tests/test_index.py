@@ -89,7 +89,7 @@ def test_queries_with_nothing_to_search(vault: memfs.Vault) -> None:
 
 def test_deleting_the_index_gives_identical_results(tmp_path: Path) -> None:
     root = tmp_path / "v"
-    with memfs.Vault.open(root) as vault:
+    with memfs.Vault.open(root, create=True) as vault:
         fill(vault)
         before = results(vault, QUERIES)
     shutil.rmtree(root / ".memfs")
@@ -110,7 +110,7 @@ def test_full_reindex_gives_identical_results(vault: memfs.Vault) -> None:
 def test_corrupt_index_is_rebuilt_with_a_warning(tmp_path: Path, damage: str,
                                                  caplog: pytest.LogCaptureFixture) -> None:  # fmt: skip
     root = tmp_path / "v"
-    with memfs.Vault.open(root) as vault:
+    with memfs.Vault.open(root, create=True) as vault:
         fill(vault)
         vault.search("x")  # flush pending writes into the index
         before = results(vault, QUERIES)
@@ -137,7 +137,7 @@ def test_corrupt_index_is_rebuilt_with_a_warning(tmp_path: Path, damage: str,
 
 def test_reconcile_reads_only_changed_files(tmp_path: Path) -> None:
     root = tmp_path / "v"
-    with memfs.Vault.open(root) as vault:
+    with memfs.Vault.open(root, create=True) as vault:
         fill(vault)
     diet = root / "memories/users/alice/diet.md"
     diet.write_text(diet.read_text().replace("peanuts", "shellfish"))
@@ -159,7 +159,7 @@ def test_reconcile_reads_only_changed_files(tmp_path: Path) -> None:
 
 def test_touching_a_file_does_not_count_as_a_change(tmp_path: Path) -> None:
     root = tmp_path / "v"
-    with memfs.Vault.open(root) as vault:
+    with memfs.Vault.open(root, create=True) as vault:
         fill(vault)
         vault.search("x")
     later = time.time() + 5
@@ -213,7 +213,7 @@ def _write_one(root: str) -> None:
 @pytest.mark.slow
 def test_search_sees_a_write_from_another_process(tmp_path: Path) -> None:
     root = tmp_path / "v"
-    with memfs.Vault.open(root) as vault:
+    with memfs.Vault.open(root, create=True) as vault:
         fill(vault)
         assert vault.search("kumquat") == []
         proc = multiprocessing.get_context("spawn").Process(target=_write_one, args=(str(root),))
@@ -258,7 +258,7 @@ def test_a_fresh_build_in_two_processes_finds_the_same(tmp_path: Path, monkeypat
     import memfs.index
 
     root = tmp_path / "v"
-    with memfs.Vault.open(root, durable=False) as vault:
+    with memfs.Vault.open(root, create=True, durable=False) as vault:
         with vault.batch("many"):
             for i in range(240):
                 vault.memories(f"n{i % 4}").add(f"note {i} about {['figs', 'dates', 'plums'][i % 3]} and more",

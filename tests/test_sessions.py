@@ -225,7 +225,7 @@ def _appender(root: str, worker: int, count: int) -> None:
 @pytest.mark.slow
 def test_two_processes_append_to_one_session(tmp_path: Path) -> None:
     root = tmp_path / "v"
-    memfs.Vault.open(root).close()
+    memfs.Vault.open(root, create=True).close()
     ctx = multiprocessing.get_context("spawn")
     procs = [ctx.Process(target=_appender, args=(str(root), w, 150)) for w in range(2)]
     for p in procs:

@@ -52,7 +52,7 @@ def snapshot(vault: memfs.Vault) -> tuple[dict[str, bytes], str]:
 
 @pytest.fixture
 def vault(tmp_path: Path) -> Iterator[memfs.Vault]:
-    with memfs.Vault.open(tmp_path / "vault", durable=False, lock_timeout=0.2) as v:
+    with memfs.Vault.open(tmp_path / "vault", create=True, durable=False, lock_timeout=0.2) as v:
         yield v
 
 

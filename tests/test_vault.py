@@ -16,7 +16,7 @@ def git(cwd: Path, *args: str) -> str:
 
 
 def test_open_creates_layout_and_repo(tmp_path: Path) -> None:
-    with memfs.Vault.open(tmp_path / "v") as vault:
+    with memfs.Vault.open(tmp_path / "v", create=True) as vault:
         assert (vault.root / ".git").is_dir()
         assert (vault.root / "memories").is_dir()
         assert ".memfs/" in (vault.root / ".gitignore").read_text().splitlines()
@@ -36,7 +36,7 @@ def test_open_refuses_missing_folder_without_create(tmp_path: Path) -> None:
 def test_commits_work_without_any_git_identity(tmp_path: Path) -> None:
     # the autouse fixture leaves git with no user.name anywhere, as on a fresh CI machine
     assert subprocess.run(["git", "config", "user.name"], capture_output=True).returncode != 0
-    with memfs.Vault.open(tmp_path / "v") as vault:
+    with memfs.Vault.open(tmp_path / "v", create=True) as vault:
         vault.memories("a").add("x", title="x")
         assert vault.log()[0].author == memfs.Identity("memfs agent", "agent@memfs.invalid")
     assert not (Path(os.environ["HOME"]) / ".gitconfig").exists()
@@ -44,7 +44,7 @@ def test_commits_work_without_any_git_identity(tmp_path: Path) -> None:
 
 
 def test_author_is_configurable(tmp_path: Path) -> None:
-    with memfs.Vault.open(tmp_path / "v", author="Trip planner <planner@example.com>") as vault:
+    with memfs.Vault.open(tmp_path / "v", create=True, author="Trip planner <planner@example.com>") as vault:
         vault.memories("a").add("x", title="x")
         assert str(vault.log()[0].author) == "Trip planner <planner@example.com>"
     with pytest.raises(ValueError):
@@ -98,7 +98,7 @@ def test_vault_inside_a_larger_repository(tmp_path: Path) -> None:
     (project / "app.py").write_text("print('changed, staged')\n")
     git(project, "add", "app.py")
     (project / "notes.txt").write_text("untracked\n")
-    with memfs.Vault.open(project / ".memory") as vault:
+    with memfs.Vault.open(project / ".memory", create=True) as vault:
         assert vault.history.prefix == ".memory/"
         assert not (project / ".memory" / ".git").exists()
         m = vault.memories("users/alice").add("x", title="x")
@@ -117,7 +117,7 @@ def test_ignored_folder_of_a_repository_gets_its_own_repo(tmp_path: Path) -> Non
     project.mkdir()
     git(project, "init", "-q", "-b", "main")
     (project / ".gitignore").write_text("scratch/\n")
-    with memfs.Vault.open(project / "scratch" / "vault") as vault:
+    with memfs.Vault.open(project / "scratch" / "vault", create=True) as vault:
         assert (vault.root / ".git").is_dir()
         vault.memories("a").add("x", title="x")
     assert git(project, "status", "--porcelain").split() == ["??", ".gitignore"]
@@ -134,7 +134,7 @@ def test_stale_index_lock_is_cleared(vault: memfs.Vault) -> None:
 
 
 def test_held_index_lock_does_not_block_commits(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    with memfs.Vault.open(tmp_path / "v", lock_timeout=0.3) as vault:
+    with memfs.Vault.open(tmp_path / "v", create=True, lock_timeout=0.3) as vault:
         lock = vault.root / ".git" / "index.lock"
         lock.write_text("")  # fresh: as if a person's git command is running right now
         vault.memories("a").add("x", title="x")
@@ -147,7 +147,7 @@ def test_held_index_lock_does_not_block_commits(tmp_path: Path, caplog: pytest.L
 
 @pytest.mark.slow
 def test_held_ref_lock_fails_the_write_and_leaves_nothing(tmp_path: Path) -> None:
-    with memfs.Vault.open(tmp_path / "v", lock_timeout=0.3) as vault:
+    with memfs.Vault.open(tmp_path / "v", create=True, lock_timeout=0.3) as vault:
         store = vault.memories("a")
         m = store.add("v1", title="x")
         before = vault.log()
@@ -167,7 +167,7 @@ def test_held_ref_lock_fails_the_write_and_leaves_nothing(tmp_path: Path) -> Non
 
 def test_reconcile_commits_files_changed_outside_memfs_as_the_person(tmp_path: Path) -> None:
     root = tmp_path / "v"
-    with memfs.Vault.open(root, person="Alice <alice@example.com>") as vault:
+    with memfs.Vault.open(root, create=True, person="Alice <alice@example.com>") as vault:
         vault.memories("a").add("x", title="x")
     (root / "memories/a/by-hand.md").write_text("# Written in an editor\n")
     with memfs.Vault.open(root, person="Alice <alice@example.com>") as vault:
@@ -179,7 +179,7 @@ def test_reconcile_commits_files_changed_outside_memfs_as_the_person(tmp_path: P
 
 def test_orphaned_temp_files_are_swept(tmp_path: Path) -> None:
     root = tmp_path / "v"
-    memfs.Vault.open(root).close()
+    memfs.Vault.open(root, create=True).close()
     orphan = root / "memories" / ".memfs-tmp-abc123"
     orphan.write_text("half a file")
     old = time.time() - 3600
@@ -199,7 +199,7 @@ def _writer(root: str, worker: int, count: int) -> None:
 @pytest.mark.slow
 def test_two_processes_write_400_memories(tmp_path: Path) -> None:
     root = tmp_path / "v"
-    memfs.Vault.open(root).close()
+    memfs.Vault.open(root, create=True).close()
     ctx = multiprocessing.get_context("spawn")
     procs = [ctx.Process(target=_writer, args=(str(root), w, 200)) for w in range(2)]
     for p in procs:
@@ -213,7 +213,7 @@ def test_two_processes_write_400_memories(tmp_path: Path) -> None:
         assert vault.history.status() == []
         assert len(vault.log()) == 401
         assert len(vault.search("pineapple", k=1000)) == 400
-        tracked = git(root, "ls-files", "memories").split()
+        tracked = git(root, "ls-files", "memories", ":!memories/.gitkeep").split()
         assert len(tracked) == 400
 
 
@@ -244,7 +244,7 @@ def test_lock_timeout_is_a_clear_error(tmp_path: Path) -> None:
     import fcntl
 
     root = tmp_path / "v"
-    memfs.Vault.open(root).close()
+    memfs.Vault.open(root, create=True).close()
     with open(root / ".memfs" / "lock", "a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)  # another holder (flock is per open file)
         with pytest.raises(memfs.LockTimeout, match="held by another process"):

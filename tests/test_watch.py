@@ -27,7 +27,7 @@ def wait_for(condition: Callable[[], object], timeout: float = 15.0) -> None:
 
 @pytest.fixture
 def watched(tmp_path: Path) -> Iterator[tuple[memfs.Vault, Watcher, list[tuple[str, list[str]]]]]:
-    vault = memfs.Vault.open(tmp_path / "vault", durable=False, person=PERSON)
+    vault = memfs.Vault.open(tmp_path / "vault", create=True, durable=False, person=PERSON)
     store = vault.memories("users/alice")
     store.add("Alice drinks green tea.", title="Tea")
     events: list[tuple[str, list[str]]] = []
@@ -78,7 +78,7 @@ def test_vim_rename_over_with_probe_file(watched: tuple) -> None:
     wait_for(lambda: vault.search("sencha"))
     wait_for(settled(vault, 1))
     assert len(person_commits(vault)) == 1
-    tracked = vault.history._git("ls-files", "memories").split()
+    tracked = vault.history._git("ls-files", "memories", ":!memories/.gitkeep").split()
     assert tracked == ["memories/users/alice/tea.md"]
 
 
@@ -94,7 +94,7 @@ def test_atomic_save_through_a_temp_file(watched: tuple) -> None:
         wait_for(lambda w=word: vault.search(w))
     wait_for(settled(vault, 1))
     assert vault.search("oolong") == []  # the second save replaced the first
-    assert vault.history._git("ls-files", "memories").split() == ["memories/users/alice/tea.md"]
+    assert vault.history._git("ls-files", "memories", ":!memories/.gitkeep").split() == ["memories/users/alice/tea.md"]
 
 
 @pytest.mark.slow
@@ -125,7 +125,7 @@ def test_files_created_moved_and_deleted(watched: tuple) -> None:
     note(vault).unlink()
     wait_for(lambda: vault.search("green tea") == [])
     wait_for(lambda: vault.history.status() == [] and len(person_commits(vault)) >= 1)
-    tracked = vault.history._git("ls-files", "memories").split()
+    tracked = vault.history._git("ls-files", "memories", ":!memories/.gitkeep").split()
     assert tracked == ["memories/users/alice/bikes.md"]
 
 
@@ -156,7 +156,7 @@ def test_editor_artefacts_are_ignored(watched: tuple) -> None:
     watcher.flush()
     assert [h.path for h in vault.search("kumquat")] == ["memories/users/alice/real.md"]
     wait_for(lambda: "memories/users/alice/real.md" in vault.history._git("ls-files", "memories"))
-    tracked = vault.history._git("ls-files", "memories").split()
+    tracked = vault.history._git("ls-files", "memories", ":!memories/.gitkeep").split()
     assert "memories/users/alice/4913" not in tracked and not any(t.endswith(("~", ".swp", "#")) for t in tracked)
     assert all(ignored(n) for n in (".x.swp", "x~", "4913", "#x#", "x.vsctmp", ".memfs-tmp-1"))
     assert not ignored("notes.md")
@@ -214,7 +214,7 @@ def test_malformed_files_are_reported_and_left_alone(watched: tuple) -> None:
 
 @pytest.mark.slow
 def test_a_burst_of_files_is_absorbed_as_one_change(tmp_path: Path) -> None:
-    vault = memfs.Vault.open(tmp_path / "vault", durable=False, person=PERSON)
+    vault = memfs.Vault.open(tmp_path / "vault", create=True, durable=False, person=PERSON)
     source = tmp_path / "bulk"
     source.mkdir()
     for i in range(300):
@@ -224,13 +224,13 @@ def test_a_burst_of_files_is_absorbed_as_one_change(tmp_path: Path) -> None:
         wait_for(lambda: len(vault.search("persimmons", k=500)) == 300, timeout=60)
         wait_for(settled(vault, 1), timeout=60)
     assert len(person_commits(vault)) <= 3
-    assert len(vault.history._git("ls-files", "memories").split()) == 300
+    assert len(vault.history._git("ls-files", "memories", ":!memories/.gitkeep").split()) == 300
     vault.close()
 
 
 @pytest.mark.slow
 def test_polling_observer(tmp_path: Path) -> None:
-    vault = memfs.Vault.open(tmp_path / "vault", durable=False, person=PERSON)
+    vault = memfs.Vault.open(tmp_path / "vault", create=True, durable=False, person=PERSON)
     with vault.watch(polling=True, index_delay=0.05, commit_delay=0.2) as watcher:
         assert watcher.polling
         (vault.root / "memories" / "polled.md").write_text("polled pomegranate\n")
@@ -250,7 +250,7 @@ def test_bad_options(vault: memfs.Vault, options: dict) -> None:
 
 @pytest.mark.slow
 def test_stop_commits_what_was_seen(tmp_path: Path) -> None:
-    vault = memfs.Vault.open(tmp_path / "vault", durable=False, person=PERSON)
+    vault = memfs.Vault.open(tmp_path / "vault", create=True, durable=False, person=PERSON)
     watcher = vault.watch(index_delay=0.05, commit_delay=30)
     (vault.root / "memories" / "late.md").write_text("late lychee\n")
     wait_for(lambda: vault.search("lychee"))
@@ -262,7 +262,7 @@ def test_stop_commits_what_was_seen(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_git_checkout_of_another_branch_is_absorbed_without_person_commits(tmp_path: Path) -> None:
-    vault = memfs.Vault.open(tmp_path / "vault", durable=False, person=PERSON)
+    vault = memfs.Vault.open(tmp_path / "vault", create=True, durable=False, person=PERSON)
     with vault.batch("seed"):
         for i in range(120):
             vault.memories("notes").add(f"note {i} about figs", title=f"n{i}")
