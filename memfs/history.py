@@ -353,6 +353,51 @@ class GitHistory:
         """Which of ``paths`` (vault-relative) differ from the last commit."""
         return sorted({self._unprefix(line[3:]) or "" for line in self.status(paths)} - {""})
 
+    # -- rewriting history (memfs.purge only) ------------------------------------------
+    # A purge is the one place memfs rewrites history. These give it git's plumbing and the
+    # object store; everything else uses the methods above.
+
+    def plumbing(self, *args: str, input: str | None = None, env: dict[str, str] | None = None,
+                 check: bool = True) -> str:  # fmt: skip
+        """Run a git command in the repository and return its output (for :mod:`memfs.purge`)."""
+        return self._git(*args, env=env, input=input, check=check)
+
+    def object_format(self) -> str:
+        """The repository's object format: ``sha1`` or ``sha256``."""
+        return self._git("rev-parse", "--show-object-format", check=False).strip() or "sha1"
+
+    def objects_folder(self) -> Path:
+        """The folder loose objects go in (``.git/objects``, shared by every worktree)."""
+        return (self.top / self._git("rev-parse", "--git-path", "objects").strip()).resolve()
+
+    def common_dir(self) -> Path:
+        """The git folder shared by every worktree (``.git``, or the main one's for a linked worktree)."""
+        return (self.top / self._git("rev-parse", "--git-common-dir").strip()).resolve()
+
+    def object_reader(self) -> ObjectReader:
+        """Raw objects through one ``git cat-file --batch``; use it in a ``with`` block."""
+        return ObjectReader(self.top)
+
+    def object_writer(self, *, dry: bool = False) -> ObjectWriter:
+        """Something that stores raw objects as loose objects, as git does (``dry``: only their ids)."""
+        return ObjectWriter(self.objects_folder(), self.object_format(), dry=dry)
+
+    def forget_private_index(self, drop: re.Pattern[str] | None = None) -> None:
+        """After history was rewritten: memfs's private index starts again from HEAD at the next commit.
+
+        Repository paths git's own index lags on (noted when git's index was locked) that
+        ``drop`` matches are forgotten rather than caught up at the next commit.
+        """
+        for leftover in (self._index_file, self._index_head_file):
+            leftover.unlink(missing_ok=True)
+        try:
+            lagging = self._lagging.read_text("utf-8").splitlines()
+        except FileNotFoundError:
+            return
+        kept = [p for p in lagging if p and not (drop and drop.search(p))]
+        if len(kept) != len(lagging):
+            self._lagging.write_text("".join(f"{p}\n" for p in kept), "utf-8")
+
     # -- plumbing --------------------------------------------------------------
 
     def _git(self, *args: str, env: dict[str, str] | None = None, input: str | None = None,
@@ -402,6 +447,83 @@ class GitHistory:
         log.warning("removing stale git lock %s (%.0f s old, no git process running)", lock, age)
         lock.unlink(missing_ok=True)
         return True
+
+
+class ObjectReader:
+    """Raw git objects through one long-running ``git cat-file --batch`` (replace refs ignored)."""
+
+    def __init__(self, top: Path) -> None:
+        import subprocess
+
+        self._proc = subprocess.Popen(
+            ["git", "cat-file", "--batch"], cwd=top, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            env={**os.environ, "GIT_NO_REPLACE_OBJECTS": "1"},
+        )  # fmt: skip
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        self._in, self._out = self._proc.stdin, self._proc.stdout
+
+    def read(self, oid: str) -> tuple[str, bytes]:
+        """``(type, raw content)`` of the object ``oid``; HistoryError if it is not in the repository."""
+        self._in.write(oid.encode("ascii") + b"\n")
+        self._in.flush()
+        header = self._out.readline().split()
+        if len(header) != 3:
+            raise HistoryError(f"git object {oid} is missing from the repository")
+        data = self._out.read(int(header[2]))
+        self._out.read(1)  # the newline after each object
+        return header[1].decode("ascii"), data
+
+    def __enter__(self) -> ObjectReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """End the ``git cat-file`` process."""
+        with contextlib.suppress(OSError):
+            self._in.close()
+        self._proc.wait()
+        self._out.close()
+
+
+class ObjectWriter:
+    """Stores raw objects in a repository as loose objects, exactly as git writes them."""
+
+    def __init__(self, folder: Path, object_format: str, *, dry: bool = False) -> None:
+        self.folder = folder
+        self.algorithm = "sha256" if object_format == "sha256" else "sha1"
+        self.dry = dry
+        self.written = 0
+
+    def id_of(self, kind: str, data: bytes) -> str:
+        """The id git gives an object of ``kind`` with this content."""
+        import hashlib
+
+        return hashlib.new(self.algorithm, b"%s %d\0" % (kind.encode("ascii"), len(data)) + data).hexdigest()
+
+    def write(self, kind: str, data: bytes) -> str:
+        """Store an object (unless dry) and return its id; an object already present is left alone."""
+        import tempfile
+        import zlib
+
+        oid = self.id_of(kind, data)
+        target = self.folder / oid[:2] / oid[2:]
+        if self.dry or target.exists():
+            return oid
+        target.parent.mkdir(exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix="tmp_obj_")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(zlib.compress(b"%s %d\0" % (kind.encode("ascii"), len(data)) + data, 1))
+            os.chmod(tmp, 0o444)
+            with contextlib.suppress(FileExistsError):  # the same object, written meanwhile by git
+                os.link(tmp, target)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+        self.written += 1
+        return oid
 
 
 def _is_ignored(repo: git.Repo, path: Path) -> bool:
