@@ -18,6 +18,7 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 import git
 
@@ -366,10 +367,6 @@ class GitHistory:
         """The repository's object format: ``sha1`` or ``sha256``."""
         return self._git("rev-parse", "--show-object-format", check=False).strip() or "sha1"
 
-    def objects_folder(self) -> Path:
-        """The folder loose objects go in (``.git/objects``, shared by every worktree)."""
-        return (self.top / self._git("rev-parse", "--git-path", "objects").strip()).resolve()
-
     def common_dir(self) -> Path:
         """The git folder shared by every worktree (``.git``, or the main one's for a linked worktree)."""
         return (self.top / self._git("rev-parse", "--git-common-dir").strip()).resolve()
@@ -379,8 +376,8 @@ class GitHistory:
         return ObjectReader(self.top)
 
     def object_writer(self, *, dry: bool = False) -> ObjectWriter:
-        """Something that stores raw objects as loose objects, as git does (``dry``: only their ids)."""
-        return ObjectWriter(self.objects_folder(), self.object_format(), dry=dry)
+        """Something that stores raw objects in one pack (``dry``: only computes their ids)."""
+        return ObjectWriter(self.top, self.object_format(), dry=dry)
 
     def forget_private_index(self, drop: re.Pattern[str] | None = None) -> None:
         """After history was rewritten: memfs's private index starts again from HEAD at the next commit.
@@ -488,13 +485,34 @@ class ObjectReader:
 
 
 class ObjectWriter:
-    """Stores raw objects in a repository as loose objects, exactly as git writes them."""
+    """Stores raw objects in a repository: gathered into one pack that ``git index-pack`` indexes.
 
-    def __init__(self, folder: Path, object_format: str, *, dry: bool = False) -> None:
-        self.folder = folder
+    One pack instead of a loose file per object: a rewrite makes thousands of objects, and
+    creating (then, at the next ``gc``, deleting) that many files costs more than the rewrite.
+    Objects written are in the repository once :meth:`finish` returns.
+    """
+
+    _TYPES = {"commit": 1, "tree": 2, "blob": 3, "tag": 4}
+
+    def __init__(self, top: Path, object_format: str, *, dry: bool = False) -> None:
+        self.top = top
         self.algorithm = "sha256" if object_format == "sha256" else "sha1"
         self.dry = dry
         self.written = 0
+        self._ids: set[str] = set()
+        self._spool: IO[bytes] | None = None
+
+    def __enter__(self) -> ObjectWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Drop what was not finished (nothing reaches the repository)."""
+        spool, self._spool = self._spool, None
+        if spool is not None:
+            spool.close()
 
     def id_of(self, kind: str, data: bytes) -> str:
         """The id git gives an object of ``kind`` with this content."""
@@ -503,27 +521,55 @@ class ObjectWriter:
         return hashlib.new(self.algorithm, b"%s %d\0" % (kind.encode("ascii"), len(data)) + data).hexdigest()
 
     def write(self, kind: str, data: bytes) -> str:
-        """Store an object (unless dry) and return its id; an object already present is left alone."""
-        import tempfile
+        """Add an object to the pack (unless dry) and return its id."""
         import zlib
 
         oid = self.id_of(kind, data)
-        target = self.folder / oid[:2] / oid[2:]
-        if self.dry or target.exists():
+        if self.dry or oid in self._ids:
             return oid
-        target.parent.mkdir(exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix="tmp_obj_")
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(zlib.compress(b"%s %d\0" % (kind.encode("ascii"), len(data)) + data, 1))
-            os.chmod(tmp, 0o444)
-            with contextlib.suppress(FileExistsError):  # the same object, written meanwhile by git
-                os.link(tmp, target)
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
+        if self._spool is None:
+            import tempfile
+
+            self._spool = tempfile.TemporaryFile()
+        self._ids.add(oid)
+        size, first = len(data), self._TYPES[kind] << 4
+        header = bytearray([first | (size & 0x0F)])
+        size >>= 4
+        while size:
+            header[-1] |= 0x80
+            header.append(size & 0x7F)
+            size >>= 7
+        self._spool.write(bytes(header) + zlib.compress(data, 1))
         self.written += 1
         return oid
+
+    def finish(self) -> None:
+        """Index the pack into the repository (``git index-pack --stdin``); nothing to do when dry or empty."""
+        import hashlib
+        import struct
+        import subprocess
+        import tempfile
+
+        spool, self._spool = self._spool, None
+        if spool is None:
+            return
+        with spool, tempfile.TemporaryFile() as errors:
+            spool.seek(0)
+            proc = subprocess.Popen(["git", "index-pack", "--stdin"], cwd=self.top, stdin=subprocess.PIPE,
+                                    stdout=subprocess.DEVNULL, stderr=errors)  # fmt: skip
+            assert proc.stdin is not None
+            digest = hashlib.new(self.algorithm)
+            try:
+                for chunk in (b"PACK" + struct.pack(">II", 2, self.written), *iter(lambda: spool.read(1 << 20), b"")):
+                    digest.update(chunk)
+                    proc.stdin.write(chunk)
+                proc.stdin.write(digest.digest())
+                proc.stdin.close()
+            except BrokenPipeError:
+                pass
+            if proc.wait():
+                errors.seek(0)
+                raise HistoryError(f"git index-pack failed: {errors.read().decode('utf-8', 'replace').strip()}")
 
 
 def _is_ignored(repo: git.Repo, path: Path) -> bool:

@@ -741,7 +741,11 @@ class _Purge:
         refs = self.refs()
         stash = self.stash()
         tips = sorted({r.oid for r in refs if r.kind == "commit"} | {s for s, _ in stash})
-        writer = self.history.object_writer(dry=self.dry)
+        with self.history.object_writer(dry=self.dry) as writer:
+            return self.rewrite(writer, remotes, failed, refs, stash, tips)
+
+    def rewrite(self, writer: ObjectWriter, remotes: list[str], failed: dict[str, str], refs: list[_Ref],
+                stash: list[tuple[str, str]], tips: list[str]) -> PurgeReport:  # fmt: skip
         rule = self.rule
         if isinstance(rule, _PathRule):
             rule.prepare(self.history, tips, writer.id_of("blob", b""))
@@ -765,12 +769,15 @@ class _Purge:
             if self.dry:
                 self.report.remotes = [RemoteState(r, tuple(tracking.get(r, ()))) for r in remotes]
                 return self.report
+            index_changes = self.git_index_changes(rw)
+            writer.finish()  # every new object is in the repository before a ref names one
             if self.engine.durable:
-                os.sync()  # the new objects are on disk before any ref names them
+                os.sync()
             old = {r.name: r.oid for r in refs}
             self.update_refs({n: v for n, v in moved.items() if not n.startswith(("refs/remotes/", _TEMP_REFS))}, old)
+            if index_changes:
+                self.git("update-index", "-z", "--index-info", input=index_changes)
             purged_hashes = set(rw.purged.values())
-            self.update_git_index(rw)
         self.history.forget_private_index(self.lagging_pattern())
         purged_hashes |= self.update_working_tree(writer.algorithm)
         self.write_tombstone(purged_hashes)
@@ -926,8 +933,8 @@ class _Purge:
         if lines:
             self.git("update-ref", "--no-deref", "-m", "memfs: purge", "--stdin", input="".join(lines))
 
-    def update_git_index(self, rw: _Rewriter) -> None:
-        """Entries of git's own index that held what was purged take the new blobs and names."""
+    def git_index_changes(self, rw: _Rewriter) -> str:
+        """``update-index --index-info`` input: entries of git's index that held what goes take the new ones."""
         out = self.git("ls-files", "-s", "-z", "--", self.prefix or ".", check=False)
         lines = []
         for record in filter(None, out.split("\0")):
@@ -943,8 +950,7 @@ class _Purge:
             lines.append(f"0 {ZERO_SHA}\t{repo_path}\0")
             if new_oid is not None:
                 lines.append(f"{mode} {new_oid}\t{self.prefix}{new_rel}\0")
-        if lines:
-            self.git("update-index", "-z", "--index-info", input="".join(lines))
+        return "".join(lines)
 
     def update_working_tree(self, algorithm: str) -> set[str]:
         """Delete the purged file / replace the text in the vault's files; the hashes of what went."""
