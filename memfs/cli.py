@@ -366,7 +366,7 @@ def purge(vault: Vault, as_json: bool, path: str | None, text: str | None, dry_r
             raise click.exceptions.Exit(1)
     report = vault.purge(path, text=text, dry_run=dry_run, rewrite_remotes=rewrite_remotes)
     if as_json:
-        _print_json({**dataclasses.asdict(report), "refs": report.refs})
+        _print_json(dataclasses.asdict(report))
         return
     _print_purge(out, report)
 

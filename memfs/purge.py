@@ -297,16 +297,16 @@ class _PathRule(_Rule):
         self.empty_blob = ""
         self._forms: list[bytes] = []
 
-    def prepare(self, history: GitHistory, tips: list[str], empty_blob: str) -> None:
-        """Find the file's names across renames and every version it had, in every ref's history."""
+    def prepare(self, history: GitHistory, extra: list[str], empty_blob: str) -> None:
+        """Find the file's names across renames and every version it had, in every ref's history.
+
+        ``extra`` are commits no ref names (the stash's older entries).
+        """
         self.prefix, self.empty_blob = history.prefix, empty_blob
-        pairs: list[tuple[str, str]] = []
-        renames: list[tuple[str, str]] = []
-        if tips:
-            out = history.plumbing("log", "-m", "-M", "--full-history", "--raw", "-z", "--no-abbrev", "--format=",
-                                   "--stdin", "--", self.prefix or ".", input="\n".join(tips) + "\n",
-                                   env={"GIT_NO_REPLACE_OBJECTS": "1"})  # fmt: skip
-            pairs, renames = _raw_changes(out, self.prefix)
+        out = history.plumbing("log", "--all", "-m", "-M", "--full-history", "--raw", "-z", "--no-abbrev",
+                               "--format=", "--stdin", "--", self.prefix or ".", input="".join(f"{c}\n" for c in extra),
+                               env={"GIT_NO_REPLACE_OBJECTS": "1"}, check=False)  # fmt: skip
+        pairs, renames = _raw_changes(out, self.prefix)
         grown = True
         while grown:
             grown = False
@@ -740,41 +740,44 @@ class _Purge:
         failed = self.fetch(remotes) if self.rewrite_remotes else {}
         refs = self.refs()
         stash = self.stash()
-        tips = sorted({r.oid for r in refs if r.kind == "commit"} | {s for s, _ in stash})
+        extra = sorted({s for s, _ in stash})  # commits only the stash's reflog names
         with self.history.object_writer(dry=self.dry) as writer:
-            return self.rewrite(writer, remotes, failed, refs, stash, tips)
+            return self.rewrite(writer, remotes, failed, refs, stash, extra)
 
     def rewrite(self, writer: ObjectWriter, remotes: list[str], failed: dict[str, str], refs: list[_Ref],
-                stash: list[tuple[str, str]], tips: list[str]) -> PurgeReport:  # fmt: skip
+                stash: list[tuple[str, str]], extra: list[str]) -> PurgeReport:  # fmt: skip
         rule = self.rule
         if isinstance(rule, _PathRule):
-            rule.prepare(self.history, tips, writer.id_of("blob", b""))
+            rule.prepare(self.history, extra, writer.id_of("blob", b""))
             if not rule.blobs and not os.path.lexists(self.engine.root / rule.rel):
                 raise NotFoundError(f"{label(rule.rel)} is in neither this vault's history nor its folder")
             self.report.purged_paths = sorted(rule.lineage | rule.elsewhere)
         with self.history.object_reader() as reader:
             rw = _Rewriter(reader, writer, rule, self.prefix)
-            if tips:
-                lines = self.git("rev-list", "--topo-order", "--reverse", "--parents", "--stdin",
-                                 input="\n".join(tips) + "\n", env={"GIT_NO_REPLACE_OBJECTS": "1"})  # fmt: skip
-                rw.rewrite_commits(lines.splitlines())
+            # Every ref (tags peeled, nested or not; refs to trees and blobs are skipped), and the stash.
+            lines = self.git("rev-list", "--all", "--topo-order", "--reverse", "--parents", "--stdin",
+                             input="".join(f"{c}\n" for c in extra), env={"GIT_NO_REPLACE_OBJECTS": "1"},
+                             check=False)  # fmt: skip
+            rw.rewrite_commits(lines.splitlines())
             moved = {r.name: new for r in refs if (new := rw.rewrite_object(r.oid, r.kind)) != r.oid}
             if isinstance(rule, _PathRule):
                 for oid in rule.blobs - {rw.empty_blob}:
                     rw.purged[oid] = hashlib.sha256(rw.read(oid, "blob")).hexdigest()
             self.report.commits = rw.changes
-            self.report.refs = {n: v for n, v in moved.items() if not n.startswith(_TEMP_REFS)}
+            local = {n: v for n, v in moved.items() if not n.startswith(("refs/remotes/", _TEMP_REFS))}
+            self.report.refs = dict(local)
             self.report.versions = len(rw.purged)
             tracking = self.tracking_refs(remotes, refs, moved)
             if self.dry:
                 self.report.remotes = [RemoteState(r, tuple(tracking.get(r, ()))) for r in remotes]
+                self.report.refs.update({name: None for names in tracking.values() for name in names})
                 return self.report
             index_changes = self.git_index_changes(rw)
             writer.finish()  # every new object is in the repository before a ref names one
             if self.engine.durable:
                 os.sync()
             old = {r.name: r.oid for r in refs}
-            self.update_refs({n: v for n, v in moved.items() if not n.startswith(("refs/remotes/", _TEMP_REFS))}, old)
+            self.update_refs(local, old)
             if index_changes:
                 self.git("update-index", "-z", "--index-info", input=index_changes)
             purged_hashes = set(rw.purged.values())
@@ -874,7 +877,9 @@ class _Purge:
             for name in tracking.get(remote, ()):  # the content must leave this repository
                 updates.setdefault(name, None)
             states.append(RemoteState(remote, tuple(stale), tuple(pushed), error))
-        self.update_refs({k: v for k, v in updates.items() if v != old.get(k)}, old, check_old=False)
+        updates = {k: v for k, v in updates.items() if v != old.get(k)}
+        self.update_refs(updates, old, check_old=False)
+        self.report.refs.update(updates)
         return states
 
     def push(self, remote: str, index: int, refs: list[_Ref],

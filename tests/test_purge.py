@@ -107,7 +107,6 @@ def plant_everywhere(vault: memfs.Vault) -> dict[str, str]:
 # -- a text ------------------------------------------------------------------------------------
 
 
-@pytest.mark.slow
 def test_a_text_leaves_no_trace_anywhere_and_everything_else_is_intact(vault: memfs.Vault) -> None:
     root = vault.root
     paths = plant_everywhere(vault)
@@ -181,7 +180,6 @@ def test_path_or_text_exactly_one(vault: memfs.Vault) -> None:
 # -- a file ------------------------------------------------------------------------------------
 
 
-@pytest.mark.slow
 def test_a_file_goes_with_every_version_across_renames_and_cannot_be_restored(vault: memfs.Vault) -> None:
     root = vault.root
     store = vault.memories(ALICE)
@@ -272,7 +270,6 @@ def test_a_dry_run_lists_the_commits_and_changes_nothing(vault: memfs.Vault) -> 
 # -- refs: branches, tags, stash, undo trailers ------------------------------------------------------
 
 
-@pytest.mark.slow
 def test_every_ref_is_rewritten_branches_tags_stash_and_undo_still_works(vault: memfs.Vault) -> None:
     root = vault.root
     store = vault.memories(ALICE)
@@ -283,6 +280,12 @@ def test_every_ref_is_rewritten_branches_tags_stash_and_undo_still_works(vault: 
     git(root, "tag", "light")
     git(root, "-c", "user.name=P", "-c", "user.email=p@x", "tag", "-a", "v1", "-m", f"release with {TOKEN}")
     git(root, "branch", "side")
+    git(root, "checkout", "-q", "--detach")  # a commit only an annotated tag names, nested once more
+    git(root, "-c", "user.name=P", "-c", "user.email=p@x", "commit", "-q", "--allow-empty", "-m", f"see {TOKEN}")
+    git(root, "-c", "user.name=P", "-c", "user.email=p@x", "tag", "-a", "only", "-m", "only")
+    git(root, "-c", "user.name=P", "-c", "user.email=p@x", "-c", "advice.nestedTag=false", "tag", "-a", "nested",
+        "only", "-m", "nested")  # fmt: skip
+    git(root, "checkout", "-q", "main")
     (root / secret.path).write_text(f"a person's edit, {TOKEN} again\n")  # not committed: stashed
     git(root, "-c", "user.name=P", "-c", "user.email=p@x", "stash", "push", "-m", "wip", "--", secret.path)
 
@@ -290,7 +293,9 @@ def test_every_ref_is_rewritten_branches_tags_stash_and_undo_still_works(vault: 
 
     assert_no_trace(root, root, TOKEN)
     refs = gits(root, "for-each-ref", "--format=%(refname)").split()
-    assert {"refs/heads/main", "refs/heads/side", "refs/tags/light", "refs/tags/v1", "refs/stash"} <= set(refs)
+    assert {"refs/heads/main", "refs/heads/side", "refs/tags/light", "refs/tags/v1", "refs/tags/only",
+            "refs/tags/nested", "refs/stash"} <= set(refs)  # fmt: skip
+    assert gits(root, "log", "-1", "--format=%s", "nested^{commit}") == "see [PURGED]\n"
     assert gits(root, "cat-file", "-t", "v1").strip() == "tag"
     assert "release with [PURGED]" in gits(root, "tag", "-n1", "v1")
     assert len(gits(root, "stash", "list").splitlines()) == 1
@@ -300,6 +305,24 @@ def test_every_ref_is_rewritten_branches_tags_stash_and_undo_still_works(vault: 
     # the tea update was undone before the purge; under its new id it is still known as undone,
     # so undo goes past it (else: a conflict, tea changed since that update), and past the purge
     assert vault.undo(author="memfs agent").subject == "memory: create users/alice/tea.md"
+
+
+def test_a_merge_and_a_detached_head_are_rewritten(vault: memfs.Vault) -> None:
+    root = vault.root
+    store = vault.memories(ALICE)
+    store.add("Alice drinks green tea.", title="Tea")
+    git(root, "checkout", "-q", "-b", "side")
+    store.add(f"token {TOKEN}", title="Side")  # memfs commits on the branch checked out
+    git(root, "checkout", "-q", "main")
+    store.add("Alice likes trains.", title="Trains")
+    git(root, "-c", "user.name=P", "-c", "user.email=p@x", "merge", "-q", "--no-ff", "side", "-m", "merge side")
+    git(root, "checkout", "-q", "--detach")
+    vault.purge(text=TOKEN)
+    assert_no_trace(root, root, TOKEN)
+    assert not gits(root, "branch", "--show-current").strip()  # still detached, at the rewritten merge
+    assert gits(root, "log", "-1", "--format=%s", "HEAD~1") == "merge side\n"
+    assert len(gits(root, "log", "-1", "--format=%P", "HEAD~1").split()) == 2
+    assert gits(root, "rev-parse", "HEAD~1") == gits(root, "rev-parse", "main")
 
 
 def test_refused_while_a_merge_is_in_progress_and_nothing_changes(vault: memfs.Vault) -> None:
@@ -338,6 +361,7 @@ def test_a_remote_keeps_the_old_history_unless_asked_then_it_is_rewritten(vault:
     first = vault.purge(text=TOKEN)
 
     assert first.remotes == [memfs.purge.RemoteState("origin", ("refs/remotes/origin/main",))]
+    assert first.refs["refs/remotes/origin/main"] is None
     assert found(git(remote, "log", "-p", "--all"), TOKEN)  # nothing was pushed
     assert "refs/remotes/origin/main" not in gits(root, "for-each-ref")  # and the local copy of it is gone
     assert_no_trace(root, root, TOKEN)
