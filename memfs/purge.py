@@ -749,7 +749,7 @@ class _Purge:
         rule = self.rule
         if isinstance(rule, _PathRule):
             rule.prepare(self.history, extra, writer.id_of("blob", b""))
-            if not rule.blobs and not os.path.lexists(self.engine.root / rule.rel):
+            if not rule.blobs and not os.path.lexists(self.engine.root / rule.rel) and not self.interrupted():
                 raise NotFoundError(f"{label(rule.rel)} is in neither this vault's history nor its folder")
             self.report.purged_paths = sorted(rule.lineage | rule.elsewhere)
         with self.history.object_reader() as reader:
@@ -772,18 +772,30 @@ class _Purge:
                 self.report.remotes = [RemoteState(r, tuple(tracking.get(r, ()))) for r in remotes]
                 self.report.refs.update({name: None for names in tracking.values() for name in names})
                 return self.report
-            index_changes = self.git_index_changes(rw)
+            forward, backward = self.git_index_changes(rw)
             writer.finish()  # every new object is in the repository before a ref names one
+            purged_hashes = set(rw.purged.values())
+            stone = self.engine.root / TOMBSTONES
+            before = stone.read_bytes() if stone.is_file() else None
+            self.stage_tombstone(purged_hashes)  # an interrupted purge keeps what it found
             if self.engine.durable:
                 os.sync()
-            old = {r.name: r.oid for r in refs}
-            self.update_refs(local, old)
-            if index_changes:
-                self.git("update-index", "-z", "--index-info", input=index_changes)
-            purged_hashes = set(rw.purged.values())
+            if forward:
+                self.git("update-index", "-z", "--index-info", input=forward)
+            try:
+                self.update_refs(local, {r.name: r.oid for r in refs})
+            except BaseException:  # nothing moved: put git's index and the tombstone back
+                if backward:
+                    self.git("update-index", "-z", "--index-info", input=backward, check=False)
+                if before is None:
+                    stone.unlink(missing_ok=True)
+                else:
+                    _fs.atomic_write(stone, before, durable=self.engine.durable)
+                raise
         self.history.forget_private_index(self.lagging_pattern())
         purged_hashes |= self.update_working_tree(writer.algorithm)
-        self.write_tombstone(purged_hashes)
+        self.stage_tombstone(purged_hashes)
+        self.commit_tombstone()
         self.report.remotes = self.handle_remotes(remotes, refs, moved, tracking, failed)
         self.drop_temporary_refs()
         self.clean_git_folder({old for old, new in rw.commits.items() if new != old})
@@ -938,10 +950,14 @@ class _Purge:
         if lines:
             self.git("update-ref", "--no-deref", "-m", "memfs: purge", "--stdin", input="".join(lines))
 
-    def git_index_changes(self, rw: _Rewriter) -> str:
-        """``update-index --index-info`` input: entries of git's index that held what goes take the new ones."""
+    def git_index_changes(self, rw: _Rewriter) -> tuple[str, str]:
+        """``update-index --index-info`` input: entries of git's index that held what goes take the new ones.
+
+        Returns:
+            The change, and its inverse (to put the index back if the refs cannot move).
+        """
         out = self.git("ls-files", "-s", "-z", "--", self.prefix or ".", check=False)
-        lines = []
+        lines, undo = [], []
         for record in filter(None, out.split("\0")):
             meta, _, repo_path = record.partition("\t")
             mode, oid, _stage = meta.split(" ")
@@ -955,7 +971,9 @@ class _Purge:
             lines.append(f"0 {ZERO_SHA}\t{repo_path}\0")
             if new_oid is not None:
                 lines.append(f"{mode} {new_oid}\t{self.prefix}{new_rel}\0")
-        return "".join(lines)
+                undo.append(f"0 {ZERO_SHA}\t{self.prefix}{new_rel}\0")
+            undo.append(f"{mode} {oid}\t{repo_path}\0")
+        return "".join(lines), "".join(undo)
 
     def update_working_tree(self, algorithm: str) -> set[str]:
         """Delete the purged file / replace the text in the vault's files; the hashes of what went."""
@@ -1011,8 +1029,12 @@ class _Purge:
         assert isinstance(rule, _TextRule)
         return re.compile("|".join(map(re.escape, rule.forms)))
 
-    def write_tombstone(self, hashes: set[str]) -> None:
-        """Add the hashes of what went to ``.memfs-tombstones`` and commit it (no content, no names)."""
+    def interrupted(self) -> bool:
+        """True if an earlier purge stopped after the refs moved: its tombstone is written, not committed."""
+        return (self.engine.root / TOMBSTONES).exists() and bool(self.history.changed([TOMBSTONES]))
+
+    def stage_tombstone(self, hashes: set[str]) -> None:
+        """Add the hashes of what goes to ``.memfs-tombstones`` (no content, no names)."""
         texts: set[tuple[str, int]] = set()
         if isinstance(self.rule, _TextRule):
             texts = {(hashlib.sha256(v).hexdigest(), len(v)) for v in self.rule.variants}
@@ -1025,6 +1047,8 @@ class _Purge:
         merged = current | added
         if merged != current or not target.exists():
             _fs.atomic_write(target, merged.render(), durable=self.engine.durable)
+
+    def commit_tombstone(self) -> None:
         what = "a file's content" if isinstance(self.rule, _PathRule) else "a text"
         message = (f"purge: remove {what} from history\n\nIts SHA-256 hashes are in {TOMBSTONES}, so a sync "
                    "can refuse to bring it back; the content itself is nowhere in this repository.")  # fmt: skip

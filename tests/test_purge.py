@@ -461,3 +461,24 @@ def test_cli_dry_run_confirmation_and_purge(tmp_path: Path) -> None:
     bad = runner.invoke(cli, ["purge", "--vault", str(path)])
     assert bad.exit_code == 2 and "a PATH or --text" in bad.output
     assert re.search(r"^## `memfs purge", (Path(__file__).parents[1] / "docs" / "cli.md").read_text(), re.M)
+
+
+def test_a_ref_git_holds_locked_stops_the_purge_before_anything_changes(tmp_path: Path) -> None:
+    """The refs move in one checked transaction: if one cannot move (a person's git holds its lock), none does."""
+    with memfs.Vault.open(tmp_path / "vault", durable=False, lock_timeout=0.5) as vault:
+        root = vault.root
+        vault.memories(ALICE).add(f"token {TOKEN}", title="Token")
+        (root / "memories/users/alice/token.md").write_text(f"staged {TOKEN}\n")
+        git(root, "add", "memories/users/alice/token.md")  # git's index holds a version too
+        git(root, "branch", "side")
+        before = (snapshot(root / ".memfs"), gits(root, "for-each-ref"), gits(root, "ls-files", "-s"))
+        lock = vault.history.git_dir / "refs/heads/side.lock"
+        lock.write_text("")
+        with pytest.raises(memfs.errors.GitLockError):
+            vault.purge(text=TOKEN)
+        assert (snapshot(root / ".memfs"), gits(root, "for-each-ref"), gits(root, "ls-files", "-s")) == before
+        assert not (root / TOMBSTONES).exists() and found(git(root, "log", "-p", "main"), TOKEN)
+        lock.unlink()
+        vault.purge(text=TOKEN)  # and it goes through once nothing is in its way
+        assert_no_trace(root, root, TOKEN)
+        assert "staged [PURGED]" in gits(root, "show", ":memories/users/alice/token.md")
