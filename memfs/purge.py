@@ -73,10 +73,12 @@ _OPERATIONS = {
     "CHERRY_PICK_HEAD": "a cherry-pick", "REVERT_HEAD": "a revert", "sequencer": "a cherry-pick or revert",
     "BISECT_LOG": "a bisect",
 }  # fmt: skip
-# memfs's own markup: a text inside one of these would break every file that has it.
+# memfs's own markup: a text inside one of these would break every file that has it (keys of
+# front matter and of transcript entries are never changed, but their headings and JSON are text).
 _MARKUP = ("<!-- memfs:entry ", " -->", "memfs: transcript/1", "session_id", "created", "updated", "title",
-           "tags", "type", "source", "Memfs-", "[PURGED]", "---", "```json", "user", "assistant", "system",
-           "role", "content", "message", "memory")  # fmt: skip
+           "tags", "type", "source", "Memfs-", "[PURGED]", "---", "```json memfs:item", "user", "assistant",
+           "system", "role", "content", "message", "memory", "item", "kind", "meta", "keys", "name",
+           "arguments", "call_id", "function", "text", "summary")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -352,9 +354,11 @@ class _TextRule(_Rule):
             )
         self.text = text
         forms = {text}
-        for ascii_only in (False, True):
-            escaped = json.dumps(text, ensure_ascii=ascii_only)[1:-1]
-            forms |= {escaped, escaped.replace(">", "\\u003e")}
+        for _ in range(2):  # JSON-escaped, and escaped twice (tool-call arguments are JSON in JSON)
+            for form in list(forms):
+                for ascii_only in (False, True):
+                    escaped = json.dumps(form, ensure_ascii=ascii_only)[1:-1]
+                    forms |= {escaped, escaped.replace(">", "\\u003e")}
         slug = slugify(text, max_length=len(text) + 1)
         if len(slug) >= 8 and slug != "memory":
             forms.add(slug)  # the form the text takes in a file name made from a title
@@ -375,13 +379,13 @@ class _TextRule(_Rule):
         return text
 
     def deep(self, value: Any) -> Any:
-        """``value`` (parsed YAML or JSON) with the text replaced in every string and key."""
+        """``value`` (parsed YAML or JSON) with the text replaced in every string (keys stay)."""
         if isinstance(value, str):
             return self.scrub_str(value)
         if isinstance(value, list):
             return [self.deep(v) for v in value]
         if isinstance(value, dict):
-            return {self.deep(k): self.deep(v) for k, v in value.items()}
+            return {k: self.deep(v) for k, v in value.items()}
         return value
 
     def name(self, name: bytes) -> bytes:
@@ -419,8 +423,8 @@ class _TextRule(_Rule):
             if load_bytes(plain).metadata == want:
                 return plain  # the front matter still means the same: keep every byte as written
         try:  # "[PURGED]" at the start of a plain YAML value would be a list: write the changed keys anew
-            changes = {k: v for k, v in want.items() if k not in old.metadata or old.metadata[k] != v}
-            doc = old.with_metadata(changes, remove=[k for k in old.metadata if k not in want])
+            changes = {k: v for k, v in want.items() if old.metadata[k] != v}
+            doc = old.with_metadata(changes)
             return dumps(doc.with_body(self.scrub_str(old.body))).encode("utf-8")
         except (DocumentError, ValueError, TypeError):
             return plain

@@ -7,6 +7,7 @@ the git folder, of ``.memfs/`` (raw bytes of the index segments) and of the work
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from collections.abc import Iterator
@@ -175,6 +176,31 @@ def test_path_or_text_exactly_one(vault: memfs.Vault) -> None:
         vault.purge()
     with pytest.raises(InvalidArgumentError):
         vault.purge("users/alice/x.md", text=TOKEN)
+
+
+def test_a_text_escaped_inside_json_items_of_a_transcript(vault: memfs.Vault) -> None:
+    secret = 'pin "Ök-4417>x"'  # quotes, non-ASCII and '>' are escaped in JSON
+    chat = vault.session("tools-1", commit="turn")
+    call = {"type": "function_call", "name": "login", "call_id": "c1", "arguments": json.dumps({"q": secret})}
+    chat.append([{"role": "user", "content": f"my {secret}"}, call,
+                 {"type": "function_call_output", "call_id": "c1", "output": f"ok {secret}"}])  # fmt: skip
+    raw = chat.file.read_bytes()
+    twice = json.dumps(json.dumps(secret)[1:-1], ensure_ascii=False)[1:-1]  # in the arguments' JSON
+    assert secret.encode() in raw and json.dumps(secret, ensure_ascii=False)[1:-1].encode() in raw
+    assert twice.encode() in raw
+
+    vault.purge(text=secret)
+
+    data = chat.file.read_bytes()
+    for form in (secret, json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1], twice, "4417>x"):
+        assert form.encode() not in data and form.encode() not in git(vault.root, "log", "-p", "--all")
+    parsed = transcript.parse(data)
+    assert not parsed.problems
+    assert [e.item for e in parsed.entries] == [
+        {"role": "user", "content": "my [PURGED]"},
+        {**call, "arguments": json.dumps({"q": "[PURGED]"})},
+        {"type": "function_call_output", "call_id": "c1", "output": "ok [PURGED]"},
+    ]
 
 
 # -- a file ------------------------------------------------------------------------------------
