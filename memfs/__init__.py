@@ -39,6 +39,7 @@ from .errors import (
     ModelError,
     NotFoundError,
     PathError,
+    PurgeError,
     RevisionNotFound,
     RevisionNotFoundError,
     ScriptExhaustedError,
@@ -51,6 +52,7 @@ from .history import Identity, Revision
 from .index import Hit, MessageHit, Problem, SyncReport
 from .longterm import LongTermMemory, Scope
 from .models import Model, Reply, ScriptedModel, ToolCall, run_agent
+from .purge import PurgeReport
 from .sessions import MarkdownSession, SessionInfo
 from .store import Memory, MemoryStore
 from .tools import MemoryTools, ToolResult
@@ -94,6 +96,8 @@ __all__ = [
     "Operation",
     "PathError",
     "Problem",
+    "PurgeError",
+    "PurgeReport",
     "Reply",
     "Revision",
     "RevisionNotFound",
