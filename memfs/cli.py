@@ -374,9 +374,10 @@ def purge(vault: Vault, as_json: bool, path: str | None, text: str | None, dry_r
 def _print_purge(out: Console, report: Any) -> None:
     changed = report.changed
     later = len(report.commits) - len(changed)
-    verb = "would rewrite" if report.dry_run else "rewrote"
-    out.print(f"{verb} {len(changed)} commit(s)" + (f" and give {later} later one(s) new ids" if later else "")
-              + f"; {len(report.refs)} ref(s) move, {report.versions} file version(s) go")  # fmt: skip
+    rewrite, give, move, go = ("would rewrite", "give", "would move", "would go") if report.dry_run else (
+        "rewrote", "gave", "moved", "gone")  # fmt: skip
+    out.print(f"{rewrite} {len(changed)} commit(s)" + (f" and {give} {later} later one(s) new ids" if later else "")
+              + f"; {len(report.refs)} ref(s) {move}, {report.versions} file version(s) {go}")  # fmt: skip
     for commit in changed:
         new = "dropped" if commit.new is None else commit.new[:10]
         out.print(f"  [yellow]{commit.old[:10]}[/] -> {new} {commit.date[:10]} {escape(commit.subject)}")
