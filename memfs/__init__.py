@@ -40,6 +40,7 @@ from .errors import (
     ModelError,
     NotFoundError,
     PathError,
+    PurgeError,
     RepositoryStateError,
     RevisionNotFound,
     RevisionNotFoundError,
@@ -55,6 +56,7 @@ from .history import Identity, Revision
 from .index import Hit, MessageHit, Problem, SyncReport
 from .longterm import LongTermMemory, Scope
 from .models import Model, Reply, ScriptedModel, ToolCall, run_agent
+from .purge import PurgeReport
 from .sessions import MarkdownSession, SessionInfo
 from .store import Memory, MemoryStore
 from .tools import MemoryTools, ToolResult
@@ -99,6 +101,8 @@ __all__ = [
     "Operation",
     "PathError",
     "Problem",
+    "PurgeError",
+    "PurgeReport",
     "Reply",
     "RepositoryStateError",
     "Revision",

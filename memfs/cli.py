@@ -424,6 +424,73 @@ def mv(vault: Vault, ref: str, new_path: str) -> None:
 
 @cli.command()
 @vault_option
+@json_option
+@click.argument("path", required=False)
+@click.option("--text", help="Purge this text wherever it appears instead of a file ('-': read it from stdin).")
+@click.option("--dry-run", is_flag=True, help="List the commits that would change; change nothing.")
+@click.option("--yes", "-y", is_flag=True, help="Do it without asking first.")
+@click.option("--rewrite-remotes", is_flag=True,
+              help="Also rewrite every remote's branches and tags and force-push them.")  # fmt: skip
+@author_option
+@_writing
+def purge(vault: Vault, as_json: bool, path: str | None, text: str | None, dry_run: bool, yes: bool,
+          rewrite_remotes: bool) -> None:  # fmt: skip
+    """Remove a memory's content (PATH, every version) or a text from the vault's whole history.
+
+    Unlike rm, nothing of it can be restored: history is rewritten, reflogs expire, unreachable
+    objects are pruned and the index is rebuilt. Remotes are only told about (or, with
+    --rewrite-remotes, force-pushed to).
+    """
+    if (path is None) == (text is None):
+        raise click.UsageError("say what to purge: a PATH or --text TEXT")
+    if text == "-":
+        if not (yes or dry_run):
+            raise click.UsageError("with --text -, stdin holds the text: add --yes (or --dry-run)")
+        text = sys.stdin.read().rstrip("\r\n")
+    out = _out()
+    if not dry_run and not yes:
+        plan = vault.purge(path, text=text, dry_run=True)
+        _print_purge(out, plan)
+        if not click.confirm("Rewrite the history (this cannot be undone)?", default=False):
+            raise click.exceptions.Exit(1)
+    report = vault.purge(path, text=text, dry_run=dry_run, rewrite_remotes=rewrite_remotes)
+    if as_json:
+        _print_json(dataclasses.asdict(report))
+        return
+    _print_purge(out, report)
+
+
+def _print_purge(out: Console, report: Any) -> None:
+    changed = report.changed
+    later = len(report.commits) - len(changed)
+    rewrite, give, move, go = ("would rewrite", "give", "would move", "would go") if report.dry_run else (
+        "rewrote", "gave", "moved", "gone")  # fmt: skip
+    out.print(f"{rewrite} {len(changed)} commit(s)" + (f" and {give} {later} later one(s) new ids" if later else "")
+              + f"; {len(report.refs)} ref(s) {move}, {report.versions} file version(s) {go}")  # fmt: skip
+    for commit in changed:
+        new = "dropped" if commit.new is None else commit.new[:10]
+        out.print(f"  [yellow]{commit.old[:10]}[/] -> {new} {commit.date[:10]} {escape(commit.subject)}")
+    for rel in report.purged_paths:
+        out.print(f"  [dim]path[/] {escape(rel)}")
+    if not report.dry_run:
+        out.print(f"purged in {report.seconds:.1f} s; tombstone "
+                  f"{report.tombstone[:10] if report.tombstone else 'unchanged'}; index rebuilt")  # fmt: skip
+    for remote in report.remotes:
+        if remote.rewritten:
+            out.print(f"[green]{escape(remote.name)}[/]: force-pushed {escape(', '.join(remote.rewritten))}")
+        if remote.stale:
+            out.print(f"[yellow]{escape(remote.name)}[/] still holds the old history "
+                      f"({escape(', '.join(remote.stale))}); --rewrite-remotes force-pushes the new one")  # fmt: skip
+        if remote.error:
+            out.print(f"[red]{escape(remote.name)}[/]: {escape(remote.error)}")
+    for oid in report.leftovers:
+        out.print(f"[red]still in the object store[/]: {oid}")
+    for rel in report.outside:
+        out.print(f"[yellow]also outside the vault, left alone[/]: {escape(rel)}")
+
+
+@cli.command()
+@vault_option
 @author_option
 @click.option("--by", "by", metavar="NAME", help="Undo the newest change by this author (an agent's or a person's "
               "name or email).")

@@ -73,7 +73,8 @@ def examine(engine: WriteEngine) -> list[Finding]:
             then = (f"memfs commits edits made outside it once the {busy[0]} is over" if busy else
                     "run `memfs reindex` to commit edits made outside memfs")  # fmt: skip
             first = f"{status[dirty[0]].strip()} {dirty[0]}"
-            findings.append(Finding("warning", "git", f"{len(dirty)} other uncommitted changes (first: {first}); {then}"))
+            message = f"{len(dirty)} other uncommitted changes (first: {first}); {then}"
+            findings.append(Finding("warning", "git", message))
         elif not edits:
             findings.append(Finding("ok", "git", "working tree matches the last commit"))
         leftovers = list((engine.root / MEMORIES_DIR).rglob(_fs.TEMP_PREFIX + "*"))

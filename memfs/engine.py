@@ -103,7 +103,7 @@ class WriteEngine:
         with self._lock.hold():
             self.history = GitHistory(root, self.state_dir, lock_timeout=lock_timeout,
                                       holds_vault_lock=lambda: self._lock.held)  # fmt: skip
-            self._recover()
+            self.recover()
             if setup:
                 self._ensure_layout()
             self.index = SearchIndex(root, self.state_dir / "index", lock_timeout=lock_timeout)
@@ -173,7 +173,7 @@ class WriteEngine:
 
         Before a file is first changed, its old bytes go into ``.memfs/journal``; a process
         killed mid-transaction leaves the journal, and the next transaction (in any process)
-        rolls the files back, or forward if the commit had landed (:meth:`_recover`).
+        rolls the files back, or forward if the commit had landed (:meth:`recover`).
         """
         with self._lock.hold():
             if self._change is not None:  # part of an enclosing batch
@@ -184,7 +184,7 @@ class WriteEngine:
                     self._change.trailers.setdefault(key, value)
                 return
             self.history.check_can_commit()  # refuse before touching a file, not at the commit
-            self._recover()
+            self.recover()
             change = self._change = Change(message, trailers=dict(trailers or {}))
             try:
                 yield change
@@ -240,8 +240,12 @@ class WriteEngine:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self._journal)
 
-    def _recover(self) -> None:
-        """Finish a transaction a killed process left half done: forward if it committed, else back."""
+    def recover(self) -> None:
+        """Finish a transaction a killed process left half done: forward if it committed, else back.
+
+        Runs when the engine opens and before every transaction; the journal (which holds old bytes)
+        is gone afterwards.
+        """
         try:
             lines = self._journal.read_bytes().splitlines()
         except FileNotFoundError:

@@ -25,7 +25,8 @@
     ├── ModelError                 a model memfs called (summarizer, extractor) failed or answered badly
     │   ├── InvalidExtractionError an extractor's answer that is malformed or unsafe
     │   └── ScriptExhaustedError   a ScriptedModel was asked more often than it has replies
-    └── SessionError               a transcript could not be appended to (replaced over and over)
+    ├── SessionError               a transcript could not be appended to (replaced over and over)
+    └── PurgeError                 a purge refused: an operation in progress, linked worktrees, a shallow clone
 
 ``MemoryNotFound``, ``RevisionNotFound`` and ``LockTimeout`` are the earlier names of three of
 these and stay as aliases.
@@ -169,6 +170,14 @@ class ScriptExhaustedError(ModelError):
 
 class SessionError(MemfsError):
     """A transcript could not be written (another program keeps replacing it)."""
+
+
+class PurgeError(MemfsError):
+    """A purge that cannot run in this repository as it is (the message says what to do first).
+
+    A merge, rebase, cherry-pick, revert or bisect in progress; linked worktrees, whose checkouts
+    and indexes would keep the content; a shallow clone, whose history cannot be rewritten whole.
+    """
 
 
 # Earlier names, kept so code written against them keeps working.

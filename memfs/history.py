@@ -22,6 +22,7 @@ import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 import git
 
@@ -605,6 +606,47 @@ class GitHistory:
         """Which of ``paths`` (vault-relative) differ from the last commit."""
         return sorted({self._unprefix(line[3:]) or "" for line in self.status(paths)} - {""})
 
+    # -- rewriting history (memfs.purge only) ------------------------------------------
+    # A purge is the one place memfs rewrites history. These give it git's plumbing and the
+    # object store; everything else uses the methods above.
+
+    def plumbing(self, *args: str, input: str | None = None, env: dict[str, str] | None = None,
+                 check: bool = True) -> str:  # fmt: skip
+        """Run a git command in the repository and return its output (for :mod:`memfs.purge`)."""
+        return self._git(*args, env=env, input=input, check=check)
+
+    def object_format(self) -> str:
+        """The repository's object format: ``sha1`` or ``sha256``."""
+        return self._git("rev-parse", "--show-object-format", check=False).strip() or "sha1"
+
+    def common_dir(self) -> Path:
+        """The git folder shared by every worktree (``.git``, or the main one's for a linked worktree)."""
+        return (self.top / self._git("rev-parse", "--git-common-dir").strip()).resolve()
+
+    def object_reader(self) -> ObjectReader:
+        """Raw objects through one ``git cat-file --batch``; use it in a ``with`` block."""
+        return ObjectReader(self.top)
+
+    def object_writer(self, *, dry: bool = False) -> ObjectWriter:
+        """Something that stores raw objects in one pack (``dry``: only computes their ids)."""
+        return ObjectWriter(self.top, self.object_format(), dry=dry)
+
+    def forget_private_index(self, drop: re.Pattern[str] | None = None) -> None:
+        """After history was rewritten: memfs's private index starts again from HEAD at the next commit.
+
+        Repository paths git's own index lags on (noted when git's index was locked) that
+        ``drop`` matches are forgotten rather than caught up at the next commit.
+        """
+        for leftover in (self._index_file, self._index_head_file):
+            leftover.unlink(missing_ok=True)
+        try:
+            lagging = self._lagging.read_text("utf-8").splitlines()
+        except FileNotFoundError:
+            return
+        kept = [p for p in lagging if p and not (drop and drop.search(p))]
+        if len(kept) != len(lagging):
+            self._lagging.write_text("".join(f"{p}\n" for p in kept), "utf-8")
+
     # -- plumbing --------------------------------------------------------------
 
     def _git(self, *args: str, env: dict[str, str] | None = None, input: str | bytes | None = None,
@@ -674,6 +716,132 @@ class GitHistory:
         log.warning("removing %s, left by an interrupted memfs write", lock)
         lock.unlink(missing_ok=True)
         return True
+
+
+class ObjectReader:
+    """Raw git objects through one long-running ``git cat-file --batch`` (replace refs ignored)."""
+
+    def __init__(self, top: Path) -> None:
+        import subprocess
+
+        self._proc = subprocess.Popen(
+            ["git", "cat-file", "--batch"], cwd=top, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            env={**os.environ, "GIT_NO_REPLACE_OBJECTS": "1"},
+        )  # fmt: skip
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        self._in, self._out = self._proc.stdin, self._proc.stdout
+
+    def read(self, oid: str) -> tuple[str, bytes]:
+        """``(type, raw content)`` of the object ``oid``; HistoryError if it is not in the repository."""
+        self._in.write(oid.encode("ascii") + b"\n")
+        self._in.flush()
+        header = self._out.readline().split()
+        if len(header) != 3:
+            raise HistoryError(f"git object {oid} is missing from the repository")
+        data = self._out.read(int(header[2]))
+        self._out.read(1)  # the newline after each object
+        return header[1].decode("ascii"), data
+
+    def __enter__(self) -> ObjectReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """End the ``git cat-file`` process."""
+        with contextlib.suppress(OSError):
+            self._in.close()
+        self._proc.wait()
+        self._out.close()
+
+
+class ObjectWriter:
+    """Stores raw objects in a repository: gathered into one pack that ``git index-pack`` indexes.
+
+    One pack instead of a loose file per object: a rewrite makes thousands of objects, and
+    creating (then, at the next ``gc``, deleting) that many files costs more than the rewrite.
+    Objects written are in the repository once :meth:`finish` returns.
+    """
+
+    _TYPES = {"commit": 1, "tree": 2, "blob": 3, "tag": 4}
+
+    def __init__(self, top: Path, object_format: str, *, dry: bool = False) -> None:
+        self.top = top
+        self.algorithm = "sha256" if object_format == "sha256" else "sha1"
+        self.dry = dry
+        self.written = 0
+        self._ids: set[str] = set()
+        self._spool: IO[bytes] | None = None
+
+    def __enter__(self) -> ObjectWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Drop what was not finished (nothing reaches the repository)."""
+        spool, self._spool = self._spool, None
+        if spool is not None:
+            spool.close()
+
+    def id_of(self, kind: str, data: bytes) -> str:
+        """The id git gives an object of ``kind`` with this content."""
+        import hashlib
+
+        return hashlib.new(self.algorithm, b"%s %d\0" % (kind.encode("ascii"), len(data)) + data).hexdigest()
+
+    def write(self, kind: str, data: bytes) -> str:
+        """Add an object to the pack (unless dry) and return its id."""
+        import zlib
+
+        oid = self.id_of(kind, data)
+        if self.dry or oid in self._ids:
+            return oid
+        if self._spool is None:
+            import tempfile
+
+            self._spool = tempfile.TemporaryFile()
+        self._ids.add(oid)
+        size, first = len(data), self._TYPES[kind] << 4
+        header = bytearray([first | (size & 0x0F)])
+        size >>= 4
+        while size:
+            header[-1] |= 0x80
+            header.append(size & 0x7F)
+            size >>= 7
+        self._spool.write(bytes(header) + zlib.compress(data, 1))
+        self.written += 1
+        return oid
+
+    def finish(self) -> None:
+        """Index the pack into the repository (``git index-pack --stdin``); nothing to do when dry or empty."""
+        import hashlib
+        import struct
+        import subprocess
+        import tempfile
+
+        spool, self._spool = self._spool, None
+        if spool is None:
+            return
+        with spool, tempfile.TemporaryFile() as errors:
+            spool.seek(0)
+            proc = subprocess.Popen(["git", "index-pack", "--stdin"], cwd=self.top, stdin=subprocess.PIPE,
+                                    stdout=subprocess.DEVNULL, stderr=errors)  # fmt: skip
+            assert proc.stdin is not None
+            digest = hashlib.new(self.algorithm)
+            try:
+                for chunk in (b"PACK" + struct.pack(">II", 2, self.written), *iter(lambda: spool.read(1 << 20), b"")):
+                    digest.update(chunk)
+                    proc.stdin.write(chunk)
+                proc.stdin.write(digest.digest())
+                proc.stdin.close()
+            except BrokenPipeError:
+                pass
+            if proc.wait():
+                errors.seek(0)
+                raise HistoryError(f"git index-pack failed: {errors.read().decode('utf-8', 'replace').strip()}")
 
 
 def _is_ignored(repo: git.Repo, path: Path) -> bool:

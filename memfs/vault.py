@@ -31,8 +31,9 @@ from .errors import (
 )
 from .history import DEFAULT_AGENT, GitHistory, Identity, Revision
 from .index import Hit, MessageHit, Problem, Progress, SearchIndex, SyncReport
-from .layout import MEMORIES_DIR, is_transcript, label, split_memory_path
-from .paths import clean_memory_path, clean_namespace
+from .layout import MEMORIES_DIR, SESSIONS_DIR, is_transcript, label, split_memory_path
+from .paths import clean_memory_path, clean_namespace, clean_relpath
+from .purge import PurgeReport, purge
 from .sessions import MarkdownSession, SessionInfo, keys_id, read_info
 from .store import MemoryStore
 from .watch import Watcher
@@ -336,6 +337,38 @@ class Vault:
         """Put ``path`` back as it was at ``rev``, as a new commit (works for deleted files)."""
         return self.engine.restore(path, rev, trailers=trailers)
 
+    def purge(self, path: str | None = None, *, text: str | None = None, rewrite_remotes: bool = False,
+              dry_run: bool = False) -> PurgeReport:  # fmt: skip
+        """Remove a file's content, or a text, from every commit of the vault's history.
+
+        The one deliberate exception to "memfs never rewrites history" (see docs/security.md):
+        unlike ``delete``, nothing of it can be restored afterwards. Every ref is rewritten
+        (branches, tags, the stash), reflogs expire, unreachable objects are pruned, the search
+        index is rebuilt, and the hashes of what went are committed in ``.memfs-tombstones``.
+        Nothing is pushed unless ``rewrite_remotes``; the report names the remotes that still
+        hold the old history.
+
+        Args:
+            path: A memory (``users/alice/x.md``, its vault path, or its id) or a transcript's
+                vault path (``sessions/...``): every version of it, across renames, goes.
+            text: A text to replace by ``[PURGED]`` in every file version, file name and commit
+                message where it appears (at least 4 characters).
+            rewrite_remotes: Fetch every branch and tag of each remote, rewrite them too and
+                force-push them (each with a lease on the id it had).
+            dry_run: Change nothing; report the commits that would change.
+
+        Raises:
+            PurgeError: A merge, rebase... in progress, linked worktrees, or a shallow clone.
+            NotFoundError: The path is in neither the history nor the folder.
+        """
+        rel = None
+        if path is not None:
+            if isinstance(path, str) and path.startswith(SESSIONS_DIR + "/"):
+                rel = clean_relpath(path)
+            else:
+                rel = self.resolve(path)[1]
+        return purge(self.engine, rel, text=text, rewrite_remotes=rewrite_remotes, dry_run=dry_run)
+
     def undo(self, *, author: str | None = None, session: str | None = None) -> Revision:
         """Revert the newest change made by ``author`` (name or email) or in ``session``, as a new commit.
 
@@ -388,7 +421,7 @@ def _git_time(moment: datetime | None) -> str | None:
 
 
 def _matches(rev: Revision, author: str | None, session: str | None) -> bool:
-    if rev.trailers.get("Memfs-Op") in ("init", "undo"):
+    if rev.trailers.get("Memfs-Op") in ("init", "undo", "purge"):  # a purge is not undone
         return False
     if author is not None and author.lower() not in f"{rev.author.name} <{rev.author.email}>".lower():
         return False
