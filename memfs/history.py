@@ -355,6 +355,8 @@ class GitHistory:
                 try:
                     self._git("update-ref", "-m", f"memfs: {message.splitlines()[0]}", "HEAD", sha,
                               head or ZERO_SHA)  # fmt: skip
+                except GitLockError:
+                    raise  # already waited for the lock as long as allowed: waiting again helps nobody
                 except HistoryError:
                     if attempt == 2:
                         raise
