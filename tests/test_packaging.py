@@ -59,7 +59,7 @@ def copy_sources(dest: Path, env: dict[str, str]) -> None:
             shutil.copy2(source, dest / name)
 
 
-@pytest.mark.slow
+@pytest.mark.package
 def test_wheel_installs_in_a_fresh_venv_and_runs(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
     src, dist, venv = tmp_path / "src", tmp_path / "dist", tmp_path / "venv"
