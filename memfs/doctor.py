@@ -1,4 +1,4 @@
-"""Health checks of a vault: the index against the files, git's state, malformed and stray files."""
+"""Health checks of a vault: the index against the files, git's state, malformed and stray files, salvage."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ class Finding:
 
 
 def examine(engine: WriteEngine) -> list[Finding]:
-    """Check the index against the files, git's state, malformed files and leftovers."""
+    """Check the index against the files, git's state, malformed files, leftovers and salvage files."""
     findings: list[Finding] = []
     with engine.locked():
         engine.flush_index()
@@ -55,6 +55,13 @@ def examine(engine: WriteEngine) -> list[Finding]:
                 "to commit edits made outside memfs"))  # fmt: skip
         else:
             findings.append(Finding("ok", "git", "working tree matches the last commit"))
+        salvage = engine.salvage_files()
+        if salvage:
+            findings.append(Finding("warning", "salvage",
+                f"{len(salvage)} salvage files hold the bytes of transcript appends that were interrupted and cut "
+                f"off (never acknowledged; read them, then delete them): "
+                + ", ".join(str(p.relative_to(engine.root)) for p in salvage[:5])
+                + (f" and {len(salvage) - 5} more" if len(salvage) > 5 else "")))  # fmt: skip
         leftovers = list((engine.root / MEMORIES_DIR).rglob(_fs.TEMP_PREFIX + "*"))
         if leftovers:
             findings.append(Finding("warning", "files",
