@@ -21,7 +21,7 @@
     ├── ModelError                 a model memfs called (summarizer, extractor) failed or answered badly
     │   ├── InvalidExtractionError an extractor's answer that is malformed or unsafe
     │   └── ScriptExhaustedError   a ScriptedModel was asked more often than it has replies
-    └── SessionError               a transcript could not be appended to (replaced over and over)
+    └── SessionError               a transcript could not be written (replaced, or changing under a manager)
 
 ``MemoryNotFound``, ``RevisionNotFound`` and ``LockTimeout`` are the earlier names of three of
 these and stay as aliases.
@@ -127,7 +127,7 @@ class ScriptExhaustedError(ModelError):
 
 
 class SessionError(MemfsError):
-    """A transcript could not be written (another program keeps replacing it)."""
+    """A transcript could not be written: replaced over and over, or changing while a manager decided."""
 
 
 # Earlier names, kept so code written against them keeps working.
