@@ -168,7 +168,7 @@ class MarkdownSession:
         self.metadata = dict(metadata or {})
         self.manager = manager
         self._dirty = False
-        self._last_commit = 0.0
+        self._last_commit = float("-inf")  # the first append under an interval policy is due at once
 
     def __repr__(self) -> str:
         return f"MarkdownSession({self.session_id!r}, path={self.path!r})"
