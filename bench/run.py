@@ -275,6 +275,9 @@ def main() -> int:
         say("sessions: apply_management on long transcripts")
         result["managers"] = session_benchmarks.manager_bench([100, 2000] if args.quick else [100, 10_000],
                                                               10 if args.quick else 30)  # fmt: skip
+        say("sessions: the first managed append on a long unmanaged session")
+        result["first_managed_append"] = session_benchmarks.first_managed_append_bench(
+            10_000 if args.quick else 100_000, 1 if args.quick else 3)
     if "locomo" in only:
         import sessions as session_benchmarks
 

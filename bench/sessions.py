@@ -158,7 +158,7 @@ def locomo_bench() -> dict[str, Any]:
     return result
 
 
-if __name__ == "__main__":
+if __name__ == "__main__" and sys.argv[1:2] != ["first-managed-append"]:
     print(json.dumps({"sessions": session_bench([100, 10_000], 30), "locomo": locomo_bench()}, indent=2))
 
 
@@ -246,3 +246,43 @@ def extraction_bench() -> dict[str, Any]:
     return {"observations": observations, "captured": captured,
             "observation_recall": round(captured / max(1, observations), 3), "memories_extracted": memories,
             "questions": questions, "injected_context_hit_rate": round(hits / max(1, questions), 3)}  # fmt: skip
+
+
+def first_managed_append_bench(size: int, reps: int = 3) -> dict[str, Any]:
+    """The first append after a manager is attached to a long session that never had one.
+
+    No manager entry exists yet, so the view has no newest window or summary to stop at. Each
+    sample is a fresh copy of the same ``size``-message transcript (``commit="manual"``, so git is
+    not timed); the second managed append is timed too.
+    """
+    from memfs.conversation import SlidingWindowConversationManager, TokenWindowConversationManager
+
+    folder = Path(tempfile.mkdtemp(prefix="memfs-first-managed-"))
+    try:
+        vault = memfs.Vault.open(folder / "vault", durable=False, reconcile=False)
+        source = vault.session("source", commit="manual")
+        for start in range(0, size // 2, 5000):
+            source.append([item for i in range(start, min(size // 2, start + 5000)) for item in turn(i)])
+        row: dict[str, Any] = {"messages": size, "transcript_mb": round(source.file.stat().st_size / 1e6, 1)}
+        for manager in (SlidingWindowConversationManager(40), TokenWindowConversationManager(8000)):
+            firsts, seconds = [], []
+            for rep in range(reps):
+                session = vault.session(f"{type(manager).__name__}-{rep}", commit="manual")
+                shutil.copyfile(source.file, session.file)
+                session.manager = manager
+                start = time.perf_counter()
+                session.append(turn(size + 1))
+                firsts.append((time.perf_counter() - start) * 1000)
+                start = time.perf_counter()
+                session.append(turn(size + 2))
+                seconds.append((time.perf_counter() - start) * 1000)
+                session.file.unlink()
+            row[type(manager).__name__] = {"first_managed_append": stats(firsts), "second": stats(seconds)}
+        vault.close()
+        return row
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["first-managed-append"]:
+    print(json.dumps(first_managed_append_bench(int(sys.argv[2]) if len(sys.argv) > 2 else 100_000), indent=2))

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DECISION_KINDS = ("window", "summary", "truncate")
+TOOL_PAIR_MARGIN = 64  # items read before a window, so a cut can keep a tool call with its result
 
 DEFAULT_SUMMARY_PROMPT = """You summarize a conversation between a user and an AI assistant so that the
 assistant can continue it without the original messages. Write in the third person, as bullet points,
@@ -106,6 +107,8 @@ class View:
         removed: How many conversation items managers removed from the view so far.
         truncated: Positions of tool results shortened in the view, with the characters kept.
         next_position: The position the next entry will take.
+        skipped: Items at the start of the view that were not read (a read bounded to what the
+            manager needs, on a transcript with no manager entry): ``items`` holds the rest.
     """
 
     items: list[Item] = field(default_factory=list)
@@ -115,6 +118,7 @@ class View:
     removed: int = 0
     truncated: dict[int, int] = field(default_factory=dict)
     next_position: int = 1
+    skipped: int = 0
 
     @property
     def offset(self) -> int:
@@ -122,20 +126,64 @@ class View:
         return 1 if self.summary is not None else 0
 
 
-def read_view(fd: int) -> View:
+def read_view(fd: int, limit: int | None = None) -> View:
     """The managed view of the transcript open at ``fd``, rebuilt from its entries.
 
     It reads back only to the newest ``window`` or ``summary`` entry a manager wrote (and to the
-    first item that entry keeps), so its cost does not grow with the length of the session.
+    first item that entry keeps), so its cost does not grow with the length of the session. With
+    ``limit``, a manager needs only the latest ``limit`` items: on a transcript without manager
+    entries (a long session a manager was never attached to) it stops once it has them, and the
+    items before are counted in ``View.skipped``, not read. Whether any manager entry lies further
+    back is found by a byte search, not by parsing; if one may, the view is read in full.
     """
-    count = 64
+    if limit == 0:  # the manager looks at nothing: only where the next entry goes
+        last, _, _ = transcript.read_tail(fd, 1)
+        return View(next_position=last[-1].n + 1 if last else 1, skipped=last[-1].n if last else 0)
+    count = 64 if limit is None else max(2, min(64, limit + 1))
     while True:
         entries, _, _ = transcript.read_tail(fd, count)
         marks = [e for e in entries if e.kind in ("window", "summary")]
         start = int(marks[-1].meta.get("start", 1)) if marks else 1
         if (marks and entries[0].n <= start) or len(entries) < count or entries[0].n <= 1:
             return build_view(entries)
+        if limit is not None and not marks and sum(e.kind == "item" for e in entries) >= limit:
+            if not transcript.kinds_before(fd, entries[0].offset):
+                view = build_view(entries)
+                view.skipped = entries[0].n - 1  # entries before these are all items
+                return view
+            limit = None  # a manager entry may lie further back: read back to it
         count *= 4
+
+
+def extend_view(view: View, items: Sequence[Item]) -> View:
+    """The view once ``items`` are appended (from ``view.next_position`` on), as a read would build it."""
+    out = View(list(view.items), list(view.positions), view.summary, view.summary_range, view.removed,
+               dict(view.truncated), view.next_position + len(items), view.skipped)  # fmt: skip
+    opened: set[str] = set()
+    for item in view.items:
+        opened |= tool_links(item)[0]
+    for offset, item in enumerate(items):
+        calls, results = tool_links(item)
+        if results - opened:  # its call is not in the view: a read leaves it out too
+            continue
+        opened |= calls
+        out.items.append(item)
+        out.positions.append(view.next_position + offset)
+    return out
+
+
+def items_needed(manager: Any) -> int | None:
+    """How many of the latest items ``manager.apply_management`` needs to see (None: the whole view).
+
+    A manager says so with an ``items_needed()`` method; one without it gets the whole view.
+    """
+    method = getattr(manager, "items_needed", None)
+    needed = method() if callable(method) else None
+    if needed is None:
+        return None
+    if not isinstance(needed, int) or isinstance(needed, bool) or needed < 0:
+        raise InvalidArgumentError(f"items_needed() must return a non-negative integer or None, got {needed!r}")
+    return needed
 
 
 def build_view(entries: Sequence[transcript.Entry]) -> View:
@@ -241,6 +289,10 @@ class _Managed:
         self.removed_message_count = 0
         self.summary: str | None = None
 
+    def items_needed(self) -> int | None:
+        """How many of the latest items :meth:`apply_management` needs to see (None: the whole view)."""
+        return None
+
     def get_state(self) -> dict[str, Any]:
         """The state: the manager's name, how many messages it removed, its latest summary."""
         return {"__name__": type(self).__name__, "removed_message_count": self.removed_message_count,
@@ -256,7 +308,7 @@ class _Managed:
         """The decision that the view now starts at ``view.items[cut]`` (a summary before it drops out)."""
         index = max(0, cut - view.offset)
         start = view.positions[index] if index < len(view.positions) else view.next_position
-        self.removed_message_count = view.removed + index
+        self.removed_message_count = view.removed + view.skipped + index
         self.summary = view.summary if cut < 1 else None
         meta = {"start": start, "removed": self.removed_message_count,
                 "drop_summary": view.summary is not None and cut >= 1,
@@ -267,6 +319,10 @@ class _Managed:
 
 class NullConversationManager(_Managed):
     """Keeps everything; on overflow it can only give up."""
+
+    def items_needed(self) -> int:
+        """It looks at nothing."""
+        return 0
 
     def apply_management(self, view: View) -> Decision | None:
         """Nothing to do."""
@@ -293,6 +349,10 @@ class SlidingWindowConversationManager(_Managed):
         self.window_size = _check_int("window_size", window_size, 1)
         self.should_truncate_results = bool(should_truncate_results)
         self.truncated_size = _check_int("truncated_size", truncated_size, 0)
+
+    def items_needed(self) -> int:
+        """The window, and room before it to keep a tool call with its result."""
+        return self.window_size + TOOL_PAIR_MARGIN
 
     def apply_management(self, view: View) -> Decision | None:
         """Slide the window if the view is longer than ``window_size``."""
@@ -339,6 +399,10 @@ class TokenWindowConversationManager(_Managed):
     def tokens(self, item: Mapping[str, Any]) -> int:
         """The tokens an item costs (its JSON, plus a few for the message wrapper)."""
         return self.count(json.dumps(item, ensure_ascii=False)) + 4
+
+    def items_needed(self) -> int:
+        """More items than the budget can hold (each costs at least 4 tokens), and room for tool pairs."""
+        return self.max_tokens // 4 + 1 + TOOL_PAIR_MARGIN
 
     def apply_management(self, view: View) -> Decision | None:
         """Drop the oldest messages until the view fits the budget."""

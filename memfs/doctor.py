@@ -1,4 +1,4 @@
-"""Health checks of a vault: the index against the files, git's state, malformed and stray files.
+"""Health checks of a vault: the index against the files, git's state, malformed and stray files, salvage.
 
 git's state covers what a person can leave a repository in: a merge, rebase, cherry-pick, revert
 or bisect in progress (memfs commits nothing then), files holding conflict markers (never
@@ -30,7 +30,7 @@ class Finding:
 
 
 def examine(engine: WriteEngine) -> list[Finding]:
-    """Check the index against the files, git's state, malformed files and leftovers."""
+    """Check the index against the files, git's state, malformed files, leftovers and salvage files."""
     findings: list[Finding] = []
     with engine.locked():
         engine.flush_index()
@@ -64,8 +64,8 @@ def examine(engine: WriteEngine) -> list[Finding]:
                 f"policy); first: {sorted(own)[0]}"))  # fmt: skip
         for rel in sorted(edits)[:MAX_LISTED]:
             what = _STATES.get(status.get(rel, " M").strip()[:1], "changed")
-            findings.append(Finding("warning", "edit",
-                f"{rel}: {what} outside memfs, not committed yet; `memfs commit` commits it"))  # fmt: skip
+            then = f"memfs commits it once the {busy[0]} is over" if busy else "`memfs commit` commits it"
+            findings.append(Finding("warning", "edit", f"{rel}: {what} outside memfs, not committed yet; {then}"))
         if len(edits) > MAX_LISTED:
             findings.append(Finding("warning", "edit", f"... and {len(edits) - MAX_LISTED} more uncommitted edits"))
         dirty = sorted(rel for rel in status if rel not in own and rel not in edits)
@@ -77,6 +77,13 @@ def examine(engine: WriteEngine) -> list[Finding]:
             findings.append(Finding("warning", "git", message))
         elif not edits:
             findings.append(Finding("ok", "git", "working tree matches the last commit"))
+        salvage = engine.salvage_files()
+        if salvage:
+            findings.append(Finding("warning", "salvage",
+                f"{len(salvage)} salvage files hold the bytes of transcript appends that were interrupted and cut "
+                f"off (never acknowledged; read them, then delete them): "
+                + ", ".join(str(p.relative_to(engine.root)) for p in salvage[:5])
+                + (f" and {len(salvage) - 5} more" if len(salvage) > 5 else "")))  # fmt: skip
         leftovers = list((engine.root / MEMORIES_DIR).rglob(_fs.TEMP_PREFIX + "*"))
         if leftovers:
             findings.append(Finding("warning", "files",

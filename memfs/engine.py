@@ -8,10 +8,13 @@ git has it, and it keeps two records under ``.memfs/``:
 
 - ``pending``: the vault paths written since the index last caught up. The next search in any
   process indexes exactly those, so a write never pays for a Whoosh commit.
-- ``own``: the transcripts memfs itself changed and has not committed yet (a session whose
-  commit policy is not "every turn"), with the file's stat after memfs's write. A person's edit
-  is a file that differs from git *and* from this record; memfs's own pending writes are never
-  committed under a person's name.
+- ``own``: the transcripts memfs itself wrote lately, with the file's stat after memfs's last
+  write and whether that write is still uncommitted (a session whose commit policy is not "every
+  turn"). A person's edit is a file that differs from git *and* from this record; memfs's own
+  pending writes are never committed under a person's name. The stat also tells a session that a
+  shorter file is memfs's own doing (another session object popped or cleared), and where memfs's
+  last complete write ended, so that an append cut short by a killed writer is recognised and cut
+  off (into ``.memfs/salvage/``) before the next one.
 
 The :class:`~memfs.vault.Vault` front door, the memory store, sessions, the watcher and the
 doctor all sit on this engine and use only its public methods.
@@ -27,6 +30,7 @@ import json
 import logging
 import os
 import stat
+import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,7 +51,8 @@ from .errors import (
 )
 from .history import DEFAULT_PERSON, GitHistory, Identity, has_conflict_markers
 from .index import MAX_INDEXED_BYTES, Hit, MessageHit, Problem, Progress, SearchIndex, SyncReport
-from .layout import CONTENT_DIRS, MEMORIES_DIR, STATE_DIR, VAULT_MARKER, label
+from .layout import CONTENT_DIRS, MEMORIES_DIR, STATE_DIR, VAULT_MARKER, is_transcript, label
+from .transcript import classify_tail, partial_heading
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +61,19 @@ _GITIGNORE_LINES = (".memfs/", _fs.TEMP_PREFIX + "*")
 _MARKER_TEXT = b"memfs vault: this file keeps memories/ in git, so a clone of a vault with no memories yet opens\n"
 
 Stat = tuple[int, int, int]  # (inode, size, mtime_ns): how memfs recognises a file it wrote
+OWN_KEPT = 64  # committed transcripts whose last write the own record keeps (besides every uncommitted one)
+
+
+@dataclass
+class _Rewind:
+    """How to put a transcript back as it was when a :meth:`WriteEngine.rewinding` block began."""
+
+    stat: Stat | None  # the file as memfs last left it inside the block (None: no file)
+    existed: bool
+    began: Stat | None
+    low: int  # the bytes [0, low) are still as they were
+    saved: bytes  # the bytes [low, size) as they were
+    own: list[int] | None  # memfs's record of the file when the block began
 
 
 @dataclass
@@ -99,7 +117,9 @@ class WriteEngine:
         self._journal = self.state_dir / "journal"
         self._held_file = self.state_dir / "held"
         self._seen_file = self.state_dir / "seen-edits"
+        self.salvage_dir = self.state_dir / "salvage"
         self._change: Change | None = None
+        self._rewinds: dict[str, _Rewind] = {}
         with self._lock.hold():
             self.history = GitHistory(root, self.state_dir, lock_timeout=lock_timeout,
                                       holds_vault_lock=lambda: self._lock.held)  # fmt: skip
@@ -437,10 +457,12 @@ class WriteEngine:
     # -- files written in place (transcripts) ---------------------------------------------
 
     def append(self, rel: str, data: bytes, *, expect: tuple[int, int] | None = None) -> int:
-        """Append ``data`` to an existing file in one go; returns the file's new size.
+        """Append ``data`` to an existing file, all or nothing; returns the file's new size.
 
         Not committed: the caller commits when its policy says (:meth:`commit`); until then
-        the file is recorded as memfs's own uncommitted write.
+        the file is recorded as memfs's own uncommitted write. If anything fails (a short write
+        then ``EFBIG``/``ENOSPC``, an I/O error, the record of the write), the file is cut back
+        to where it was and the error raised: no part of ``data`` stays.
 
         Args:
             rel: The vault path of the file.
@@ -454,6 +476,7 @@ class WriteEngine:
         """
         with self._lock.hold():
             target = self.root / rel
+            self._rewind_check(rel)
             fd = os.open(target, os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW)
             try:
                 before = os.fstat(fd)
@@ -463,42 +486,209 @@ class WriteEngine:
                     _fs.write_all(fd, data)
                     if self.durable:
                         os.fdatasync(fd)
+                    now = _stat(target)
+                    if now is None or now[0] != before.st_ino:
+                        raise ConflictError(f"{rel} was replaced by another program while memfs appended to it")
+                    self.mark_pending([rel])
+                    self._note_own([rel])
                 except BaseException:
                     with contextlib.suppress(OSError):  # leave no partial entry behind
                         os.ftruncate(fd, before.st_size)
+                        self._restamp_own(rel, (before.st_ino, before.st_size, before.st_mtime_ns))
                     raise
-                size = before.st_size + len(data)
+                finally:
+                    self._rewind_wrote(rel, before.st_ino)
             finally:
                 os.close(fd)
-            try:
-                now = os.stat(target)
-            except FileNotFoundError:
-                now = None
-            if now is None or (now.st_ino, now.st_dev) != (before.st_ino, before.st_dev):
-                raise ConflictError(f"{rel} was replaced by another program while memfs appended to it")
-            self._note_own([rel])
-            self.mark_pending([rel])
-            return size
+            return before.st_size + len(data)
 
     def truncate(self, rel: str, size: int) -> None:
         """Cut a file back to ``size`` bytes (the last entry of a transcript); not committed."""
         with self._lock.hold():
+            self._rewind_check(rel)
             fd = os.open(self.root / rel, os.O_RDWR | os.O_NOFOLLOW)
             try:
+                self._rewind_cut(rel, fd, size)
                 os.ftruncate(fd, size)
                 if self.durable:
                     os.fsync(fd)
+                self._rewind_wrote(rel, os.fstat(fd).st_ino)
             finally:
                 os.close(fd)
             self._note_own([rel])
             self.mark_pending([rel])
 
     def replace(self, rel: str, data: bytes) -> None:
-        """Write a whole file atomically (a new or cleared transcript); not committed."""
+        """Write a whole file atomically (a new transcript); not committed."""
         with self._lock.hold():
-            _fs.atomic_write(self.root / rel, data, durable=self.durable)
+            self._rewind_check(rel)
+            target = self.root / rel
+            if rel in self._rewinds and self._rewinds[rel].existed:
+                fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW)
+                try:
+                    self._rewind_cut(rel, fd, 0)
+                finally:
+                    os.close(fd)
+            _fs.atomic_write(target, data, durable=self.durable)
+            now = _stat(target)
+            if now is not None:
+                self._rewind_wrote(rel, now[0])
             self._note_own([rel])
             self.mark_pending([rel])
+
+    def repair_tail(self, rel: str) -> Path | None:
+        """Cut an interrupted append off the end of a transcript; the bytes go to ``.memfs/salvage/``.
+
+        A writer killed in the middle of an append (or a crash, or a short write that could not be
+        undone) leaves the start of an entry after the last complete one. It is recognised from
+        the record of memfs's last write (same file; what follows the end of that write is whole
+        entries and then one cut short), or without a record from a heading line cut short at the
+        very end. Anything else after memfs's last write is a person's edit and stays: it is what
+        the agent reads next. Whole entries after it (a writer killed after writing, before
+        recording) are memfs's and are recorded as such.
+
+        Returns:
+            The salvage file holding the bytes cut off, or None if the tail was whole.
+        """
+        with self._lock.hold():
+            target = self.root / rel
+            try:
+                fd = os.open(target, os.O_RDWR | os.O_NOFOLLOW)
+            except (FileNotFoundError, NotADirectoryError):
+                return None
+            try:
+                st = os.fstat(fd)
+                now = (st.st_ino, st.st_size, st.st_mtime_ns)
+                record = self._own_record().get(rel)
+                if record is not None and tuple(record[:3]) == now:
+                    return None  # as memfs left it
+                cut: int | None = None
+                if record is not None and record[0] == st.st_ino and 0 < record[1] < st.st_size:
+                    kind = classify_tail(os.pread(fd, st.st_size - record[1], record[1]))
+                    if kind == "complete":
+                        self._note_own([rel])
+                        return None
+                    if kind == "torn":
+                        cut = record[1]
+                if cut is None:
+                    back = min(st.st_size, 16_384)
+                    at = partial_heading(os.pread(fd, back, st.st_size - back))
+                    if at is None:
+                        return None
+                    cut = st.st_size - back + at
+                salvage = self._salvage(rel, os.pread(fd, st.st_size - cut, cut), cut)
+                os.ftruncate(fd, cut)
+                if self.durable:
+                    os.fsync(fd)
+            finally:
+                os.close(fd)
+            log.warning("%s: cut off %d bytes of an interrupted append after byte %d (kept in %s)",
+                        rel, st.st_size - cut, cut, salvage)  # fmt: skip
+            if record is not None and cut == record[1]:
+                self._restamp_own(rel, (record[0], record[1], record[2]))  # again what memfs last wrote
+            if rel in self._rewinds:
+                self._rewinds[rel] = self._rewind_base(rel)
+            self.mark_pending([rel])
+            return salvage
+
+    def _salvage(self, rel: str, data: bytes, offset: int) -> Path:
+        self.salvage_dir.mkdir(exist_ok=True)
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        base = f"{rel.replace('/', '__')}.{stamp}.{offset}"
+        path = self.salvage_dir / f"{base}.torn"
+        counter = 1
+        while path.exists():
+            counter += 1
+            path = self.salvage_dir / f"{base}-{counter}.torn"
+        _fs.atomic_write(path, data, durable=self.durable)
+        return path
+
+    def salvage_files(self) -> list[Path]:
+        """The files holding bytes cut off transcripts after interrupted appends, oldest first."""
+        try:
+            return sorted(self.salvage_dir.iterdir(), key=lambda p: (p.stat().st_mtime_ns, p.name))
+        except FileNotFoundError:
+            return []
+
+    @contextlib.contextmanager
+    def rewinding(self, rel: str) -> Iterator[None]:
+        """Put transcript ``rel`` back as it was if the block raises: its bytes and memfs's record of it.
+
+        A session's append, pop or clear runs in one with the commit that follows, so a failed
+        commit leaves the file as before and a retry duplicates nothing. Blocks nest (the outermost
+        one decides). If something other than memfs changed the file inside the block, the rewind
+        goes back only as far as that change, which is kept.
+        """
+        with self._lock.hold():
+            if rel in self._rewinds:
+                yield
+                return
+            self._rewinds[rel] = self._rewind_base(rel)
+            try:
+                yield
+            except BaseException:
+                self._rewind(rel, self._rewinds.pop(rel))
+                raise
+            finally:
+                self._rewinds.pop(rel, None)
+
+    def _rewind_base(self, rel: str) -> _Rewind:
+        stat = _stat(self.root / rel)
+        size = stat[1] if stat is not None else 0
+        return _Rewind(stat, stat is not None, stat, size, b"", self._own_record().get(rel))
+
+    def _rewind_check(self, rel: str) -> None:
+        """Before memfs writes ``rel`` in a rewind block: start from a change someone else made."""
+        rewind = self._rewinds.get(rel)
+        if rewind is not None and _stat(self.root / rel) != rewind.stat:
+            log.info("%s changed outside memfs during a write; a rewind goes back only to that change", rel)
+            self._rewinds[rel] = self._rewind_base(rel)
+
+    def _rewind_cut(self, rel: str, fd: int, size: int) -> None:
+        rewind = self._rewinds.get(rel)
+        if rewind is not None and size < rewind.low:
+            rewind.saved = os.pread(fd, rewind.low - size, size) + rewind.saved
+            rewind.low = size
+
+    def _rewind_wrote(self, rel: str, inode: int) -> None:
+        rewind = self._rewinds.get(rel)
+        if rewind is not None:
+            now = _stat(self.root / rel)
+            if now is not None and now[0] == inode:
+                rewind.stat = now
+            else:  # the bytes went to a file someone replaced meanwhile
+                self._rewinds[rel] = self._rewind_base(rel)
+
+    def _rewind(self, rel: str, rewind: _Rewind) -> None:
+        target = self.root / rel
+        if _stat(target) != rewind.stat:
+            log.warning("%s changed outside memfs during a failed write; it is left as it is", rel)
+            return
+        try:
+            if not rewind.existed:
+                target.unlink(missing_ok=True)
+            else:
+                fd = os.open(target, os.O_WRONLY | os.O_NOFOLLOW)
+                try:
+                    os.ftruncate(fd, rewind.low)
+                    os.lseek(fd, rewind.low, os.SEEK_SET)
+                    _fs.write_all(fd, rewind.saved)
+                    if self.durable:
+                        os.fsync(fd)
+                finally:
+                    os.close(fd)
+            own = self._own_record()
+            now = _stat(target)
+            if rewind.own is None or now is None:
+                own.pop(rel, None)
+            elif rewind.began is not None and tuple(rewind.own[:3]) == rewind.began:
+                own[rel] = [*now, rewind.own[3]]  # as memfs left it then, and committed or not as then
+            else:
+                own[rel] = rewind.own
+            self._save_own(own)
+            self.mark_pending([rel])
+        except OSError as exc:
+            log.error("could not put %s back after a failed write: %s", rel, exc)
 
     # -- commits ----------------------------------------------------------------------
 
@@ -521,32 +711,65 @@ class WriteEngine:
 
     def own_uncommitted(self) -> dict[str, Stat]:
         """The files memfs changed and has not committed yet, with their stat after memfs's write."""
+        return {rel: (v[0], v[1], v[2]) for rel, v in self._own_record().items() if v[3]}
+
+    def last_write(self, rel: str) -> Stat | None:
+        """The stat of transcript ``rel`` after memfs's last write of it (committed or not), if recorded.
+
+        If the file's stat is this, the file is exactly as memfs left it, whichever process or
+        session object wrote it.
+        """
+        record = self._own_record().get(rel)
+        return (record[0], record[1], record[2]) if record is not None else None
+
+    def _own_record(self) -> dict[str, list[int]]:
+        """``{rel: [inode, size, mtime_ns, uncommitted]}``, least recently written first."""
         try:
             raw = json.loads(self._own_file.read_text("utf-8"))
         except (FileNotFoundError, ValueError, UnicodeDecodeError):
             return {}
         if not isinstance(raw, dict):
             return {}
-        return {k: (v[0], v[1], v[2]) for k, v in raw.items()
-                if isinstance(k, str) and isinstance(v, list) and len(v) == 3
+        return {k: [v[0], v[1], v[2], v[3] if len(v) == 4 else 1] for k, v in raw.items()
+                if isinstance(k, str) and isinstance(v, list) and len(v) in (3, 4)
                 and all(isinstance(x, int) for x in v)}  # fmt: skip
 
     def _note_own(self, paths: Iterable[str]) -> None:
-        own = self.own_uncommitted()
+        own = self._own_record()
         for rel in paths:
             seen = _stat(self.root / rel)
+            own.pop(rel, None)  # to the end: the most recently written
             if seen is not None:
-                own[rel] = seen
+                own[rel] = [*seen, 1]
         self._save_own(own)
 
-    def _forget_own(self, paths: Iterable[str]) -> None:
-        own = self.own_uncommitted()
-        if own and any(own.pop(rel, None) is not None for rel in list(paths)):
+    def _restamp_own(self, rel: str, was: Stat) -> None:
+        """The file is back to what memfs recorded as ``was``: record its new stat the same way."""
+        own = self._own_record()
+        entry = own.get(rel)
+        now = _stat(self.root / rel)
+        if entry is not None and tuple(entry[:3]) == was and now is not None:
+            own[rel] = [*now, entry[3]]
             self._save_own(own)
 
-    def _save_own(self, own: dict[str, Stat]) -> None:
+    def _forget_own(self, paths: Iterable[str]) -> None:
+        """After a commit: the files hold nothing uncommitted of memfs's (their last stat is kept)."""
+        own = self._own_record()
+        changed = False
+        for rel in paths:
+            entry = own.get(rel)
+            if entry is not None and entry[3]:
+                entry[3] = 0
+                changed = True
+        if changed:
+            self._save_own(own)
+
+    def _save_own(self, own: dict[str, list[int]]) -> None:
         # Derived state: losing it in a crash only means a pending write may be taken for a
         # person's edit, so it is written without fsync.
+        committed = [rel for rel, v in own.items() if not v[3]]
+        for rel in committed[: max(0, len(committed) - OWN_KEPT)]:
+            del own[rel]
         tmp = self._own_file.with_name("own.new")
         tmp.write_text(json.dumps(own), "utf-8")
         os.replace(tmp, self._own_file)
@@ -594,10 +817,14 @@ class WriteEngine:
         """
         with self._lock.hold():
             if paths is None:
+                for rel in filter(is_transcript, self.own_uncommitted()):  # an interrupted append is no one's edit
+                    self.repair_tail(rel)
                 changed = self.outside_edits()
                 self._seen_file.unlink(missing_ok=True)
             else:
                 candidates = sorted(set(paths) | self._held_back())
+                for rel in filter(is_transcript, candidates):  # an interrupted append is no one's edit
+                    self.repair_tail(rel)
                 changed = self.history.changed(candidates) if candidates else []
                 own = self.own_uncommitted()
                 changed = [p for p in changed if p not in own or own[p] != _stat(self.root / p)]

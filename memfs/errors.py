@@ -25,7 +25,7 @@
     ├── ModelError                 a model memfs called (summarizer, extractor) failed or answered badly
     │   ├── InvalidExtractionError an extractor's answer that is malformed or unsafe
     │   └── ScriptExhaustedError   a ScriptedModel was asked more often than it has replies
-    ├── SessionError               a transcript could not be appended to (replaced over and over)
+    ├── SessionError               a transcript could not be written (replaced, or changing under a manager)
     └── PurgeError                 a purge refused: an operation in progress, linked worktrees, a shallow clone
 
 ``MemoryNotFound``, ``RevisionNotFound`` and ``LockTimeout`` are the earlier names of three of
@@ -169,7 +169,7 @@ class ScriptExhaustedError(ModelError):
 
 
 class SessionError(MemfsError):
-    """A transcript could not be written (another program keeps replacing it)."""
+    """A transcript could not be written: replaced over and over, or changing while a manager decided."""
 
 
 class PurgeError(MemfsError):

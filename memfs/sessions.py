@@ -7,14 +7,22 @@ is not async. Appends write only the new entries, under the vault lock, with one
 ``O_APPEND`` file; reads of the last N items read the file from its end.
 
 An editor that saves by writing a new file and renaming it over the transcript while an agent
-appends would silently drop the agent's messages. A session therefore remembers the entries it
-appended lately; if the file on disk ends before the last of them, it appends the missing ones
-again before anything else.
+appends would silently drop the agent's messages. The sessions of a process therefore remember
+the entries they appended lately; if the file changed since memfs last wrote it and ends before
+the last of them, the missing ones are appended again before anything else. A file that is
+exactly as memfs last left it (the engine records its stat) and is shorter was popped or cleared
+by memfs itself, through any session object or process: nothing is put back then.
+
+Every append, pop and clear is all or nothing: it runs in an engine rewind block with the commit
+its policy calls for, so a failure anywhere leaves the file (and memfs's records of it) as before.
+A conversation manager decides outside the vault lock (a summarizer calls a model); the decision
+is recorded only if the view it was made on is still the file's.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import logging
@@ -22,15 +30,16 @@ import os
 import re
 import time
 import unicodedata
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+import weakref
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from . import transcript
-from .conversation import ConversationManager, Decision, View, read_view
+from .conversation import ConversationManager, Decision, View, extend_view, items_needed, read_view
 from .documents import timestamp
-from .engine import WriteEngine, engine_of
+from .engine import Stat, WriteEngine, engine_of
 from .errors import ConflictError, DocumentError, InvalidArgumentError, PathError, SessionError
 from .index import MessageHit
 from .layout import SESSIONS_DIR
@@ -41,6 +50,7 @@ log = logging.getLogger(__name__)
 _SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,99}")
 COMMIT_POLICIES = ("turn", "manual", "close")
 RECOVERY_WINDOW = 1000  # how many of its latest entries a session can put back after a bad save
+DECISION_ATTEMPTS = 3  # a manager decides again when the view changed under it, at most this often
 
 
 def session_file(session_id: str, folder: str = "") -> str:
@@ -60,6 +70,21 @@ def session_file(session_id: str, folder: str = "") -> str:
         name = f"{slugify(session_id, max_length=40)}-{digest}"
     base = f"{SESSIONS_DIR}/{clean_relpath(folder.strip('/'), what='session folder')}" if folder else SESSIONS_DIR
     return f"{base}/{name}.md"
+
+
+@dataclass
+class _Tail:
+    """What this process last wrote to one transcript, shared by every session object on it."""
+
+    stat: Stat | None = None  # the file after this process's last write (None: none yet)
+    n: int = 0  # the position of the last entry then
+    entries: dict[int, tuple[Any, ...]] = field(default_factory=dict)  # its latest entries, to put back
+
+    def copy(self) -> _Tail:
+        return _Tail(self.stat, self.n, dict(self.entries))
+
+
+_TAILS: weakref.WeakKeyDictionary[WriteEngine, dict[str, _Tail]] = weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True)
@@ -142,10 +167,8 @@ class MarkdownSession:
         self.commit_policy = commit
         self.metadata = dict(metadata or {})
         self.manager = manager
-        self._last_n: int | None = None
-        self._recent: dict[int, tuple[Any, ...]] = {}
         self._dirty = False
-        self._last_commit = 0.0
+        self._last_commit = float("-inf")  # the first append under an interval policy is due at once
 
     def __repr__(self) -> str:
         return f"MarkdownSession({self.session_id!r}, path={self.path!r})"
@@ -192,7 +215,10 @@ class MarkdownSession:
     def append(self, items: Sequence[Mapping[str, Any]]) -> None:
         """Add items at the end of the transcript (one write), then commit per the policy.
 
-        With a manager attached, its decision on the new view is recorded in the same commit.
+        All or nothing: if the write or the commit fails, the transcript is as before and the
+        error is raised, so a retry does not duplicate anything. With a manager attached, its
+        decision on the new view is recorded in the same write and commit; the manager decides
+        outside the vault lock.
         """
         items = list(items)
         for item in items:
@@ -201,15 +227,34 @@ class MarkdownSession:
             json.dumps(item)  # a clear TypeError now rather than a broken file later
         if not items:
             return
-        with self.engine.locked():
+        now = timestamp()
+        entries: list[tuple[Any, ...]] = [(json.loads(json.dumps(item)), now) for item in items]
+        message = f"session: {self.session_id} +{len(items)} message{'s' if len(items) > 1 else ''}"
+        manager = self.manager
+        if manager is not None:
+            for _ in range(DECISION_ATTEMPTS):
+                view, stat = self._settled_view(items_needed(manager))
+                decision = manager.apply_management(extend_view(view, [e[0] for e in entries]))
+                try:
+                    with self.engine.locked():
+                        self._check_unchanged(view, stat, items_needed(manager))
+                        with self._all_or_nothing():
+                            self._ensure_file()
+                            self._write_entries(entries + _decision_entries(decision), at=view.next_position)
+                            self._changed(message)
+                    return
+                except ConflictError:  # the view changed under the decision
+                    log.info("%s changed while its manager decided; deciding again", self.path)
+                except BaseException:
+                    manager.restore(view)  # the transcript is as it was, and so is the manager
+                    raise
+            log.warning("%s kept changing while its manager decided; appending without a decision", self.path)
+        with self.engine.locked(), self._all_or_nothing():
             self._ensure_file()
-            now = timestamp()
-            self._write_entries([(json.loads(json.dumps(item)), now) for item in items])
-            if self.manager is not None:
-                decision = self.manager.apply_management(self.view())
-                if decision is not None:
-                    self._write_decision(decision)
-            self._changed(f"session: {self.session_id} +{len(items)} message{'s' if len(items) > 1 else ''}")
+            self._write_entries(entries)
+            self._changed(message)
+        if manager is not None:
+            manager.restore(self._settled_view(items_needed(manager))[0])
 
     def pop(self) -> dict[str, Any] | None:
         """Remove and return the last item (None if the session is empty); truncates the file."""
@@ -217,30 +262,32 @@ class MarkdownSession:
             if not self.file.exists():
                 return None
             self._write_entries([])  # put back what a bad save dropped before removing anything
-            fd = os.open(self.file, os.O_RDONLY)
-            try:
-                entries, _ = _last_items(fd, 1)
-            finally:
-                os.close(fd)
-            if not entries:
-                return None
-            self.engine.truncate(self.path, entries[-1].offset)
-            self._last_n = entries[-1].n - 1
-            self._recent.pop(entries[-1].n, None)
-            self._changed(f"session: {self.session_id} -1 message")
-            return entries[-1].item
+            with self._all_or_nothing():
+                fd = os.open(self.file, os.O_RDONLY)
+                try:
+                    entries, _ = _last_items(fd, 1)
+                finally:
+                    os.close(fd)
+                if not entries:
+                    return None
+                self.engine.truncate(self.path, entries[-1].offset)
+                self._wrote(entries[-1].n - 1)
+                self._changed(f"session: {self.session_id} -1 message")
+                return entries[-1].item
 
     def clear(self) -> None:
         """Remove every item; the transcript keeps its front matter (and its history in git)."""
         with self.engine.locked():
             if not self.file.exists():
                 return
-            data = self.file.read_bytes()
-            head = data[: transcript.parse(data, path=self.path).body_offset]
-            self.engine.replace(self.path, head)
-            self._last_n = 0
-            self._recent.clear()
-            self._changed(f"session: {self.session_id} cleared")
+            self.engine.repair_tail(self.path)  # an interrupted append is kept in salvage, not dropped
+            with self._all_or_nothing():
+                data = self.file.read_bytes()
+                offset = transcript.body_offset(data)
+                transcript.parse(data[:offset], path=self.path)  # a transcript's front matter, or DocumentError
+                self.engine.truncate(self.path, offset)
+                self._wrote(0)
+                self._changed(f"session: {self.session_id} cleared")
 
     def commit(self) -> str | None:
         """Commit the transcript now (for the ``manual``, ``close`` and interval policies)."""
@@ -305,35 +352,49 @@ class MarkdownSession:
 
     def view(self) -> View:
         """The managed view, rebuilt from the transcript (see :func:`memfs.conversation.read_view`)."""
-        try:
-            fd = os.open(self.file, os.O_RDONLY)
-        except FileNotFoundError:
-            return View()
-        try:
-            return read_view(fd)
-        finally:
-            os.close(fd)
+        return self._view(None)
 
     def apply_management(self) -> Decision | None:
-        """Ask the manager for a decision on the current view and record it (what every append does)."""
+        """Ask the manager for a decision on the current view and record it (what every append does).
+
+        The manager decides outside the vault lock; if the transcript changed meanwhile in a way
+        that alters the view, it decides again (at most three times, then nothing is recorded).
+        """
         manager = self._manager()
-        with self.engine.locked():
-            decision = manager.apply_management(self.view())
-            if decision is not None:
-                self.record(decision)
-            return decision
+        for _ in range(DECISION_ATTEMPTS):
+            view, stat = self._settled_view(items_needed(manager))
+            decision = manager.apply_management(view)
+            if decision is None:
+                return None
+            try:
+                self._record_on(decision, view, stat, items_needed(manager))
+                return decision
+            except ConflictError:  # the view changed under the decision
+                log.info("%s changed while its manager decided; deciding again", self.path)
+        log.warning("%s kept changing while its manager decided; nothing recorded", self.path)
+        manager.restore(self._settled_view(items_needed(manager))[0])
+        return None
 
     def reduce_context(self, error: BaseException | None = None) -> Decision:
         """On a context overflow: ask the manager to free room and record its decision.
 
+        As with :meth:`apply_management`, the manager decides outside the vault lock.
+
         Raises:
             ContextWindowOverflowError: The manager cannot free any more room.
+            SessionError: The transcript kept changing while the manager decided.
         """
         manager = self._manager()
-        with self.engine.locked():
-            decision = manager.reduce_context(self.view(), error)
-            self.record(decision)
-            return decision
+        for _ in range(DECISION_ATTEMPTS):
+            view, stat = self._settled_view(None)
+            decision = manager.reduce_context(view, error)
+            try:
+                self._record_on(decision, view, stat, None)
+                return decision
+            except ConflictError:  # the view changed under the decision
+                log.info("%s changed while its manager decided; deciding again", self.path)
+        manager.restore(self._settled_view(None)[0])
+        raise SessionError(f"{self.path} kept changing while its manager decided; nothing was recorded")
 
     def restore_manager(self) -> list[dict[str, Any]]:
         """Rebuild the manager's state from the transcript alone; returns the managed view."""
@@ -341,7 +402,7 @@ class MarkdownSession:
 
     def record(self, decision: Decision) -> None:
         """Write a manager's decision into the transcript and commit it per the policy."""
-        with self.engine.locked():
+        with self.engine.locked(), self._all_or_nothing():
             self._ensure_file()
             self._write_decision(decision)
             self._changed(f"session: {self.session_id} {decision.kind}")
@@ -354,7 +415,7 @@ class MarkdownSession:
         return self.manager
 
     def _write_decision(self, decision: Decision) -> None:
-        self._write_entries([(decision.entry_item(), timestamp(), decision.kind, dict(decision.meta))])
+        self._write_entries(_decision_entries(decision))
 
     def _resolve_limit(self, limit: int | None) -> int | None:
         if limit is None and self.session_settings is not None:
@@ -373,7 +434,7 @@ class MarkdownSession:
             meta["keys"] = self.keys
         meta.update({k: v for k, v in self.metadata.items() if k not in ("memfs", "session_id")})
         self.engine.replace(self.path, transcript.new_head(meta).encode("utf-8"))
-        self._last_n = 0
+        self._wrote(0)
 
     def _count(self) -> int:
         try:
@@ -386,44 +447,134 @@ class MarkdownSession:
             os.close(fd)
         return entries[-1].n if entries else 0
 
-    def _write_entries(self, new: list[tuple[Any, ...]]) -> int:
+    def _tail(self) -> _Tail:
+        return _TAILS.setdefault(self.engine, {}).setdefault(self.path, _Tail())
+
+    def _wrote(self, last_n: int, batch: Sequence[tuple[Any, ...]] = ()) -> None:
+        """Remember this process's write: the last position now, and the entries it added."""
+        tail = self._tail()
+        first = last_n - len(batch) + 1
+        for n in [n for n in tail.entries if n >= first]:
+            del tail.entries[n]
+        for i, entry in enumerate(batch):
+            tail.entries[first + i] = entry
+        for old in [n for n in tail.entries if n <= last_n - RECOVERY_WINDOW]:
+            del tail.entries[old]
+        tail.n = last_n
+        tail.stat = self.engine.last_write(self.path)
+
+    @contextlib.contextmanager
+    def _all_or_nothing(self) -> Iterator[None]:
+        """The block's changes to the transcript (and the commit) happen whole or not at all."""
+        tail = self._tail()
+        saved, known = tail.copy(), self.engine.last_write(self.path)
+        try:
+            with self.engine.rewinding(self.path):
+                yield
+        except BaseException:
+            tail.stat, tail.n, tail.entries = saved.stat, saved.n, saved.entries
+            if saved.stat is not None and saved.stat == known:  # the rewind gave the file a new stat
+                tail.stat = self.engine.last_write(self.path)
+            raise
+
+    def _view(self, limit: int | None) -> View:
+        try:
+            fd = os.open(self.file, os.O_RDONLY)
+        except FileNotFoundError:
+            return View()
+        try:
+            return read_view(fd, limit)
+        finally:
+            os.close(fd)
+
+    def _settled_view(self, limit: int | None) -> tuple[View, Stat | None]:
+        """The view once torn tails are cut and dropped entries put back, with the file's stat."""
+        with self.engine.locked():
+            if self.file.exists():
+                self._write_entries([])
+            view = self._view(limit)
+            return view, _stat_of(self.file)
+
+    def _check_unchanged(self, view: View, stat: Stat | None, limit: int | None) -> None:
+        """ConflictError if the transcript's view is no longer ``view`` (read when the file was ``stat``)."""
+        if _stat_of(self.file) == stat:
+            return
+        if self.file.exists():
+            self._write_entries([])
+        if _stat_of(self.file) != stat and self._view(limit) != view:
+            raise ConflictError(f"{self.path} changed while its manager decided")
+
+    def _record_on(self, decision: Decision, view: View, stat: Stat | None, limit: int | None) -> None:
+        """Record a decision made on ``view``, unless the transcript no longer shows that view."""
+        with self.engine.locked():
+            self._check_unchanged(view, stat, limit)
+            try:
+                with self._all_or_nothing():
+                    self._ensure_file()
+                    self._write_entries(_decision_entries(decision), at=view.next_position)
+                    self._changed(f"session: {self.session_id} {decision.kind}")
+            except ConflictError:
+                raise
+            except BaseException:
+                self._manager().restore(view)  # the transcript is as it was, and so is the manager
+                raise
+
+    def _write_entries(self, new: list[tuple[Any, ...]], *, at: int | None = None) -> int:
         """Append entries after the last one on disk, first putting back any a bad save dropped.
 
-        An editor that read the transcript before an append and saves after it (writing a new file
-        and renaming it over) writes the file back without the new entries. The session remembers
-        the entries it appended lately and puts back those the file no longer has. If the file is
-        replaced while this runs, the engine refuses the append, and it is done again.
+        A torn tail (an append cut short by a killed writer) is cut off first. An editor that read
+        the transcript before an append and saves after it (writing a new file and renaming it
+        over) writes the file back without the new entries: if the file is not as memfs last left
+        it and ends before the last entry this process wrote, the entries this process remembers
+        are put back. If the file is replaced while this runs, the engine refuses the append, and
+        it is done again. With ``at``, the first new entry must take that position (else ConflictError).
         """
+        tail = self._tail()
         for _ in range(20):
-            fd = os.open(self.file, os.O_RDONLY)
-            try:
-                before = os.fstat(fd)
-                entries, _, _ = transcript.read_tail(fd, 1)
-            finally:
-                os.close(fd)
-            on_disk = entries[-1].n if entries else 0
+            current = _stat_of(self.file)
+            record = self.engine.last_write(self.path)
+            if current is not None and current == tail.stat == record:
+                on_disk, last = tail.n, b"\n\n"  # exactly as this process left it: nothing to read
+            else:
+                self.engine.repair_tail(self.path)
+                fd = os.open(self.file, os.O_RDONLY)
+                try:
+                    st = os.fstat(fd)
+                    entries, _, _ = transcript.read_tail(fd, 1)
+                    last = os.pread(fd, 2, max(0, st.st_size - 2))
+                finally:
+                    os.close(fd)
+                on_disk = entries[-1].n if entries else 0
+                record = self.engine.last_write(self.path)
+                current = (st.st_ino, st.st_size, st.st_mtime_ns)
+            known = record if record is not None else tail.stat
             lost: list[tuple[Any, ...]] = []
-            if self._last_n is not None and on_disk < self._last_n:
-                missing = range(on_disk + 1, self._last_n + 1)
-                lost = [self._recent[n] for n in missing if n in self._recent]
+            if tail.stat is None or tail.stat != known:
+                # another process wrote last (or none did): what this one remembers may be out of date
+                tail.entries.clear()
+                tail.n = on_disk
+            elif current != known and on_disk < tail.n:  # changed since memfs wrote it, and shorter
+                missing = range(on_disk + 1, tail.n + 1)
+                lost = [tail.entries[n] for n in missing if n in tail.entries]
                 log.warning("%s: putting back %d messages that another program's save dropped%s", self.path,
                             len(lost), "" if len(lost) == len(missing) else f" ({len(missing) - len(lost)} "
                             "are too old to restore)")  # fmt: skip
+            # (a file exactly as memfs left it that is shorter was popped or cleared by memfs: nothing to put back)
+            if at is not None and on_disk + 1 + len(lost) != at:
+                raise ConflictError(f"{self.path} changed while its manager decided")
             batch = lost + new
             data = b"".join(_render(entry, on_disk + 1 + i) for i, entry in enumerate(batch))
             if data:
                 try:
-                    self.engine.append(self.path, data, expect=(before.st_ino, before.st_size))
+                    self.engine.append(self.path, transcript.separator(last) + data,
+                                       expect=(current[0], current[1]))  # fmt: skip
                 except (ConflictError, FileNotFoundError):
                     log.warning("%s was replaced during an append; appending again", self.path)
                     self._ensure_file()
                     continue
-            self._last_n = on_disk + len(batch)
-            for i, entry in enumerate(batch):
-                self._recent[on_disk + 1 + i] = entry
-            for old in [n for n in self._recent if n <= self._last_n - RECOVERY_WINDOW]:
-                del self._recent[old]
-            return self._last_n
+            if data or tail.stat is None or tail.n != on_disk:
+                self._wrote(on_disk + len(batch), batch)
+            return on_disk + len(batch)
         raise SessionError(f"{self.path} keeps being replaced by another program; could not append")
 
     def _changed(self, message: str) -> None:
@@ -453,6 +604,21 @@ def _last_items(fd: int, count: int | None) -> tuple[list[transcript.Entry], lis
         if len(items) >= count or len(entries) < want or not entries or entries[0].n <= 1:
             return (items[-count:] if count else []), problems
         want *= 4
+
+
+def _decision_entries(decision: Decision | None) -> list[tuple[Any, ...]]:
+    """The transcript entry that records a manager's decision (none for no decision)."""
+    if decision is None:
+        return []
+    return [(decision.entry_item(), timestamp(), decision.kind, dict(decision.meta))]
+
+
+def _stat_of(path: Path) -> Stat | None:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
 
 
 def _render(entry: tuple[Any, ...], n: int) -> bytes:

@@ -15,7 +15,11 @@ headings, markers, fences); when a person edits a message and the length no long
 body runs to the next heading instead, so the edit is what the agent reads next time.
 
 Appending writes only the new entries; removing the last entry truncates the file; reading the
-last N entries reads the file from the end. The format is specified in docs/format.md.
+last N entries reads the file from the end. A writer killed in the middle of an append leaves the
+start of an entry after the last complete one (a *torn tail*): :func:`classify_tail` and
+:func:`partial_heading` tell it from a person's edit, and readers never take an incomplete
+heading at the very end for text of the message before it. The format is specified in
+docs/format.md.
 """
 
 from __future__ import annotations
@@ -40,6 +44,9 @@ _HEADER = re.compile(rb"^## [^\n]*?<!-- memfs:entry (\{[^\n]*\}) -->[ \t]*\r?\n"
 _BOUNDARY = re.compile(rb"^## [^\n]*?<!-- memfs:entry\b[^\n]*(?:\n|\Z)", re.MULTILINE)
 _LEN = re.compile(rb'"len": ?(\d{1,12})\b')
 _LABEL_UNSAFE = re.compile(r"[^\w .:/@-]+")
+# The start of a heading memfs writes (``## label · 2026-...``), cut short before its line ended.
+_PARTIAL_HEADING = re.compile(rb"## [^\n]{0,120}? \xc2\xb7 \d[^\n]*\Z")
+_KIND = b'"kind": '
 
 
 @dataclass(frozen=True)
@@ -198,8 +205,12 @@ def parse_entries(data: bytes, start: int = 0) -> tuple[list[Entry], list[Broken
             continue
         end = body_start + length if isinstance(length, int) and length >= 0 else -1
         after = end + 2
-        if end >= 0 and data[end:after] == b"\n\n" and (after >= len(data) or _BOUNDARY.match(data, after)):
+        torn = end >= 0 and _partial_at(data, after)
+        if end >= 0 and data[end:after] == b"\n\n" and (after >= len(data) or torn or _BOUNDARY.match(data, after)):
             body, following = data[body_start:end], (_BOUNDARY.match(data, after) if after < len(data) else None)
+            if torn:  # a heading cut short at the very end: an interrupted append, not a broken entry
+                problems.append(BrokenEntry(after, "an incomplete entry at the end (an append was interrupted)"))
+                following = None
         else:  # edited by hand: the body runs to the next heading
             following = _BOUNDARY.search(data, body_start)
             stop = following.start() if following else len(data)
@@ -294,7 +305,7 @@ def _strict_chain(data: bytes, start: int) -> list[Entry] | None:
     while pos < len(data):
         match = _HEADER.match(data, pos)
         if match is None:
-            return None
+            return entries if entries and _partial_at(data, pos) else None
         try:
             record = json.loads(match.group(1).decode("utf-8"))
             end = match.end() + record["len"]
@@ -305,3 +316,86 @@ def _strict_chain(data: bytes, start: int) -> list[Entry] | None:
             return None
         pos = end + 2
     return entries
+
+
+
+# -- torn tails ------------------------------------------------------------------------------
+
+
+def _partial_at(data: bytes, pos: int) -> bool:
+    """True if ``data`` ends, from ``pos`` (a line start), with a memfs heading line cut short."""
+    return 0 < pos < len(data) and data[pos - 1] == 0x0A and _PARTIAL_HEADING.fullmatch(data, pos) is not None
+
+
+def partial_heading(data: bytes) -> int | None:
+    """The offset of a memfs heading line cut short at the very end of ``data`` (no line end), or None.
+
+    Such a line (``## user · 2026-11-23T10:00:01Z <!-- memfs:en``) is what a writer killed while
+    writing a heading leaves; a person's text rarely ends with one. ``data`` may be the file's
+    last few KB.
+    """
+    start = data.rfind(b"\n") + 1
+    return start if _partial_at(data, start) else None
+
+
+def classify_tail(data: bytes) -> str:
+    """What the bytes that follow the end of memfs's last complete write are.
+
+    ``"complete"``: nothing, or whole entries, each as long as it says (a writer killed after its
+    write but before it recorded it). ``"torn"``: whole entries, then the start of one that ends
+    early: a heading line without its end, or a heading and less body than its ``len`` (a writer
+    killed in the middle of an append, or a short write that was not undone). ``"edit"``: anything
+    else, such as a person's text.
+    """
+    pos = 0
+    while pos < len(data):
+        match = _HEADER.match(data, pos)
+        if match is None:
+            rest = data[pos:]
+            return "torn" if b"\n" not in rest and (rest.startswith(b"## ") or b"## ".startswith(rest)) else "edit"
+        try:
+            length = json.loads(match.group(1).decode("utf-8"))["len"]
+        except (ValueError, UnicodeDecodeError, KeyError, TypeError):
+            return "edit"
+        if not isinstance(length, int) or length < 0:
+            return "edit"
+        end = match.end() + length
+        if end + 2 > len(data):
+            return "torn"
+        if data[end : end + 2] != b"\n\n":
+            return "edit"
+        pos = end + 2
+    return "complete"
+
+
+def separator(last: bytes) -> bytes:
+    """What must precede new entries at the end of a file whose last bytes are ``last``.
+
+    memfs ends every entry with a blank line; a file a person saved without it gets one, so the next
+    heading starts a line of its own and is never glued into the text before it (which reads the
+    same: a body that runs to the next heading loses its final line ends).
+    """
+    if not last or last.endswith(b"\n\n"):
+        return b""
+    return b"\n" if last.endswith(b"\n") else b"\n\n"
+
+
+def kinds_before(fd: int, end: int, *, chunk: int = 1 << 20) -> bool:
+    """True if the bytes of the open file before ``end`` may hold an entry of memfs's own kinds.
+
+    A byte search for ``"kind": `` from ``end`` back to the start of the file, without parsing:
+    items that hold such a key make it answer True when it need not, never the other way round.
+    """
+    pos = end
+    while pos > 0:
+        start = max(0, pos - chunk)
+        if _KIND in os.pread(fd, min(end, pos + len(_KIND) - 1) - start, start):
+            return True
+        pos = start
+    return False
+
+
+def body_offset(data: bytes) -> int:
+    """Where the entries of a transcript start (its length if it has none)."""
+    first = _HEADER.search(data)
+    return first.start() if first else len(data)

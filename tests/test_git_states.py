@@ -49,13 +49,13 @@ class Diverged:
 @pytest.fixture
 def diverged(tmp_path: Path) -> Diverged:
     origin, clone = tmp_path / "origin", tmp_path / "clone"
-    with memfs.Vault.open(origin, durable=False) as vault:
+    with memfs.Vault.open(origin, create=True, durable=False) as vault:
         memory = vault.memories(NS).add("Window seat.", title="seats")
         vault.memories(NS).add("Vegetarian.", title="food")
     git(tmp_path, "clone", "-q", f"file://{origin}", "clone")
-    with memfs.Vault.open(clone, durable=False) as vault:
+    with memfs.Vault.open(clone, create=True, durable=False) as vault:
         vault.memories(NS).update(memory.id, body="Aisle seat.")  # type: ignore[arg-type]
-    with memfs.Vault.open(origin, durable=False) as vault:
+    with memfs.Vault.open(origin, create=True, durable=False) as vault:
         vault.memories(NS).update(memory.id, body="Window seat, always.")  # type: ignore[arg-type]
     assert memory.id is not None
     return Diverged(origin, clone, memory.id, memory.path)
@@ -87,7 +87,7 @@ def test_no_commit_while_an_operation_is_in_progress_and_reads_keep_working(dive
     assert (clone / ".git" / state_file).exists()
     before = snapshot(clone)
 
-    with memfs.Vault.open(clone, durable=False) as vault:  # opening reconciles: it must commit nothing
+    with memfs.Vault.open(clone, create=True, durable=False) as vault:  # opening reconciles: it must commit nothing
         store = vault.memories(NS)
         assert [h.title for h in vault.search("vegetarian")] == ["food"]
         assert store.get("food.md").body == "Vegetarian.\n"
@@ -108,7 +108,7 @@ def test_no_commit_while_an_operation_is_in_progress_and_reads_keep_working(dive
     assert (clone / ".git" / state_file).exists()
 
     git(clone, *abort)
-    with memfs.Vault.open(clone, durable=False) as vault:
+    with memfs.Vault.open(clone, create=True, durable=False) as vault:
         vault.memories(NS).add("Likes tea.", title="tea")
         assert vault.log()[0].subject == "memory: create users/alice/tea.md"
         assert vault.history.status() == []
@@ -124,7 +124,7 @@ def test_conflicted_pull_keeps_markers_and_conflict_state_then_the_persons_resol
     assert git(clone, "ls-files", "-u", diverged.path)  # unmerged in git's index
     head = git(clone, "rev-parse", "HEAD")
 
-    with memfs.Vault.open(clone, durable=False) as vault:
+    with memfs.Vault.open(clone, create=True, durable=False) as vault:
         assert "conflict markers" in caplog.text
         assert git(clone, "rev-parse", "HEAD") == head  # no "changed outside memfs" commit
         assert git(clone, "ls-files", "-u", diverged.path)  # git's conflict state is untouched
@@ -140,7 +140,7 @@ def test_conflicted_pull_keeps_markers_and_conflict_state_then_the_persons_resol
     text = conflicted.read_text()
     conflicted.write_text(text[: text.index("<<<<<<<")] + "Aisle seat, or window.\n")
     git(clone, "commit", "-qam", "merge origin")
-    with memfs.Vault.open(clone, durable=False) as vault:
+    with memfs.Vault.open(clone, create=True, durable=False) as vault:
         store = vault.memories(NS)
         assert store.get(diverged.memory_id).body == "Aisle seat, or window.\n"
         store.update(diverged.memory_id, body="Any seat.")
@@ -153,13 +153,13 @@ def test_an_edit_made_during_a_merge_is_committed_once_the_merge_is_over(diverge
     git(clone, "pull", "--no-rebase", "-q", check=False)
     other = clone / "memories" / NS / "food.md"
     other.write_text(other.read_text().replace("Vegetarian.", "Vegan."))  # not part of the merge
-    with memfs.Vault.open(clone, person=PERSON, durable=False) as vault:
+    with memfs.Vault.open(clone, create=True, person=PERSON, durable=False) as vault:
         assert vault.history.changed(["memories/users/alice/food.md"])  # left as it is, uncommitted
-        [dirty] = [f for f in vault.doctor() if "uncommitted" in f.message]
+        [dirty] = [f for f in vault.doctor() if f.check == "edit" and "food.md" in f.message]
         assert "once the merge is over" in dirty.message
     git(clone, "merge", "--abort")  # keeps the unrelated edit on disk
     assert "Vegan." in other.read_text()
-    with memfs.Vault.open(clone, person=PERSON, durable=False) as vault:  # the file did not change since
+    with memfs.Vault.open(clone, create=True, person=PERSON, durable=False) as vault:  # the file did not change since
         latest = vault.log()[0]
         assert latest.subject == "edit: memories/users/alice/food.md (changed outside memfs)"
         assert latest.author == memfs.Identity("Pat Person", "pat@example.com")
@@ -182,7 +182,7 @@ Window seat.
 def test_conflict_markers_are_never_committed_as_a_persons_edit(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    with memfs.Vault.open(tmp_path / "v", person=PERSON, durable=False) as vault:
+    with memfs.Vault.open(tmp_path / "v", create=True, person=PERSON, durable=False) as vault:
         store = vault.memories(NS)
         memory = store.add("Aisle seat.", title="seats")
         file = vault.root / memory.path
@@ -231,14 +231,14 @@ def test_a_markdown_heading_rule_is_not_a_conflict(vault: memfs.Vault) -> None:
 
 def test_undo_in_a_shallow_clone_never_takes_the_boundary_for_all_files_added(tmp_path: Path) -> None:
     origin = tmp_path / "origin"
-    with memfs.Vault.open(origin, durable=False) as vault:
+    with memfs.Vault.open(origin, create=True, durable=False) as vault:
         for title in ("alpha", "beta", "gamma"):
             vault.memories(NS).add(f"{title} body", title=title)
     git(tmp_path, "clone", "-q", "--depth", "1", f"file://{origin}", "shallow")
     root = tmp_path / "shallow"
     files = sorted(p.name for p in (root / "memories" / NS).iterdir())
 
-    with memfs.Vault.open(root, durable=False) as vault:
+    with memfs.Vault.open(root, create=True, durable=False) as vault:
         [boundary] = vault.log()
         with pytest.raises(memfs.ShallowHistoryError, match="not available"):
             vault.undo(author="memfs agent")  # "every file added": it used to delete every memory
@@ -266,7 +266,7 @@ def test_undo_in_a_shallow_clone_never_takes_the_boundary_for_all_files_added(tm
 
 
 def test_undo_of_a_persons_crlf_save_with_autocrlf(tmp_path: Path) -> None:
-    with memfs.Vault.open(tmp_path / "v", person=PERSON, durable=False) as vault:
+    with memfs.Vault.open(tmp_path / "v", create=True, person=PERSON, durable=False) as vault:
         git(vault.root, "config", "core.autocrlf", "true")
         store = vault.memories(NS)
         memory = store.add("line one\nline two", title="crlf")
@@ -285,7 +285,7 @@ def test_undo_of_a_persons_crlf_save_with_autocrlf(tmp_path: Path) -> None:
 
 
 def test_undo_with_autocrlf_still_refuses_a_file_changed_since(tmp_path: Path) -> None:
-    with memfs.Vault.open(tmp_path / "v", person=PERSON, durable=False) as vault:
+    with memfs.Vault.open(tmp_path / "v", create=True, person=PERSON, durable=False) as vault:
         git(vault.root, "config", "core.autocrlf", "true")
         memory = vault.memories(NS).add("line one", title="crlf")
         file = vault.root / memory.path
@@ -317,11 +317,11 @@ def test_private_index_lock_left_by_a_killed_writer_is_cleared_at_once(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     root = tmp_path / "v"
-    with memfs.Vault.open(root, durable=False) as vault:
+    with memfs.Vault.open(root, create=True, durable=False) as vault:
         vault.memories(NS).add("one", title="one")
     lock = root / ".memfs" / "git-index.lock"
     lock.write_text("")  # fresh, as a writer killed in the middle of `update-index` leaves it
-    with memfs.Vault.open(root, durable=False, lock_timeout=1) as vault:
+    with memfs.Vault.open(root, create=True, durable=False, lock_timeout=1) as vault:
         started = time.monotonic()
         vault.memories(NS).add("two", title="two")
         assert time.monotonic() - started < 1
@@ -333,7 +333,7 @@ def test_private_index_lock_left_by_a_killed_writer_is_cleared_at_once(
 
 def test_private_index_lock_keeps_the_careful_rule_without_the_vault_lock(tmp_path: Path) -> None:
     root = tmp_path / "v"
-    with memfs.Vault.open(root, durable=False):
+    with memfs.Vault.open(root, create=True, durable=False):
         pass
     (root / "note.md").write_text("x\n")
     lock = root / ".memfs" / "git-index.lock"
@@ -349,7 +349,7 @@ def test_private_index_lock_keeps_the_careful_rule_without_the_vault_lock(tmp_pa
 
 def test_gits_own_fresh_lock_is_never_taken_for_memfss(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO)
-    with memfs.Vault.open(tmp_path / "v", durable=False, lock_timeout=0.3) as vault:
+    with memfs.Vault.open(tmp_path / "v", create=True, durable=False, lock_timeout=0.3) as vault:
         lock = vault.root / ".git" / "index.lock"
         lock.write_text("")  # a person's git command is running
         vault.memories(NS).add("one", title="one")

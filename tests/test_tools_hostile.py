@@ -77,7 +77,7 @@ class Hostile:
 
     def __init__(self, tmp_path: Path) -> None:
         self.tmp_path = tmp_path
-        self.vault = vault = memfs.Vault.open(tmp_path / "vault", durable=False)
+        self.vault = vault = memfs.Vault.open(tmp_path / "vault", create=True, durable=False)
         self.tools = MemoryTools(vault, NS, session="s1")
         with vault.batch("setup"):  # one commit, to keep the build quick
             for name, text in (("a.md", "alpha\n"), ("b.md", "beta\n"), ("café.md", "nfc\n"), ("dir/x.md", "x\n"),
