@@ -148,17 +148,26 @@ def write_all(fd: int, data: bytes) -> None:
 
 def overwrite(path: Path, data: bytes, *, durable: bool = True) -> None:
     """Write ``data`` over ``path`` in place: for putting old bytes back when there is no room for a temp file."""
-    checkpoint("overwrite")
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o644)
     try:
         os.ftruncate(fd, 0)
-        view = memoryview(data)
-        while view:  # into blocks the file just gave back: no new room needed
-            view = view[os.write(fd, view) :]
+        write_back(fd, data)  # into blocks the file just gave back: no new room needed
         if durable:
             os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def write_back(fd: int, data: bytes) -> None:
+    """Write ``data`` at ``fd``'s position into room the same file just gave back (a rewind, a rollback).
+
+    Counted as an ``overwrite``: a disk that is full still takes it, since the blocks are the ones
+    the file freed a moment ago.
+    """
+    checkpoint("overwrite")
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def unlink(path: Path) -> None:

@@ -672,7 +672,7 @@ class WriteEngine:
                 try:
                     os.ftruncate(fd, rewind.low)
                     os.lseek(fd, rewind.low, os.SEEK_SET)
-                    _fs.write_all(fd, rewind.saved)
+                    _fs.write_back(fd, rewind.saved)
                     if self.durable:
                         os.fsync(fd)
                 finally:
