@@ -123,6 +123,22 @@ class Vault:
         return self.engine.durable
 
     @property
+    def freshness(self) -> float | None:
+        """How stale a search may be about files changed by hand, in seconds (default 2).
+
+        With no watcher running, a file created, edited, deleted or renamed by hand is found by
+        every search that starts this long after the change (files not looked at for this long
+        are stat'ed before a search). 0 checks every file before every search; None never
+        checks (memfs's own writes are always seen). A hit is checked against its file whatever
+        the setting. Set it on a long-lived vault: ``vault.freshness = 0.5``.
+        """
+        return self.engine.freshness
+
+    @freshness.setter
+    def freshness(self, value: float | None) -> None:
+        self.engine.freshness = value
+
+    @property
     def history(self) -> GitHistory:
         """The git repository behind the vault."""
         return self.engine.history

@@ -235,7 +235,8 @@ class Watcher:
         if full or dirty:
             report = self.engine.reconcile(None if full else dirty, commit=False)
             touched = report.added + report.updated + report.removed
-            self._uncommitted.update(touched if full else dirty)
+            # a search may have indexed (not committed) some of a full scan's changes: git knows them all
+            self._uncommitted.update(touched + self.engine.uncommitted_files() if full else dirty)
             if touched:
                 self._tell("indexed", touched)
             if report.problems:
@@ -258,7 +259,8 @@ class Watcher:
             self._dirty, self._full_scan = set(), False
         if full or dirty:
             report = self.engine.reconcile(None if full else dirty, commit=False)
-            self._uncommitted.update(report.added + report.updated + report.removed if full else dirty)
+            touched = report.added + report.updated + report.removed
+            self._uncommitted.update(touched + self.engine.uncommitted_files() if full else dirty)
         if self._uncommitted:
             self._commit()
 
