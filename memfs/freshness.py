@@ -83,10 +83,10 @@ def _list(root: Path, rel_dir: str) -> tuple[set[str] | None, set[str]]:
     return files, dirs
 
 
-def file_stat(root: Path, rel: str) -> Stat | None:
+def file_stat(root: Path | str, rel: str) -> Stat | None:
     """``(mtime_ns, size)`` of a regular file (not a link) at ``root / rel``; None if there is none."""
     try:
-        st = os.stat(root / rel, follow_symlinks=False)
+        st = os.stat(f"{os.fspath(root)}/{rel}", follow_symlinks=False)  # a pathlib join costs more than the stat
     except OSError:
         return None
     if not stat.S_ISREG(st.st_mode):
@@ -102,6 +102,7 @@ class ChangeFinder:
 
     def __init__(self, root: Path, tops: Sequence[str] = CONTENT_DIRS) -> None:
         self.root = root
+        self._base = os.fspath(root)
         self.tops = tuple(tops)
         self._files: dict[str, Stat] = {}
         self._dirs: dict[str, tuple[set[str], set[str]]] = {}  # folder -> (file names, sub-folder names)
@@ -164,14 +165,17 @@ class ChangeFinder:
             return self._step(delay, extra) if self.seeded else None
 
     def _step(self, delay: float, extra: int) -> list[str]:
-        cutoff = time.monotonic() - delay
+        # Every check of this call is recorded as made when the call started: earlier than it
+        # was, which only brings the next one forward, and it keeps the queue in time order.
+        started = time.monotonic()
+        cutoff = started - delay
+        when_of, queue = self._when, self._queue
         changed: set[str] = set()
         done: set[str] = set()
         budget = extra
-        queue = self._queue
         while queue:
             when, key = queue[0]
-            if self._when.get(key) != when:
+            if when_of.get(key) != when:
                 queue.popleft()  # superseded by a later entry of the same key
                 continue
             if key in done:
@@ -182,18 +186,17 @@ class ChangeFinder:
                 budget -= 1
             queue.popleft()
             done.add(key)
-            if key.endswith("/"):
+            if key[-1] == "/":
                 self._check_dir(key[:-1], changed)
             else:
                 self._check_file(key, changed)
-            if key in self._when:
-                now = time.monotonic()
-                self._when[key] = now
-                queue.append((now, key))
+            if key in when_of:
+                when_of[key] = started
+                queue.append((started, key))
         return sorted(changed)
 
     def _check_file(self, rel: str, changed: set[str]) -> None:
-        st = file_stat(self.root, rel)
+        st = file_stat(self._base, rel)
         if st is None:
             if self._files.pop(rel, None) is not None:
                 changed.add(rel)
