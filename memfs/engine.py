@@ -533,8 +533,8 @@ class WriteEngine:
             with self._lock.hold():
                 if self.index.changes.step(delay) is None:
                     self._sync_index(None)
-        elif changed:
-            self._resync(changed)
+        elif changed and (outdated := self.index.outdated(changed)):  # not memfs's own writes, indexed already
+            self._resync(outdated)
 
     def reconcile(self, paths: Iterable[str] | None = None, *, commit: bool = True,
                   progress: Progress | None = None) -> SyncReport:  # fmt: skip

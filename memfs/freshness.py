@@ -16,6 +16,7 @@ place does not change its folder, and a listing costs a fraction of the stats it
 
 from __future__ import annotations
 
+import math
 import os
 import stat
 import threading
@@ -28,7 +29,7 @@ from .layout import CONTENT_DIRS
 
 Stat = tuple[int, int]  # (mtime_ns, size)
 
-EXTRA_CHECKS = 32  # looked at per search beyond what is due, so checks spread out over time
+EXTRA_CHECKS = 8  # looked at per search beyond what is due, so checks keep spreading out over time
 
 
 def walk(root: Path, tops: Sequence[str] = CONTENT_DIRS) -> Iterator[tuple[str, Stat]]:
@@ -78,7 +79,7 @@ def _list(root: Path, rel_dir: str) -> tuple[set[str] | None, set[str]]:
                         dirs.add(name)
                 except OSError:  # gone while listing
                     continue
-    except (FileNotFoundError, NotADirectoryError, PermissionError):
+    except OSError:  # gone, not a folder, not readable
         return None, dirs
     return files, dirs
 
@@ -110,6 +111,7 @@ class ChangeFinder:
         self._queue: deque[tuple[float, str]] = deque()  # oldest check first
         self.seeded = False
         self.delay = 2.0  # the bound the caller keeps; scan() spreads its checks over it
+        self._new: list[str] = []  # files and folders first seen during the current step
         self.mutex = threading.RLock()
 
     def forget(self) -> None:
@@ -165,35 +167,45 @@ class ChangeFinder:
             return self._step(delay, extra) if self.seeded else None
 
     def _step(self, delay: float, extra: int) -> list[str]:
-        # Every check of this call is recorded as made when the call started: earlier than it
-        # was, which only brings the next one forward, and it keeps the queue in time order.
         started = time.monotonic()
         cutoff = started - delay
         when_of, queue = self._when, self._queue
         changed: set[str] = set()
-        done: set[str] = set()
+        checked: list[str] = []
+        self._new = []
         budget = extra
-        while queue:
-            when, key = queue[0]
-            if when_of.get(key) != when:
-                queue.popleft()  # superseded by a later entry of the same key
-                continue
-            if key in done:
-                break  # what follows was looked at in this call
-            if when > cutoff:
-                if budget <= 0:
-                    break
-                budget -= 1
-            queue.popleft()
-            done.add(key)
-            if key[-1] == "/":
-                self._check_dir(key[:-1], changed)
-            else:
-                self._check_file(key, changed)
-            if key in when_of:
-                when_of[key] = started
-                queue.append((started, key))
+        try:
+            while queue:
+                when, key = queue[0]
+                if when_of.get(key) != when:
+                    queue.popleft()  # superseded by a later entry of the same key
+                    continue
+                if when > cutoff:
+                    if budget <= 0:
+                        break
+                    budget -= 1
+                queue.popleft()
+                checked.append(key)
+                if key[-1] == "/":
+                    self._check_dir(key[:-1], changed)
+                else:
+                    self._check_file(key, changed)
+        finally:
+            self._requeue(checked, started, cutoff)
         return sorted(changed)
+
+    def _requeue(self, checked: list[str], started: float, cutoff: float) -> None:
+        # The checks are recorded as made at times spread from the newest one still queued up to
+        # the start of this call: never later than they were (an earlier time only brings the next
+        # check forward), in time order, and spread out, so that checks made all at once (after
+        # a quiet spell) come due a few at a time.
+        when_of, queue = self._when, self._queue
+        keep = [k for k in dict.fromkeys(checked + self._new) if k in when_of]
+        low = max(queue[-1][0], cutoff) if queue else cutoff
+        for i, key in enumerate(keep, 1):
+            when = low + (started - low) * i / len(keep)
+            when_of[key] = when
+            queue.append((when, key))
 
     def _check_file(self, rel: str, changed: set[str]) -> None:
         st = file_stat(self._base, rel)
@@ -234,9 +246,9 @@ class ChangeFinder:
                 self._check_dir(f"{rel_dir}/{name}", changed)
 
     def _track(self, key: str) -> None:
-        now = time.monotonic()
-        self._when[key] = now
-        self._queue.append((now, key))
+        """Start tracking a new file or folder (just checked); queued at the end of the step."""
+        self._when[key] = -math.inf
+        self._new.append(key)
 
     def __len__(self) -> int:
         return len(self._files)

@@ -605,9 +605,11 @@ class SearchIndex:
         data = self._write_manifest(self._storage, dict(self._storage.trusted))
         self._adopt(data, _unseal(data, index_key()))
 
-    def stale(self, stats: dict[str, tuple[int, int] | None]) -> list[str]:
-        """Those of ``{vault path: (mtime_ns, size) or None}`` whose file differs from that stat now."""
-        return [rel for rel, st in stats.items() if file_stat(self.root, rel) != st]
+    def outdated(self, paths: Iterable[str]) -> list[str]:
+        """Those of ``paths`` whose file is not what the index holds (changed, new or gone); no lock needed."""
+        paths = list(paths)
+        known = self.known(set(paths))
+        return [rel for rel in paths if file_stat(self.root, rel) != (known[rel][:2] if rel in known else None)]
 
     def _index_file(self, writer: Any, rel: str, st: tuple[int, int],
                     known: dict[str, tuple[Any, ...]], report: SyncReport) -> None:  # fmt: skip
