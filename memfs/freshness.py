@@ -46,33 +46,32 @@ def walk(root: Path, tops: Sequence[str] = CONTENT_DIRS) -> Iterator[tuple[str, 
 def _tree(root: Path, tops: Sequence[str]) -> Iterator[tuple[str, Stat | tuple[set[str], set[str]]]]:
     """Each folder with (file names, sub-folder names), then its files with their stat."""
     stack = list(reversed(tops))
+    base = os.fspath(root)
     while stack:
         rel_dir = stack.pop()
-        files, dirs = _list(root, rel_dir)
+        files, dirs = _list(base, rel_dir)
         if files is None:
             continue
         yield rel_dir, (files, dirs)
         for name in sorted(files):
             rel = f"{rel_dir}/{name}"
-            st = file_stat(root, rel)
+            st = file_stat(base, rel)
             if st is not None:
                 yield rel, st
         stack.extend(f"{rel_dir}/{name}" for name in sorted(dirs, reverse=True))
 
 
-def _list(root: Path, rel_dir: str) -> tuple[set[str] | None, set[str]]:
+def _list(root: Path | str, rel_dir: str) -> tuple[set[str] | None, set[str]]:
     """The Markdown file names and the sub-folder names of a folder (None: no such folder)."""
     files: set[str] = set()
     dirs: set[str] = set()
     try:
-        with os.scandir(root / rel_dir) as entries:
+        with os.scandir(f"{os.fspath(root)}/{rel_dir}") as entries:
             for entry in entries:
                 name = entry.name
-                if name.startswith("."):
+                if name[0] == ".":
                     continue
-                try:
-                    if entry.is_symlink():
-                        continue
+                try:  # follow_symlinks=False: a link is neither a file nor a folder here
                     if name.endswith(".md") and entry.is_file(follow_symlinks=False):
                         files.add(name)
                     elif entry.is_dir(follow_symlinks=False):
@@ -169,7 +168,8 @@ class ChangeFinder:
     def _step(self, delay: float, extra: int) -> list[str]:
         started = time.monotonic()
         cutoff = started - delay
-        when_of, queue = self._when, self._queue
+        when_of, queue, files, base = self._when, self._queue, self._files, self._base
+        stat_, S_ISREG = os.stat, stat.S_ISREG  # noqa: N806 - bound once, for the loop below
         changed: set[str] = set()
         checked: list[str] = []
         self._new = []
@@ -188,7 +188,12 @@ class ChangeFinder:
                 checked.append(key)
                 if key[-1] == "/":
                     self._check_dir(key[:-1], changed)
-                else:
+                    continue
+                try:  # _check_file, inlined: this line runs for every file every few seconds
+                    st = stat_(f"{base}/{key}", follow_symlinks=False)
+                except OSError:
+                    st = None
+                if st is None or not S_ISREG(st.st_mode) or files.get(key) != (st.st_mtime_ns, st.st_size):
                     self._check_file(key, changed)
         finally:
             self._requeue(checked, started, cutoff)
@@ -213,17 +218,23 @@ class ChangeFinder:
             if self._files.pop(rel, None) is not None:
                 changed.add(rel)
             self._when.pop(rel, None)
+            folder, _, name = rel.rpartition("/")
+            if folder in self._dirs:  # so that its folder's next listing finds it new if it is back
+                self._dirs[folder][0].discard(name)
         elif self._files.get(rel) != st:
             self._files[rel] = st
             changed.add(rel)
 
     def _check_dir(self, rel_dir: str, changed: set[str]) -> None:
         old_files, old_dirs = self._dirs.get(rel_dir, (set(), set()))
-        listed, dirs = _list(self.root, rel_dir)
+        listed, dirs = _list(self._base, rel_dir)
         files = listed or set()
         if listed is None and rel_dir not in self.tops:  # the folder is gone, and all below it
             self._dirs.pop(rel_dir, None)
             self._when.pop(rel_dir + "/", None)
+            parent, _, name = rel_dir.rpartition("/")
+            if parent in self._dirs:
+                self._dirs[parent][1].discard(name)
         else:
             self._dirs[rel_dir] = (files, dirs)
             if rel_dir + "/" not in self._when:
@@ -233,17 +244,13 @@ class ChangeFinder:
             if self._files.pop(rel, None) is not None:
                 changed.add(rel)
             self._when.pop(rel, None)
-        for name in files:  # new files (or files back again) are looked at right away
+        for name in files - old_files:  # new files (or files back again) are looked at right away
             rel = f"{rel_dir}/{name}"
-            if rel not in self._when:
-                self._check_file(rel, changed)
-                if rel in self._files:
-                    self._track(rel)
-        for name in old_dirs - dirs:  # so are vanished sub-folders ...
+            self._check_file(rel, changed)
+            if rel in self._files:
+                self._track(rel)
+        for name in old_dirs ^ dirs:  # so are new and vanished sub-folders
             self._check_dir(f"{rel_dir}/{name}", changed)
-        for name in dirs:  # ... and new ones
-            if f"{rel_dir}/{name}/" not in self._when:
-                self._check_dir(f"{rel_dir}/{name}", changed)
 
     def _track(self, key: str) -> None:
         """Start tracking a new file or folder (just checked); queued at the end of the step."""

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import random
+import shutil
 import subprocess
 import sys
 import time
@@ -13,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import memfs
-from memfs.freshness import ChangeFinder
+from memfs.freshness import ChangeFinder, walk
 from memfs.longterm import LongTermMemory
 
 ALICE = "memories/users/alice"
@@ -227,3 +229,42 @@ def test_freshness_is_a_number_of_seconds_or_none(vault: memfs.Vault) -> None:
     assert vault.freshness == 5.0 and vault.engine.freshness == 5.0
     vault.freshness = None
     assert vault.freshness is None
+
+
+def test_the_change_finder_agrees_with_a_fresh_walk_after_random_changes(tmp_path: Path) -> None:
+    rng = random.Random(12)
+    folders = ["memories", "memories/a", "memories/a/b", "memories/c", "sessions"]
+    for folder in folders:
+        (tmp_path / folder).mkdir(parents=True, exist_ok=True)
+    finder = ChangeFinder(tmp_path)
+    finder.scan()
+    before = dict(walk(tmp_path))
+    for round_ in range(40):
+        for _ in range(rng.randint(1, 6)):
+            existing = sorted(before) or ["memories/x.md"]
+            op = rng.choice(["create", "edit", "delete", "rename", "folder"])
+            target = tmp_path / rng.choice(existing)
+            if op == "create":
+                folder = tmp_path / rng.choice(folders)
+                folder.mkdir(parents=True, exist_ok=True)
+                (folder / f"f{rng.randint(0, 30)}.md").write_text("x" * rng.randint(0, 9))
+            elif op == "edit" and target.exists():
+                target.write_text(target.read_text() + "more")
+            elif op == "delete" and target.exists():
+                target.unlink()
+            elif op == "rename" and target.exists():
+                dest = tmp_path / rng.choice(folders) / f"r{rng.randint(0, 30)}.md"
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(target, dest)
+            elif op == "folder":  # a whole folder goes, or moves
+                victim = tmp_path / rng.choice(folders[1:])
+                if victim.exists():
+                    if rng.random() < 0.5:
+                        shutil.rmtree(victim)
+                    else:
+                        os.replace(victim, tmp_path / "memories" / f"moved{round_}")
+        after = dict(walk(tmp_path))
+        expected = sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p))
+        assert finder.step(0) == expected, f"round {round_}"
+        before = after
+    assert finder.step(0) == []
