@@ -44,7 +44,7 @@ from .errors import (
 )
 from .history import GitHistory, Identity
 from .index import MAX_INDEXED_BYTES, Hit, MessageHit, Problem, Progress, SearchIndex, SyncReport
-from .layout import CONTENT_DIRS, MEMORIES_DIR, STATE_DIR, is_memory, is_transcript, label
+from .layout import MEMORIES_DIR, STATE_DIR, is_memory, is_transcript, label
 from .paths import clean_relpath
 
 log = logging.getLogger(__name__)
@@ -90,6 +90,7 @@ class WriteEngine:
         self.state_dir.mkdir(exist_ok=True)
         self._lock = _fs.VaultLock(self.state_dir / "lock", timeout=lock_timeout)
         self._pending_file = self.state_dir / "pending"
+        self._found_file = self.state_dir / "found"  # edits by hand a search indexed, for the next commit
         self._own_file = self.state_dir / "own"
         self._change: Change | None = None
         self._freshness: float | None = None
@@ -441,16 +442,35 @@ class WriteEngine:
 
     def mark_pending(self, paths: Iterable[str]) -> None:
         """Note vault paths whose index entries must be brought up to date before the next search."""
+        self._append_paths(self._pending_file, paths)
+
+    def _append_paths(self, file: Path, paths: Iterable[str]) -> None:
         lines = "".join(f"{p}\n" for p in paths).encode("utf-8")
         try:
-            fd = os.open(self._pending_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            fd = os.open(file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         except FileNotFoundError:  # .memfs/ was deleted: it is derived state, made again
             self.state_dir.mkdir(exist_ok=True)
-            fd = os.open(self._pending_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            fd = os.open(file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             _fs.write_all(fd, lines)
         finally:
             os.close(fd)
+
+    def take_found_edits(self) -> list[str]:
+        """The files searches re-indexed because they changed by hand, since the last call.
+
+        A search indexes a person's edit but does not commit it; :meth:`reconcile` and the
+        watcher's full scans take these paths to commit them (the index no longer shows them
+        as changed). The caller holds the vault lock.
+        """
+        try:
+            raw = self._found_file.read_bytes()
+        except FileNotFoundError:
+            return []
+        found = self._listed_paths(raw, self._found_file)
+        with contextlib.suppress(FileNotFoundError), open(self._found_file, "r+b") as handle:
+            handle.truncate(0)
+        return found
 
     def flush_index(self) -> SyncReport:
         """Index every file written since the last search (by any process)."""
@@ -464,13 +484,13 @@ class WriteEngine:
                 raw = self._pending_file.read_bytes()
             except FileNotFoundError:
                 return SyncReport()
-            report = self._sync_index(self._pending_paths(raw))
+            report = self._sync_index(self._listed_paths(raw, self._pending_file))
             with contextlib.suppress(FileNotFoundError), open(self._pending_file, "r+b") as handle:
                 handle.truncate(0)
             return report
 
-    def _pending_paths(self, raw: bytes) -> list[str]:
-        """The vault paths of ``.memfs/pending``, each checked like any path from outside.
+    def _listed_paths(self, raw: bytes, file: Path) -> list[str]:
+        """The vault paths listed in ``file`` (``.memfs/pending``, ``found``), each checked like any outside path.
 
         The file sits in the vault folder, so anyone may have written it: a line that is not
         UTF-8, not a clean relative path, or not a Markdown file under ``memories/`` or
@@ -485,10 +505,10 @@ class WriteEngine:
                 if not (is_memory(rel) or is_transcript(rel)) or not rel.endswith(".md"):
                     raise PathError(f"pending path {rel!r} is not a Markdown file under memories/ or sessions/")
             except UnicodeDecodeError:
-                log.warning("ignoring a line of %s that is not UTF-8: %r", self._pending_file, line[:100])
+                log.warning("ignoring a line of %s that is not UTF-8: %r", file, line[:100])
                 continue
             except PathError as exc:
-                log.warning("ignoring a line of %s: %s", self._pending_file, exc)
+                log.warning("ignoring a line of %s: %s", file, exc)
                 continue
             found.add(rel)
         return sorted(found)
@@ -504,9 +524,10 @@ class WriteEngine:
             return self.index.sync(None, progress=progress)
 
     def _resync(self, paths: list[str]) -> None:
-        """Index ``paths`` again now (files found changed since they were indexed)."""
+        """Index ``paths`` again now (files a search found changed since they were indexed)."""
         with self._lock.hold():
             self._sync_index(paths)
+            self._append_paths(self._found_file, paths)  # to be committed by reconcile or the watcher
 
     def catch_up(self, *, full: bool = False) -> None:
         """Bring the index up to the files as searches need them (every search calls this first).
@@ -552,14 +573,10 @@ class WriteEngine:
                     self._pending_file.write_bytes(b"")
             if commit:
                 candidates = report.added + report.updated + report.removed
-                if paths is None:  # a search may have indexed a person's edit already: ask git too
-                    candidates += self.uncommitted_files()
+                if paths is None:  # and the edits searches indexed already
+                    candidates += self.take_found_edits()
                 self.commit_outside_edits(candidates)
             return report
-
-    def uncommitted_files(self) -> list[str]:
-        """The content files that differ from the last commit, as git sees them (memfs's own included)."""
-        return self.history.changed(list(CONTENT_DIRS))
 
     def reindex(self, *, full: bool = False, progress: Progress | None = None) -> SyncReport:
         """Update the index from the files; ``full=True`` rebuilds it from scratch."""
