@@ -501,9 +501,9 @@ class WriteEngine:
             if not line:
                 continue
             try:
-                rel = clean_relpath(line.decode("utf-8"), what="pending path")
+                rel = clean_relpath(line.decode("utf-8"), what="the path")
                 if not (is_memory(rel) or is_transcript(rel)) or not rel.endswith(".md"):
-                    raise PathError(f"pending path {rel!r} is not a Markdown file under memories/ or sessions/")
+                    raise PathError(f"the path {rel!r} is not a Markdown file under memories/ or sessions/")
             except UnicodeDecodeError:
                 log.warning("ignoring a line of %s that is not UTF-8: %r", file, line[:100])
                 continue
