@@ -20,15 +20,16 @@ demo: $(STAMP)
 	$(PY) scripts/demo.py
 
 test: $(STAMP)
-	$(PY) -m pytest -q -m "not package"
+	$(PY) -m pytest -q -m "not package and not faults"
 
 test-fast: $(STAMP)
-	$(PY) -m pytest -q -m "not slow and not package"
+	$(PY) -m pytest -q -m "not slow and not package and not faults"
 
 package-test: $(STAMP)
 	$(PY) -m pytest -q -m package
 
 faults: $(STAMP)
+	$(PY) -m pytest -q -m faults
 	$(PY) bench/faults.py
 
 lint: $(STAMP)

@@ -292,14 +292,12 @@ class VaultLock:
         return self._depth > 0 and self._thread_lock._is_owned()  # type: ignore[attr-defined]
 
     def _acquire_file(self, limit: float) -> None:
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         deadline = time.monotonic() + limit
         delay = 0.001
+        fd = self._open_file()
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                self._fd = fd
-                return
             except BlockingIOError:
                 if time.monotonic() > deadline:
                     os.close(fd)
@@ -308,6 +306,27 @@ class VaultLock:
                     ) from None
                 time.sleep(delay)
                 delay = min(delay * 2, 0.05)
+                continue
+            if self._is_current(fd):
+                self._fd = fd
+                return
+            os.close(fd)  # the lock file was deleted or replaced: lock the one in place now
+            fd = self._open_file()
+
+    def _open_file(self) -> int:
+        try:
+            return os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except FileNotFoundError:  # its folder (.memfs/) was deleted: it holds derived state only
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            return os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+
+    def _is_current(self, fd: int) -> bool:
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            return False
+        held = os.fstat(fd)
+        return (st.st_ino, st.st_dev) == (held.st_ino, held.st_dev)
 
     def _release_file(self) -> None:
         if self._fd is not None:

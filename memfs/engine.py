@@ -28,6 +28,7 @@ import errno
 import hashlib
 import json
 import logging
+import math
 import os
 import stat
 import time
@@ -47,16 +48,19 @@ from .errors import (
     GitLockError,
     InvalidArgumentError,
     MemoryNotFoundError,
+    PathError,
     SearchIndexError,
 )
 from .history import DEFAULT_PERSON, GitHistory, Identity, has_conflict_markers
 from .index import MAX_INDEXED_BYTES, Hit, MessageHit, Problem, Progress, SearchIndex, SyncReport
-from .layout import CONTENT_DIRS, MEMORIES_DIR, STATE_DIR, VAULT_MARKER, is_transcript, label
+from .layout import CONTENT_DIRS, MEMORIES_DIR, STATE_DIR, VAULT_MARKER, is_memory, is_transcript, label
+from .paths import clean_relpath
 from .transcript import classify_tail, partial_heading
 
 log = logging.getLogger(__name__)
 
 MAX_CONTENT_BYTES = 1024 * 1024
+DEFAULT_FRESHNESS = 2.0  # seconds: a file changed by hand is found by searches this much later at most
 _GITIGNORE_LINES = (".memfs/", _fs.TEMP_PREFIX + "*")
 _MARKER_TEXT = b"memfs vault: this file keeps memories/ in git, so a clone of a vault with no memories yet opens\n"
 
@@ -101,10 +105,11 @@ class WriteEngine:
         durable: fsync files and folders on every write.
         setup: Complete the vault's layout (``memories/`` and its marker, ``.gitignore``) and
             commit it; False leaves the folder and its history exactly as they are.
+        freshness: See :attr:`freshness`.
     """
 
-    def __init__(self, root: Path, *, author: Identity, person: Identity | None,
-                 lock_timeout: float, durable: bool, setup: bool = True) -> None:  # fmt: skip
+    def __init__(self, root: Path, *, author: Identity, person: Identity | None, lock_timeout: float,
+                 durable: bool, setup: bool = True, freshness: float | None = DEFAULT_FRESHNESS) -> None:  # fmt: skip
         self.root = root
         self.author = author
         self._person = person
@@ -113,6 +118,7 @@ class WriteEngine:
         self.state_dir.mkdir(exist_ok=True)
         self._lock = _fs.VaultLock(self.state_dir / "lock", timeout=lock_timeout)
         self._pending_file = self.state_dir / "pending"
+        self._found_file = self.state_dir / "found"  # edits by hand a search indexed, for the next commit
         self._own_file = self.state_dir / "own"
         self._journal = self.state_dir / "journal"
         self._held_file = self.state_dir / "held"
@@ -120,6 +126,7 @@ class WriteEngine:
         self.salvage_dir = self.state_dir / "salvage"
         self._change: Change | None = None
         self._rewinds: dict[str, _Rewind] = {}
+        self._freshness: float | None = None
         with self._lock.hold():
             self.history = GitHistory(root, self.state_dir, lock_timeout=lock_timeout,
                                       holds_vault_lock=lambda: self._lock.held)  # fmt: skip
@@ -127,6 +134,29 @@ class WriteEngine:
             if setup:
                 self._ensure_layout()
             self.index = SearchIndex(root, self.state_dir / "index", lock_timeout=lock_timeout)
+        self.freshness = freshness
+
+    @property
+    def freshness(self) -> float | None:
+        """How stale a search may be about files changed by hand, in seconds (None: not checked).
+
+        Before each search, files not looked at for this long are stat'ed (a few more are, too,
+        so the work spreads over searches), and those that changed are indexed again (not
+        committed: committing a person's edit is the watcher's or reconcile's job). So a file
+        created, edited, deleted or renamed by hand, with no watcher running, is found by every
+        search that starts this long after the change. 0 looks at every file before every
+        search; None never looks (only memfs's own writes and :meth:`reconcile` reach the index).
+        Hits are checked against their files whatever the setting.
+        """
+        return self._freshness
+
+    @freshness.setter
+    def freshness(self, value: float | None) -> None:
+        if value is not None:
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+                raise InvalidArgumentError(f"freshness must be a number of seconds >= 0, or None; got {value!r}")
+            self.index.changes.delay = float(value)
+        self._freshness = None if value is None else float(value)
 
     def close(self) -> None:
         """Index what is pending, then release the index and git helper processes."""
@@ -771,6 +801,7 @@ class WriteEngine:
         for rel in committed[: max(0, len(committed) - OWN_KEPT)]:
             del own[rel]
         tmp = self._own_file.with_name("own.new")
+        self.state_dir.mkdir(exist_ok=True)  # .memfs/ may have been deleted: it is made again
         tmp.write_text(json.dumps(own), "utf-8")
         os.replace(tmp, self._own_file)
 
@@ -881,12 +912,35 @@ class WriteEngine:
 
     def mark_pending(self, paths: Iterable[str]) -> None:
         """Note vault paths whose index entries must be brought up to date before the next search."""
-        lines = "".join(f"{p}\n" for p in paths)
-        fd = os.open(self._pending_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._append_paths(self._pending_file, paths)
+
+    def _append_paths(self, file: Path, paths: Iterable[str]) -> None:
+        lines = "".join(f"{p}\n" for p in paths).encode("utf-8")
         try:
-            _fs.write_all(fd, lines.encode("utf-8"))
+            fd = os.open(file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        except FileNotFoundError:  # .memfs/ was deleted: it is derived state, made again
+            self.state_dir.mkdir(exist_ok=True)
+            fd = os.open(file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            _fs.write_all(fd, lines)
         finally:
             os.close(fd)
+
+    def take_found_edits(self) -> list[str]:
+        """The files searches re-indexed because they changed by hand, since the last call.
+
+        A search indexes a person's edit but does not commit it; :meth:`reconcile` and the
+        watcher's full scans take these paths to commit them (the index no longer shows them
+        as changed). The caller holds the vault lock.
+        """
+        try:
+            raw = self._found_file.read_bytes()
+        except FileNotFoundError:
+            return []
+        found = self._listed_paths(raw, self._found_file)
+        with contextlib.suppress(FileNotFoundError), open(self._found_file, "r+b") as handle:
+            handle.truncate(0)
+        return found
 
     def flush_index(self) -> SyncReport:
         """Index every file written since the last search (by any process)."""
@@ -897,13 +951,37 @@ class WriteEngine:
             return SyncReport()
         with self._lock.hold():
             try:
-                pending = self._pending_file.read_text("utf-8").splitlines()
+                raw = self._pending_file.read_bytes()
             except FileNotFoundError:
                 return SyncReport()
-            report = self._sync_index(sorted(set(filter(None, pending))))
-            with open(self._pending_file, "r+b") as handle:
+            report = self._sync_index(self._listed_paths(raw, self._pending_file))
+            with contextlib.suppress(FileNotFoundError), open(self._pending_file, "r+b") as handle:
                 handle.truncate(0)
             return report
+
+    def _listed_paths(self, raw: bytes, file: Path) -> list[str]:
+        """The vault paths listed in ``file`` (``.memfs/pending``, ``found``), each checked like any outside path.
+
+        The file sits in the vault folder, so anyone may have written it: a line that is not
+        UTF-8, not a clean relative path, or not a Markdown file under ``memories/`` or
+        ``sessions/`` is ignored with a warning (the change check finds real changes anyway).
+        """
+        found: set[str] = set()
+        for line in raw.split(b"\n"):
+            if not line:
+                continue
+            try:
+                rel = clean_relpath(line.decode("utf-8"), what="the path")
+                if not (is_memory(rel) or is_transcript(rel)) or not rel.endswith(".md"):
+                    raise PathError(f"the path {rel!r} is not a Markdown file under memories/ or sessions/")
+            except UnicodeDecodeError:
+                log.warning("ignoring a line of %s that is not UTF-8: %r", file, line[:100])
+                continue
+            except PathError as exc:
+                log.warning("ignoring a line of %s: %s", file, exc)
+                continue
+            found.add(rel)
+        return sorted(found)
 
     def _sync_index(self, paths: Iterable[str] | None = None, progress: Progress | None = None) -> SyncReport:
         try:
@@ -914,6 +992,40 @@ class WriteEngine:
             log.warning("search index failed to update (%s); rebuilding it from the files", exc)
             self.index.clear()
             return self.index.sync(None, progress=progress)
+
+    def _resync(self, paths: list[str]) -> None:
+        """Index ``paths`` again now (files a search found changed since they were indexed)."""
+        with self._lock.hold():
+            self._sync_index(paths)
+            self._append_paths(self._found_file, paths)  # to be committed by reconcile or the watcher
+
+    def catch_up(self, *, full: bool = False) -> None:
+        """Bring the index up to the files as searches need them (every search calls this first).
+
+        1. The index on disk: if another process rebuilt or committed to it, that one is opened;
+           if it is gone (``.memfs/`` deleted) or not one memfs signed, it is rebuilt.
+        2. memfs's own writes since the last search, in any process (``.memfs/pending``).
+        3. Files changed by hand: those not looked at for :attr:`freshness` seconds are
+           stat'ed, and the changed ones indexed (``full``: every file is looked at).
+        """
+        if not self.index.refresh():
+            with self._lock.hold():
+                if not self.index.refresh():  # another process may have rebuilt it meanwhile
+                    log.warning("search index at %s is unusable (%s); rebuilding it from the files",
+                                self.index.folder, self.index.problem)  # fmt: skip
+                    self.index.clear()
+                    self._sync_index(None)
+        self.flush_index()
+        delay = 0.0 if full else self._freshness
+        if delay is None:
+            return
+        changed = self.index.changes.step(delay)
+        if changed is None:  # nothing looked at yet (opened without reconcile, or a new index)
+            with self._lock.hold():
+                if self.index.changes.step(delay) is None:
+                    self._sync_index(None)
+        elif changed and (outdated := self.index.outdated(changed)):  # not memfs's own writes, indexed already
+            self._resync(outdated)
 
     def reconcile(self, paths: Iterable[str] | None = None, *, commit: bool = True,
                   progress: Progress | None = None) -> SyncReport:  # fmt: skip
@@ -936,8 +1048,8 @@ class WriteEngine:
             changed = report.added + report.updated + report.removed
             if not commit:
                 self._note_seen(changed)
-            elif paths is None:
-                self.commit_outside_edits(changed + self._seen())
+            elif paths is None:  # and the edits read-only opens and searches indexed already
+                self.commit_outside_edits(changed + self._seen() + self.take_found_edits())
                 self._seen_file.unlink(missing_ok=True)
             else:
                 self.commit_outside_edits(changed)
@@ -967,27 +1079,29 @@ class WriteEngine:
     # -- reading through the index ------------------------------------------------------
 
     def search(self, query: str, **options: Any) -> list[Hit]:
-        """Search memories once the index has caught up (see :meth:`SearchIndex.search`)."""
+        """Search memories as the files are now (see :meth:`catch_up` and :meth:`SearchIndex.search`)."""
         check_count("k", options.get("k", 10))
-        self.flush_index()
+        self.catch_up()
         try:
-            return self.index.search(query, **options)
+            return self.index.search(query, resync=self._resync, **options)
         except SearchIndexError as exc:
             log.warning("%s; rebuilding the search index from the files", exc)
-            self.reindex(full=True)
-            return self.index.search(query, **options)
+            with self._lock.hold():
+                self.index.clear()
+                self._sync_index(None)
+            return self.index.search(query, resync=self._resync, **options)
 
     def search_messages(self, query: str, *, k: int = 10, session: str | None = None) -> list[MessageHit]:
         """Search the messages of every session (or of one transcript, by vault path)."""
         check_count("k", k)
-        self.flush_index()
-        return self.index.search_messages(query, k=k, session=session)
+        self.catch_up()
+        return self.index.search_messages(query, k=k, session=session, resync=self._resync)
 
     def path_of(self, memory_id: str) -> str | None:
         """The vault path of the memory with this id, or None."""
-        self.flush_index()
+        self.catch_up()
         for attempt in range(2):
-            rel = self.index.path_of(memory_id)
+            rel = self.index.path_of(memory_id, resync=self._resync)
             if rel is not None:
                 try:
                     if str(self.read(rel).metadata.get("id")) == memory_id:
@@ -995,12 +1109,12 @@ class WriteEngine:
                 except (MemoryNotFoundError, DocumentError):
                     pass
             if attempt == 0:
-                self.reconcile(commit=False)  # the file changed by hand since it was indexed
+                self.catch_up(full=True)  # the id may have moved to a file changed by hand
         return None
 
     def problems(self) -> list[Problem]:
         """Files the index skipped as malformed."""
-        self.flush_index()
+        self.catch_up()
         return self.index.problems()
 
     def files(self, prefix: str = "") -> list[str]:

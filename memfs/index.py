@@ -5,6 +5,17 @@ and is never the truth: it stores, per file, the ``(mtime_ns, size, sha256)`` it
 from, so :meth:`SearchIndex.sync` brings it up to date from file stats alone, reading only
 the files that changed. A missing, corrupt or outdated index is rebuilt from the files.
 
+The index cannot hurt the process that reads it. Whoosh pickles its schema, its segment list
+and its stored fields, so an index folder someone else wrote (a vault copied or synced with its
+``.memfs/``) could run code when opened. memfs therefore reads no index file it cannot vouch
+for: after each commit it writes ``memfs-index.json`` into the folder, naming every file of the
+index with its size and sha256, signed with an HMAC key kept outside the vault (in the user's
+state folder, see :func:`index_key`). A file is handed to Whoosh only after its bytes match the
+signed list, and an index without a valid list is rebuilt from the files, unread. Files are read
+into memory rather than mapped, so a segment truncated under a running process cannot kill it
+with SIGBUS; the same list tells a long-lived reader when the index on disk is no longer the one
+it opened (a random id per index, and Whoosh's generation within it).
+
 Speed comes from three choices, measured in docs/benchmarks.md: one analyzer pass in plain
 Python (a regex, a stop list of ~170 English words, a cached Porter stemmer) instead of
 Whoosh's chain of generators; no term positions; and queries that are a flat OR of the
@@ -14,27 +25,32 @@ question's content words, dropping words so common they cannot change the rankin
 from __future__ import annotations
 
 import contextlib
-import gc
 import hashlib
+import hmac
 import json
 import logging
 import os
 import re
+import secrets
 import shutil
-import warnings
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from whoosh import fields, index, qparser, query
+from whoosh import fields, qparser, query
 from whoosh.analysis import Analyzer, Token
+from whoosh.filedb.filestore import FileStorage
+from whoosh.filedb.structfile import BufferFile
+from whoosh.index import TOC, FileIndex
 from whoosh.lang.porter import stem as porter_stem
 
 from . import transcript
 from .documents import Document, load_bytes, normalize_time, tags_of, timestamp
 from .errors import DocumentError, SearchIndexError
+from .freshness import ChangeFinder, file_stat, walk
 from .items import text_of
 from .layout import CONTENT_DIRS, is_transcript, split_memory_path
 
@@ -133,6 +149,184 @@ def _schema() -> fields.Schema:
     )
 
 
+INDEX_NAME = "MAIN"
+MANIFEST = "memfs-index.json"
+MAX_MANIFEST_BYTES = 1024 * 1024
+KEY_BYTES = 32
+
+
+def state_home() -> Path:
+    """The user's state folder: ``$XDG_STATE_HOME``, else ``~/.local/state``."""
+    base = os.environ.get("XDG_STATE_HOME", "")
+    return Path(base) if os.path.isabs(base) else Path.home() / ".local" / "state"
+
+
+_keys: dict[str, bytes] = {}
+_keys_lock = threading.Lock()
+
+
+def index_key() -> bytes:
+    """The key that signs the indexes this user's memfs builds (``<state home>/memfs/index-key``).
+
+    It lives outside every vault, so an index copied in with a vault cannot carry a valid
+    signature. Created on first use (0600); a key file owned by someone else or readable by
+    others is replaced. If no key can be stored, a key for this process alone is used (with a
+    warning): every index is then rebuilt once per process, which is slow but safe.
+    """
+    try:
+        path = state_home() / "memfs" / "index-key"
+    except RuntimeError:  # no home folder to be found
+        path = Path("/nonexistent/memfs/index-key")
+    with _keys_lock:
+        key = _keys.get(str(path))
+        if key is None:
+            key = _keys[str(path)] = _load_key(path)
+        return key
+
+
+def _load_key(path: Path) -> bytes:
+    replace = False
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        try:
+            st = os.fstat(fd)
+            data = os.read(fd, KEY_BYTES + 1)
+        finally:
+            os.close(fd)
+        if st.st_uid == os.geteuid() and not st.st_mode & 0o077 and len(data) == KEY_BYTES:
+            return data
+        log.warning("replacing the index key %s: it is not a private %d-byte file of this user", path, KEY_BYTES)
+        replace = True
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        log.warning("cannot read the index key %s (%s); making a new one", path, exc)
+        replace = True
+    key = secrets.token_bytes(KEY_BYTES)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            os.write(fd, key)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            if replace:
+                os.replace(tmp, path)
+            else:
+                os.link(tmp, path)  # never over a key another process made meanwhile
+        except FileExistsError:
+            return _load_key(path)
+        finally:
+            tmp.unlink(missing_ok=True)
+    except OSError as exc:
+        log.warning("cannot store an index key at %s (%s); indexes will be rebuilt by every process", path, exc)
+    return key
+
+
+def _seal(body: dict[str, Any], key: bytes) -> bytes:
+    payload = json.dumps(body, sort_keys=True, separators=(",", ":"))
+    mac = hmac.new(key, payload.encode("utf-8"), hashlib.sha256).hexdigest()
+    return json.dumps({"index": body, "hmac": mac}, sort_keys=True, separators=(",", ":")).encode("utf-8")
+
+
+def _unseal(data: bytes, key: bytes) -> dict[str, Any]:
+    """The body of a signed manifest, or SearchIndexError saying why it is not one memfs wrote."""
+    try:
+        outer = json.loads(data.decode("utf-8"))
+        body, mac = outer["index"], outer["hmac"]
+        payload = json.dumps(body, sort_keys=True, separators=(",", ":"))
+    except (ValueError, TypeError, KeyError, UnicodeDecodeError) as exc:
+        raise SearchIndexError(f"its {MANIFEST} is unreadable ({type(exc).__name__})") from None
+    expected = hmac.new(key, payload.encode("utf-8"), hashlib.sha256).hexdigest()
+    if not isinstance(mac, str) or not hmac.compare_digest(mac, expected):
+        raise SearchIndexError("it was not built by memfs for this user (a .memfs/ copied or synced from elsewhere?)")
+    if not isinstance(body, dict) or not isinstance(body.get("id"), str) or not isinstance(body.get("files"), dict):
+        raise SearchIndexError(f"its {MANIFEST} is malformed")
+    if body.get("schema") != SCHEMA_VERSION:
+        raise SearchIndexError("its schema is outdated")
+    checked: dict[str, Any] = body
+    return checked
+
+
+def _read_fd(fd: int, size: int) -> bytes:
+    chunks = []
+    while size > 0:
+        chunk = os.read(fd, min(size, 1 << 24))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+class _Storage(FileStorage):  # type: ignore[misc]
+    """Whoosh's file storage, reading only files memfs vouches for, into memory (never mmap).
+
+    ``trusted`` names the files of the signed manifest with their size and sha256; files this
+    object created itself (a writer's work in progress) are known by their inode. Listing
+    shows Whoosh nothing else, so a planted table of contents is never even opened.
+    """
+
+    supports_mmap = False
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path, supports_mmap=False)
+        self.trusted: dict[str, tuple[int, str]] = {}
+        self.own: dict[str, int] = {}
+        self.cache: dict[tuple[str, str], bytes] = {}
+
+    def list(self) -> list[str]:
+        try:
+            names = os.listdir(self.folder)
+        except OSError:
+            return []
+        return [n for n in names if n in self.trusted or n in self.own]
+
+    def create_file(self, name: str, excl: bool = False, mode: str = "wb", **kwargs: Any) -> Any:
+        f = super().create_file(name, excl, mode, **kwargs)
+        self.own[name] = os.fstat(f.fileno()).st_ino
+        return f
+
+    def rename_file(self, oldname: str, newname: str, safe: bool = False) -> None:
+        super().rename_file(oldname, newname, safe)
+        if oldname in self.own:
+            self.own[newname] = self.own.pop(oldname)
+
+    def delete_file(self, name: str) -> None:
+        super().delete_file(name)
+        self.own.pop(name, None)
+
+    def temp_storage(self, name: str | None = None) -> Any:
+        # a writer's scratch files, which only it writes and reads back
+        return FileStorage(os.path.join(self.folder, name or f"{secrets.token_hex(8)}.tmp"),
+                           supports_mmap=False).create()  # fmt: skip
+
+    def open_file(self, name: str, **kwargs: Any) -> Any:
+        entry = self.trusted.get(name)
+        if entry is not None and (name, entry[1]) in self.cache:
+            return BufferFile(self.cache[name, entry[1]], name=name)
+        data, inode = self.read(name)
+        if entry is not None:
+            if len(data) != entry[0] or hashlib.sha256(data).hexdigest() != entry[1]:
+                raise SearchIndexError(f"index file {name} is not the one memfs wrote (damaged or replaced)")
+            self.cache[name, entry[1]] = data
+        elif self.own.get(name) != inode:
+            raise SearchIndexError(f"index file {name} was not written by memfs; not reading it")
+        return BufferFile(data, name=name)
+
+    def read(self, name: str) -> tuple[bytes, int]:
+        """The bytes and inode of a file of the folder (a link is refused)."""
+        fd = os.open(self._fpath(name), os.O_RDONLY | os.O_NOFOLLOW)
+        try:
+            st = os.fstat(fd)
+            return _read_fd(fd, st.st_size), st.st_ino
+        finally:
+            os.close(fd)
+
+
 @dataclass(frozen=True)
 class Hit:
     """One search result.
@@ -209,10 +403,16 @@ class SyncReport:
 
 
 Progress = Callable[[int, int], None]
+Resync = Callable[[list[str]], object]  # re-indexes the given vault paths (holding the vault lock)
+VERIFY_ATTEMPTS = 8  # a query runs again (after re-indexing) while its hits are found stale, this often at most
 
 
 class SearchIndex:
-    """A Whoosh index over the Markdown files below ``root``'s content folders."""
+    """A Whoosh index over the Markdown files below ``root``'s content folders.
+
+    Writers (:meth:`sync`, :meth:`clear`) must hold the vault lock; readers need not. One
+    object may be used from several threads.
+    """
 
     CONTENT_DIRS = CONTENT_DIRS
 
@@ -220,80 +420,143 @@ class SearchIndex:
         self.root = root
         self.folder = folder
         self.lock_timeout = lock_timeout
+        self.changes = ChangeFinder(root, CONTENT_DIRS)
+        self.problem = ""  # why the index on disk was last found unusable
+        self._real_root = os.path.realpath(root)
+        self._lock = threading.RLock()  # Whoosh's readers are not thread-safe without mmap
         self._ix: Any = None
+        self._storage: _Storage | None = None
+        self._manifest: bytes | None = None  # the signed list the open index was verified against
+        self._id = ""
         self._searcher: Any = None
+        self._transcript_stats: dict[str, tuple[int, int] | None] = {}
         self._open()
 
     # -- lifecycle -------------------------------------------------------------
 
     def _open(self) -> None:
-        # Whoosh leaves files open when it fails on a damaged index; they are closed here,
-        # quietly, before the index is rebuilt.
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ResourceWarning)
-            problem = self._try_open()
-            if problem:
-                gc.collect()
-        if problem == "":
+        if self.refresh():
             return
-        if problem:
+        if self.folder.exists():
             log.warning("search index at %s is unusable (%s); rebuilding it from the files",
-                        self.folder, problem)  # fmt: skip
+                        self.folder, self.problem)  # fmt: skip
         self._create()
 
-    def _try_open(self) -> str | None:
-        """Open the index: "" if it is fine, None if there is none, else what is wrong."""
-        try:
-            if (self.folder / "memfs-schema").read_text().strip() != SCHEMA_VERSION:
-                return "its schema is outdated"
-            self._ix = index.open_dir(str(self.folder))
-            self._ix.doc_count()
-            return ""
-        except FileNotFoundError:
-            return "it is incomplete" if self.folder.exists() else None
-        except Exception as exc:  # Whoosh raises many types on damage; the files are the truth
-            self._ix = None
-            return f"{type(exc).__name__}: {exc}"
+    def refresh(self) -> bool:
+        """Make sure the index open here is the one on disk; False if there is none memfs can use.
 
-    def _create(self) -> None:
-        self.close()
-        tmp = self.folder.with_name(self.folder.name + ".new")
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
-        index.create_in(str(tmp), _schema())
-        (tmp / "memfs-schema").write_text(SCHEMA_VERSION)
-        shutil.rmtree(self.folder, ignore_errors=True)
-        os.replace(tmp, self.folder)
-        self._ix = index.open_dir(str(self.folder))
+        Cheap when nothing changed (one small file read and compared): called before every
+        search. When another process committed or rebuilt the index, the new one is verified
+        and opened. False when the folder is gone or its files are not the ones memfs signed
+        (``problem`` says why); the caller rebuilds, holding the vault lock.
+        """
+        with self._lock:
+            try:
+                with open(self.folder / MANIFEST, "rb") as handle:
+                    data = handle.read(MAX_MANIFEST_BYTES + 1)
+            except FileNotFoundError:
+                self.problem = "it is missing" if not self.folder.exists() else "it is incomplete"
+                return False
+            except OSError as exc:
+                self.problem = f"{type(exc).__name__}: {exc}"
+                return False
+            if data == self._manifest:
+                return True
+            try:
+                if len(data) > MAX_MANIFEST_BYTES:
+                    raise SearchIndexError(f"its {MANIFEST} is too large")
+                self._adopt(data, _unseal(data, index_key()))
+            except Exception as exc:  # Whoosh raises many types on damage; the files are the truth
+                self.problem = str(exc) if isinstance(exc, SearchIndexError) else f"{type(exc).__name__}: {exc}"
+                self._release()
+                return False
+            return True
 
-    def close(self) -> None:
-        """Close the searcher and the index."""
+    def _adopt(self, data: bytes, body: dict[str, Any]) -> None:
+        """Open the index a verified manifest describes, reading (and checking) what is not cached."""
+        storage = _Storage(str(self.folder))
+        files = body["files"]
+        storage.trusted = {str(n): (int(v[0]), str(v[1])) for n, v in files.items()}
+        if self._storage is not None:  # segment files never change: keep what was read
+            cache = self._storage.cache
+            storage.cache = {k: v for k, v in cache.items() if storage.trusted.get(k[0], (0, ""))[1] == k[1]}
+        ix = FileIndex(storage, schema=_schema(), indexname=INDEX_NAME)  # the schema is never unpickled
+        searcher = ix.searcher()  # reads every segment now, so damage shows here
+        self._release()
+        self._ix, self._storage, self._searcher, self._manifest = ix, storage, searcher, data
+        if body["id"] != self._id:
+            self._id = body["id"]
+            self.changes.forget()  # another index: what was checked against the old one counts no more
+
+    def _release(self) -> None:
         searcher, self._searcher = self._searcher, None
-        ix, self._ix = self._ix, None
+        self._ix, self._manifest = None, None
+        self._transcript_stats = {}
         with contextlib.suppress(Exception):  # closing a damaged index must not fail
             if searcher is not None:
                 searcher.close()
-        with contextlib.suppress(Exception):
-            if ix is not None:
-                ix.close()
+
+    def _create(self) -> None:
+        """A new empty index in place of whatever is there, with a new id."""
+        with self._lock:
+            self._release()
+            tmp = self.folder.with_name(self.folder.name + ".new")
+            shutil.rmtree(tmp, ignore_errors=True)
+            tmp.mkdir(parents=True)
+            storage = _Storage(str(tmp))
+            FileIndex.create(storage, _schema(), INDEX_NAME)
+            self._id = secrets.token_hex(16)
+            self._write_manifest(storage, {})
+            shutil.rmtree(self.folder, ignore_errors=True)
+            os.replace(tmp, self.folder)
+            self._storage = None
+            self.changes.forget()
+            if not self.refresh():
+                raise SearchIndexError(f"the new search index at {self.folder} cannot be opened: {self.problem}")
+
+    def _write_manifest(self, storage: _Storage, previous: dict[str, tuple[int, str]]) -> bytes:
+        """Sign the files of the newest table of contents (run by the writer, after its commit)."""
+        toc = TOC.read(storage, INDEX_NAME, schema=_schema())
+        segments = {seg.segment_id() for seg in toc.segments}
+        names = [n for n in os.listdir(storage.folder)
+                 if n == f"_{INDEX_NAME}_{toc.generation}.toc" or n.split(".", 1)[0] in segments]  # fmt: skip
+        files: dict[str, tuple[int, str]] = {}
+        for name in names:
+            if name in previous and name not in storage.own:  # an older segment: files never change
+                files[name] = previous[name]
+                continue
+            data, _ = storage.read(name)
+            files[name] = (len(data), hashlib.sha256(data).hexdigest())
+            storage.cache[name, files[name][1]] = data
+        body = {"schema": SCHEMA_VERSION, "id": self._id, "generation": toc.generation,
+                "files": {n: list(v) for n, v in sorted(files.items())}}  # fmt: skip
+        data = _seal(body, index_key())
+        tmp = os.path.join(storage.folder, MANIFEST + ".new")
+        with open(tmp, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, os.path.join(storage.folder, MANIFEST))
+        return data
+
+    def close(self) -> None:
+        """Close the searcher and the index."""
+        with self._lock:
+            self._release()
 
     def clear(self) -> None:
-        """Drop every entry (the next full sync rebuilds it)."""
+        """Drop every entry (the next full sync rebuilds it); the caller holds the vault lock."""
         self._create()
 
     def doc_count(self) -> int:
         """How many files are indexed (malformed ones included)."""
-        return int(self._reader().doc_count())
+        with self._lock:
+            return int(self._reader().doc_count())
 
     def _reader(self) -> Any:
         if self._searcher is None:
-            self._searcher = self._ix.searcher()
-        elif not self._searcher.up_to_date():
-            # Not Searcher.refresh(): it reuses segment readers and so misses deletions
-            # made since in those segments.
-            old, self._searcher = self._searcher, None
-            old.close()
-            self._searcher = self._ix.searcher()
+            if self._ix is None and not self.refresh():
+                raise SearchIndexError(f"the search index is unusable: {self.problem}")
+            if self._searcher is None:
+                self._searcher = self._ix.searcher()
         return self._searcher
 
     # -- keeping it in step with the files -------------------------------------
@@ -303,34 +566,50 @@ class SearchIndex:
 
         Only files whose ``(mtime_ns, size)`` differ from what was indexed are read. Malformed
         files are recorded as problems and kept out of search results. The caller holds the
-        vault lock.
+        vault lock. A full sync also starts :attr:`changes` afresh from the files it saw.
         """
-        known = self.known(None if paths is None else set(paths))
-        on_disk = dict(self.scan()) if paths is None else {p: st for p in paths if (st := self._stat(p))}
-        report = SyncReport()
-        todo = [p for p, st in on_disk.items() if known.get(p, (None,))[:2] != st]
-        gone = [p for p in known if p not in on_disk]
-        if not todo and not gone:
+        with self._lock:
+            if not self.refresh():
+                raise SearchIndexError(f"the search index is unusable: {self.problem}")
+            known = self.known(None if paths is None else set(paths))
+            on_disk = self.changes.scan() if paths is None else {p: st for p in paths if (st := self._stat(p))}
+            report = SyncReport()
+            todo = [p for p, st in on_disk.items() if known.get(p, (None,))[:2] != st]
+            gone = [p for p in known if p not in on_disk]
+            if not todo and not gone:
+                return report
+            options: dict[str, Any] = {"timeout": self.lock_timeout, "limitmb": 128}
+            if not known and len(todo) >= PARALLEL_FROM_DOCS and (os.cpu_count() or 1) > 1:
+                # A build from scratch: two processes index halves into two segments (measured 1.4x on
+                # 2 cores). Only for fresh builds: Whoosh's multiprocess writer merges updates poorly.
+                options.update(procs=2, multisegment=True)
+            writer = self._ix.writer(**options)
+            try:
+                for done, rel in enumerate(todo, 1):
+                    self._index_file(writer, rel, on_disk[rel], known, report)
+                    if progress is not None:
+                        progress(done, len(todo))
+                for rel in gone:
+                    writer.delete_by_term("path", rel)
+                    report.removed.append(rel)
+                writer.commit()
+            except BaseException:
+                writer.cancel()
+                raise
+            self._committed()
             return report
-        options: dict[str, Any] = {"timeout": self.lock_timeout, "limitmb": 128}
-        if not known and len(todo) >= PARALLEL_FROM_DOCS and (os.cpu_count() or 1) > 1:
-            # A build from scratch: two processes index halves into two segments (measured 1.4x on
-            # 2 cores). Only for fresh builds: Whoosh's multiprocess writer merges updates poorly.
-            options.update(procs=2, multisegment=True)
-        writer = self._ix.writer(**options)
-        try:
-            for done, rel in enumerate(todo, 1):
-                self._index_file(writer, rel, on_disk[rel], known, report)
-                if progress is not None:
-                    progress(done, len(todo))
-            for rel in gone:
-                writer.delete_by_term("path", rel)
-                report.removed.append(rel)
-            writer.commit()
-        except BaseException:
-            writer.cancel()
-            raise
-        return report
+
+    def _committed(self) -> None:
+        """Sign what the writer just committed and open it."""
+        assert self._storage is not None
+        data = self._write_manifest(self._storage, dict(self._storage.trusted))
+        self._adopt(data, _unseal(data, index_key()))
+
+    def outdated(self, paths: Iterable[str]) -> list[str]:
+        """Those of ``paths`` whose file is not what the index holds (changed, new or gone); no lock needed."""
+        paths = list(paths)
+        known = self.known(set(paths))
+        return [rel for rel in paths if file_stat(self.root, rel) != (known[rel][:2] if rel in known else None)]
 
     def _index_file(self, writer: Any, rel: str, st: tuple[int, int],
                     known: dict[str, tuple[Any, ...]], report: SyncReport) -> None:  # fmt: skip
@@ -427,59 +706,59 @@ class SearchIndex:
         Hidden names, memfs's temporary files and symbolic links are skipped: a link could
         point outside the vault.
         """
-        for top in self.CONTENT_DIRS:
-            stack = [top]
-            while stack:
-                rel_dir = stack.pop()
-                try:
-                    entries = list(os.scandir(self.root / rel_dir))
-                except (FileNotFoundError, NotADirectoryError):
-                    continue
-                for entry in entries:
-                    if entry.name.startswith(".") or entry.is_symlink():
-                        continue
-                    rel = f"{rel_dir}/{entry.name}"
-                    if entry.is_dir(follow_symlinks=False):
-                        stack.append(rel)
-                    elif entry.name.endswith(".md") and entry.is_file(follow_symlinks=False):
-                        st = entry.stat(follow_symlinks=False)
-                        yield rel, (st.st_mtime_ns, st.st_size)
+        return walk(self.root, self.CONTENT_DIRS)
 
     def _stat(self, rel: str) -> tuple[int, int] | None:
-        try:
-            st = os.lstat(self.root / rel)
-        except OSError:
+        """The stat of a vault file named from outside (the pending list), or None.
+
+        None unless it is a regular file reached through no symbolic link.
+        """
+        parent = os.path.dirname(rel)
+        if os.path.realpath(os.path.join(self._real_root, parent)) != os.path.join(self._real_root, parent):
             return None
-        if not os.path.isfile(self.root / rel) or os.path.islink(self.root / rel):
-            return None
-        return st.st_mtime_ns, st.st_size
+        return file_stat(self.root, rel)
 
     def known(self, only: set[str] | None = None) -> dict[str, tuple[Any, ...]]:
         """The ``(mtime_ns, size, sha256)`` each indexed file (or each of ``only``) was built from."""
-        reader = self._reader()
-        if only is None:
-            return {f["path"]: tuple(f["stat"]) for f in reader.all_stored_fields() if "stat" in f}
-        known = {}
-        for rel in only:
-            stored = reader.document(path=rel)
-            if stored and "stat" in stored:
-                known[rel] = tuple(stored["stat"])
-        return known
+        with self._lock:
+            reader = self._reader()
+            if only is None:
+                return {f["path"]: tuple(f["stat"]) for f in reader.all_stored_fields() if "stat" in f}
+            known = {}
+            for rel in only:
+                stored = reader.document(path=rel)
+                if stored and "stat" in stored:
+                    known[rel] = tuple(stored["stat"])
+            return known
 
     def problems(self) -> list[Problem]:
         """The files that were skipped as malformed."""
-        reader = self._reader()
-        return [Problem(f["path"], f.get("error", "")) for f in
-                reader.documents(kind="invalid")]  # fmt: skip
+        with self._lock:
+            reader = self._reader()
+            return [Problem(f["path"], f.get("error", "")) for f in
+                    reader.documents(kind="invalid")]  # fmt: skip
 
     def entries(self) -> dict[str, str]:
         """Every indexed path with the sha256 of the content it was built from."""
-        return {f["path"]: f["stat"][2] for f in self._reader().all_stored_fields() if "stat" in f}
+        with self._lock:
+            return {f["path"]: f["stat"][2] for f in self._reader().all_stored_fields() if "stat" in f}
 
-    def path_of(self, memory_id: str) -> str | None:
-        """The path of the memory whose ``id`` is ``memory_id``, if indexed."""
-        stored = self._reader().document(id=memory_id)
-        return stored["path"] if stored else None
+    def path_of(self, memory_id: str, *, resync: Resync | None = None) -> str | None:
+        """The path of the memory whose ``id`` is ``memory_id``, if indexed.
+
+        With ``resync``, a file that changed since it was indexed is handed to it (to be
+        indexed again) and looked up once more.
+        """
+        for attempt in range(2):
+            with self._lock:
+                stored = self._reader().document(id=memory_id)
+            if not stored:
+                return None
+            if resync is None or file_stat(self.root, stored["path"]) == tuple(stored["stat"][:2]):
+                break
+            if attempt == 0:
+                resync([stored["path"]])
+        return str(stored["path"])
 
     # -- searching -------------------------------------------------------------
 
@@ -494,12 +773,18 @@ class SearchIndex:
         since: str | None = None,
         until: str | None = None,
         snippets: bool = True,
+        resync: Resync | None = None,
     ) -> list[Hit]:
         """Rank memories for ``text`` with BM25F over title, body and tags.
 
         ``text`` is read as natural language; Whoosh syntax (``AND``, ``OR``, ``NOT``,
         ``title:word``, parentheses) is honoured, and a query whose syntax is broken is
         searched as its plain words. Wildcards, fuzzy terms and ranges are never expanded.
+
+        Every hit is checked against its file (a stat): a hit whose file is gone is never
+        returned, and one whose file changed since it was indexed is handed to ``resync`` (which
+        indexes it again) and the query runs again, so it is ranked by what the file says now.
+        Without ``resync``, such hits are left out.
         """
         if not isinstance(text, str):
             raise TypeError(f"query must be a string, got {text.__class__.__name__}")
@@ -513,35 +798,60 @@ class SearchIndex:
         filters += [query.Term("tags", t.lower()) for t in tags]
         if since or until:
             filters.append(query.TermRange("updated", normalize_time(since), normalize_time(until)))
-        try:
-            searcher = self._reader()
-            q = self._query(text, searcher)
-            if q is None:
-                return []
-            others = query.Or([query.Term("kind", kind) for kind in ("invalid", "message", "transcript")])
-            results = searcher.search(q, limit=k, filter=query.And(filters) if len(filters) > 1 else None,
-                                      mask=others)  # fmt: skip
-            found = [(r.fields(), r.score) for r in results]
-        except Exception as exc:
-            raise SearchIndexError(f"search failed ({exc.__class__.__name__}: {exc})") from exc
+        others = query.Or([query.Term("kind", kind) for kind in ("invalid", "message", "transcript")])
+        found: list[tuple[dict[str, Any], float]] = []
+        for attempt in range(VERIFY_ATTEMPTS):
+            with self._lock:
+                try:
+                    searcher = self._reader()
+                    q = self._query(text, searcher)
+                    if q is None:
+                        return []
+                    results = searcher.search(q, limit=k, filter=query.And(filters) if len(filters) > 1 else None,
+                                              mask=others)  # fmt: skip
+                    found = [(r.fields(), r.score) for r in results]
+                except Exception as exc:
+                    raise SearchIndexError(f"search failed ({exc.__class__.__name__}: {exc})") from exc
+            stale = {s["path"] for s, _ in found if file_stat(self.root, s["path"]) != tuple(s["stat"][:2])}
+            if not stale:
+                break
+            if resync is None or attempt == VERIFY_ATTEMPTS - 1:
+                found = [(s, score) for s, score in found if s["path"] not in stale]
+                break
+            resync(sorted(stale))
         stems = set(ANALYZER.stems(text))
         return [self._hit(stored, score, stems if snippets else None) for stored, score in found]
 
-    def search_messages(self, text: str, *, k: int = 10, session: str | None = None) -> list[MessageHit]:
-        """Rank conversation messages for ``text`` (all sessions, or one transcript path)."""
+    def search_messages(self, text: str, *, k: int = 10, session: str | None = None,
+                        resync: Resync | None = None) -> list[MessageHit]:  # fmt: skip
+        """Rank conversation messages for ``text`` (all sessions, or one transcript path).
+
+        Hits are checked against their transcript as :meth:`search` checks memories.
+        """
         if not isinstance(text, str):
             raise TypeError(f"query must be a string, got {text.__class__.__name__}")
         if k <= 0:
             return []
         filters = [query.Term("kind", "message")] + ([query.Term("session", session)] if session else [])
-        try:
-            searcher = self._reader()
-            q = self._query(text, searcher)
-            if q is None:
-                return []
-            found = [(r.fields(), r.score) for r in searcher.search(q, limit=k, filter=query.And(filters))]
-        except Exception as exc:
-            raise SearchIndexError(f"search failed ({exc.__class__.__name__}: {exc})") from exc
+        found: list[tuple[dict[str, Any], float]] = []
+        for attempt in range(VERIFY_ATTEMPTS):
+            with self._lock:
+                try:
+                    searcher = self._reader()
+                    q = self._query(text, searcher)
+                    if q is None:
+                        return []
+                    found = [(r.fields(), r.score) for r in searcher.search(q, limit=k, filter=query.And(filters))]
+                    indexed = {s["session"]: self._transcript_stat(s["session"]) for s, _ in found}
+                except Exception as exc:
+                    raise SearchIndexError(f"search failed ({exc.__class__.__name__}: {exc})") from exc
+            stale = {rel for rel, st in indexed.items() if st is None or file_stat(self.root, rel) != st}
+            if not stale:
+                break
+            if resync is None or attempt == VERIFY_ATTEMPTS - 1:
+                found = [(s, score) for s, score in found if s["session"] not in stale]
+                break
+            resync(sorted(stale))
         stems = set(ANALYZER.stems(text))
         hits = []
         for stored, score in found:
@@ -551,6 +861,14 @@ class SearchIndex:
                                    round(float(score), 4), make_snippet(text_of(item), stems), item,
                                    stored.get("time")))  # fmt: skip
         return hits
+
+    def _transcript_stat(self, rel: str) -> tuple[int, int] | None:
+        """The ``(mtime_ns, size)`` a transcript was indexed at (cached until the searcher changes)."""
+        if rel not in self._transcript_stats:
+            stored = self._reader().document(path=rel)
+            st = stored.get("stat") if stored else None
+            self._transcript_stats[rel] = (int(st[0]), int(st[1])) if st else None
+        return self._transcript_stats[rel]
 
     def _query(self, text: str, searcher: Any) -> Any:
         parsed = None

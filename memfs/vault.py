@@ -20,7 +20,7 @@ from typing import Any
 from .dates import iso_range, time_range
 from .doctor import Finding, examine
 from .documents import Document
-from .engine import WriteEngine
+from .engine import DEFAULT_FRESHNESS, WriteEngine
 from .errors import (
     ConflictError,
     InvalidArgumentError,
@@ -61,6 +61,7 @@ class Vault:
         durable: bool = True,
         reconcile: bool = True,
         commit_edits: bool = True,
+        freshness: float | None = DEFAULT_FRESHNESS,
     ) -> Vault:
         """Open the vault at ``path`` (with ``create=True``: make one there if there is none).
 
@@ -83,6 +84,8 @@ class Vault:
             commit_edits: Also commit those changes, and complete the vault's layout (a vault
                 made by an earlier memfs). False opens without changing the folder or its history
                 (the index under ``.memfs/`` aside): what read-only commands do.
+            freshness: Seconds within which a search finds files changed by hand (without a watcher);
+                0 checks every file before every search, None never (see :attr:`freshness`).
 
         Raises:
             VaultNotFoundError: No vault at ``path`` and ``create`` is False.
@@ -99,7 +102,7 @@ class Vault:
             raise VaultNotFoundError(f"{root} is not a memfs vault (no {MEMORIES_DIR}/ folder); {hint}")
         engine = WriteEngine(
             root.resolve(), author=_identity(author) or DEFAULT_AGENT, person=_identity(person),
-            lock_timeout=lock_timeout, durable=durable, setup=create or commit_edits,
+            lock_timeout=lock_timeout, durable=durable, setup=create or commit_edits, freshness=freshness,
         )  # fmt: skip
         if reconcile:
             try:
@@ -144,6 +147,22 @@ class Vault:
     def durable(self) -> bool:
         """Whether writes are fsynced."""
         return self.engine.durable
+
+    @property
+    def freshness(self) -> float | None:
+        """How stale a search may be about files changed by hand, in seconds (default 2).
+
+        With no watcher running, a file created, edited, deleted or renamed by hand is found by
+        every search that starts this long after the change (files not looked at for this long
+        are stat'ed before a search). 0 checks every file before every search; None never
+        checks (memfs's own writes are always seen). A hit is checked against its file whatever
+        the setting. Set it on a long-lived vault: ``vault.freshness = 0.5``.
+        """
+        return self.engine.freshness
+
+    @freshness.setter
+    def freshness(self, value: float | None) -> None:
+        self.engine.freshness = value
 
     @property
     def history(self) -> GitHistory:

@@ -233,9 +233,11 @@ class Watcher:
         if rewatch:
             self._watch_again()
         if full or dirty:
-            report = self.engine.reconcile(None if full else dirty, commit=False)
-            touched = report.added + report.updated + report.removed
-            self._uncommitted.update(touched if full else dirty)
+            with self.engine.locked():
+                report = self.engine.reconcile(None if full else dirty, commit=False)
+                touched = report.added + report.updated + report.removed
+                # a full scan finds only what the index missed: searches may have indexed the rest
+                self._uncommitted.update(touched + self.engine.take_found_edits() if full else dirty)
             if touched:
                 self._tell("indexed", touched)
             if report.problems:
@@ -257,8 +259,10 @@ class Watcher:
             dirty, full = self._dirty, self._full_scan
             self._dirty, self._full_scan = set(), False
         if full or dirty:
-            report = self.engine.reconcile(None if full else dirty, commit=False)
-            self._uncommitted.update(report.added + report.updated + report.removed if full else dirty)
+            with self.engine.locked():
+                report = self.engine.reconcile(None if full else dirty, commit=False)
+                touched = report.added + report.updated + report.removed
+                self._uncommitted.update(touched + self.engine.take_found_edits() if full else dirty)
         if self._uncommitted:
             self._commit()
 

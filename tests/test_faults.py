@@ -21,7 +21,7 @@ def test_a_fault_at_any_operation_loses_nothing(tmp_path: Path, name: str) -> No
     assert_clean(tally)
 
 
-@pytest.mark.slow
+@pytest.mark.faults
 @pytest.mark.parametrize("name", sorted(set(SCENARIOS) - set(FAST)))
 def test_every_write_path_survives_a_fault_at_any_operation(tmp_path: Path, name: str) -> None:
     tally = run_scenario(tmp_path / "vault", name, faults=("enospc", "eio", "short", "full"))
@@ -29,7 +29,7 @@ def test_every_write_path_survives_a_fault_at_any_operation(tmp_path: Path, name
     assert_clean(tally)
 
 
-@pytest.mark.slow
+@pytest.mark.faults
 @pytest.mark.parametrize("name", KILLS)
 def test_a_kill_at_random_operations_loses_nothing_acknowledged(tmp_path: Path, name: str) -> None:
     operations = operations_of(tmp_path / "count", name)

@@ -53,7 +53,7 @@ def tree_state(vault: memfs.Vault) -> tuple[dict[str, bytes], str | None]:
     return files, vault.history.head()
 
 
-@pytest.mark.slow
+@pytest.mark.faults
 def test_a_full_disk_refuses_writes_cleanly_and_everything_works_once_freed(small_disk: Path) -> None:
     with memfs.Vault.open(small_disk / "vault", create=True) as vault:
         store = vault.memories("users/alice")
@@ -92,7 +92,7 @@ def test_a_full_disk_refuses_writes_cleanly_and_everything_works_once_freed(smal
     assert fsck.returncode == 0, fsck.stderr
 
 
-@pytest.mark.slow
+@pytest.mark.faults
 def test_a_commit_that_fails_on_a_full_disk_puts_the_old_bytes_back(small_disk: Path) -> None:
     with memfs.Vault.open(small_disk / "vault", create=True) as vault:
         store = vault.memories("users/alice")

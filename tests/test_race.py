@@ -68,7 +68,7 @@ def history_text(root: Path) -> str:
     return out.stdout
 
 
-@pytest.mark.slow
+@pytest.mark.faults
 @pytest.mark.parametrize("watcher", [False, True], ids=["no-watcher", "watcher"])
 def test_agent_and_editor_racing_lose_nothing(tmp_path: Path, watcher: bool) -> None:
     root, go = tmp_path / "vault", tmp_path / "go"
