@@ -148,8 +148,10 @@ SCENARIOS: dict[str, tuple[Action | None, Action]] = {
     "watcher commit": (_hand_edit, lambda v: v.engine.commit_outside_edits([f"memories/{NS}/tea.md"])),
 }
 FAST = ("memory update", "batch", "tool str_replace", "session append", "watcher commit")
-#: scenarios a kill cannot legitimately remove an acknowledged file in
-KILLS = ("memory add", "memory update", "batch", "tool str_replace", "tool insert", "session append")
+#: what a killed scenario may legitimately take out of git (its commit may land before the kill)
+MAY_REMOVE = {"memory delete": "gone.md", "tool delete": "bye.md", "memory move": "seat.md",
+              "tool rename": "seat.md", "undo": "undo-me.md"}  # fmt: skip
+KILLS = tuple(sorted(SCENARIOS))
 
 
 def snapshot(vault: memfs.Vault) -> dict[str, bytes]:
@@ -287,7 +289,7 @@ def run_kills(root: Path, name: str, points: list[int]) -> Tally:
             label = f"{name} killed at #{at}"
             check(vault, tally, label)
             now = committed(vault)
-            gone = sorted(set(acknowledged) - set(now))
+            gone = sorted(p for p in set(acknowledged) - set(now) if not p.endswith("/" + MAY_REMOVE.get(name, "-")))
             if gone:
                 tally.lost += len(gone)
                 tally.problems.append(f"{label}: acknowledged files gone from git: {gone}")
