@@ -70,8 +70,10 @@ def fts_bench(folder: Path, items: list[dict[str, object]], questions: list[str]
     db.execute("CREATE VIRTUAL TABLE docs USING fts5(title, body, tags, tokenize='porter unicode61')")
     start = time.perf_counter()
     with db:
-        db.executemany("INSERT INTO docs(rowid, title, body, tags) VALUES (?, ?, ?, ?)",
-                       [(i, m["title"], m["body"], " ".join(m["tags"])) for i, m in enumerate(items)])  # type: ignore[arg-type]
+        db.executemany(
+            "INSERT INTO docs(rowid, title, body, tags) VALUES (?, ?, ?, ?)",
+            [(i, m["title"], m["body"], " ".join(m["tags"])) for i, m in enumerate(items)],
+        )  # type: ignore[arg-type]
     build = time.perf_counter() - start
     sql = "SELECT rowid FROM docs WHERE docs MATCH ? ORDER BY bm25(docs, 2.0, 1.0, 1.5) LIMIT 10"
     for q in questions[:20]:
@@ -202,6 +204,7 @@ def write_bench(size: int, writes: int) -> dict[str, object]:
         adds = [timed(lambda i=i: store.add(f"new memory {i} {two_kb}", title=f"bench add {i}")) for i in range(writes)]
         tools = memfs.MemoryTools(vault, str(items[0]["namespace"]))
         say(f"write {size}: tool str_replace and search")
+
         def replace(i: int) -> None:
             result = tools.call({"command": "str_replace", "path": f"/memories/{slug}",
                                  "old_str": f" v{i + writes - 1}\n", "new_str": f" v{i + writes}\n"})  # fmt: skip
@@ -309,7 +312,8 @@ def main() -> int:
                                                               10 if args.quick else 30)  # fmt: skip
         say("sessions: the first managed append on a long unmanaged session")
         result["first_managed_append"] = session_benchmarks.first_managed_append_bench(
-            10_000 if args.quick else 100_000, 1 if args.quick else 3)
+            10_000 if args.quick else 100_000, 1 if args.quick else 3
+        )
     if "locomo" in only:
         import sessions as session_benchmarks
 

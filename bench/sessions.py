@@ -60,8 +60,9 @@ def session_bench(sizes: list[int], reps: int) -> dict[str, Any]:
                     assert len(got) == 20
                 row[name] = {"add_items_one_turn": stats(adds), "get_items_limit_20": stats(reads)}
             committed = vault.session("bench")  # the default policy: one commit per add_items
-            row["memfs_commit_every_turn"] = {"add_items_one_turn": stats(
-                [timed_add(committed, turn(size + reps + i)) for i in range(reps)])}
+            row["memfs_commit_every_turn"] = {
+                "add_items_one_turn": stats([timed_add(committed, turn(size + reps + i)) for i in range(reps)])
+            }
             sq.close()
             vault.close()
             out[str(size)] = row
@@ -212,8 +213,14 @@ def extraction_bench() -> dict[str, Any]:
             n = 1
             while f"session_{n}" in data:
                 session = vault.session(f"{path.stem}-s{n}", commit="manual")
-                items = [{"role": "user" if t["speaker"] == data["speaker_a"] else "assistant",
-                          "content": f"{t['speaker']}: {t['text']}", "id": t["dia_id"]} for t in data[f"session_{n}"]]
+                items = [
+                    {
+                        "role": "user" if t["speaker"] == data["speaker_a"] else "assistant",
+                        "content": f"{t['speaker']}: {t['text']}",
+                        "id": t["dia_id"],
+                    }
+                    for t in data[f"session_{n}"]
+                ]
                 session.append(items)
                 session.commit()
                 sources = [f"{session.path}#{i + 1}" for i in range(len(items))]

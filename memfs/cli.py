@@ -106,7 +106,7 @@ def _who(author: str | None, folder: Path) -> tuple[Identity, Identity | None]:
     try:
         given = Identity.parse(author)
     except ValueError:
-        raise _BadValue(f"--author {author!r} is not an identity; give it as \"Name <email>\"") from None
+        raise _BadValue(f'--author {author!r} is not an identity; give it as "Name <email>"') from None
     return given, given
 
 
@@ -246,8 +246,11 @@ def _outermost(namespaces: list[str]) -> list[str]:
 @click.option("--namespace", "-n", help="Only this namespace (and its sub-namespaces).")
 @click.option("--type", "type_", help="Only memories of this type.")
 @click.option("--tag", "tags", multiple=True, help="Only memories with this tag (repeatable).")
-@click.option("--since", metavar="WHEN", help="Only memories updated at or after WHEN: 2026-11-01, "
-              "2026-11-01T10:00, '2 days ago', yesterday, today.")
+@click.option(
+    "--since",
+    metavar="WHEN",
+    help="Only memories updated at or after WHEN: 2026-11-01, 2026-11-01T10:00, '2 days ago', yesterday, today.",
+)
 @click.option("--until", metavar="WHEN", help="Only memories updated at or before WHEN (a date: to its end).")
 @click.option("-k", "k", default=10, show_default=True, type=click.IntRange(1, 1000), help="How many hits.")
 @click.option("--messages", is_flag=True, help="Search conversation messages in sessions/ instead of memories.")
@@ -297,8 +300,11 @@ def search(vault: Vault, as_json: bool, query: str, namespace: str | None, type_
 @click.option("--author", help="Only commits whose author (a person or an agent) matches.")
 @click.option("--agent", help="Only changes an agent made through memfs, by this name.")
 @click.option("--session", help="Only changes made in this session (its Memfs-Session trailer).")
-@click.option("--since", metavar="WHEN", help="Only commits at or after WHEN: 2026-11-01, 2026-11-01T10:00, "
-              "'2 days ago', yesterday, today.")
+@click.option(
+    "--since",
+    metavar="WHEN",
+    help="Only commits at or after WHEN: 2026-11-01, 2026-11-01T10:00, '2 days ago', yesterday, today.",
+)
 @click.option("--until", metavar="WHEN", help="Only commits at or before WHEN (a date: to its end).")
 @click.option("-n", "limit", type=click.IntRange(1), help="At most this many commits.")
 @_with_vault
@@ -492,8 +498,9 @@ def _print_purge(out: Console, report: Any) -> None:
 @cli.command()
 @vault_option
 @author_option
-@click.option("--by", "by", metavar="NAME", help="Undo the newest change by this author (an agent's or a person's "
-              "name or email).")
+@click.option(
+    "--by", "by", metavar="NAME", help="Undo the newest change by this author (an agent's or a person's name or email)."
+)
 @click.option("--session", help="Undo the newest change made in this session.")
 @_writing
 def undo(vault: Vault, by: str | None, session: str | None) -> None:
@@ -532,8 +539,13 @@ def commit(vault_path: Path, author: str | None, message: str | None) -> None:
 @cli.command()
 @vault_option
 @author_option
-@click.option("--commit-delay", default=2.0, show_default=True, type=click.FloatRange(0),
-              help="Seconds of quiet before edits are committed.")
+@click.option(
+    "--commit-delay",
+    default=2.0,
+    show_default=True,
+    type=click.FloatRange(0),
+    help="Seconds of quiet before edits are committed.",
+)
 @click.option("--polling", is_flag=True, help="Poll instead of native file events (network drives).")
 def watch(vault_path: Path, author: str | None, commit_delay: float, polling: bool) -> None:
     """Watch the vault: index edits made in an editor at once, commit them under your name."""

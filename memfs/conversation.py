@@ -370,8 +370,11 @@ class SlidingWindowConversationManager(_Managed):
             for index, position in enumerate(view.positions[:half]):
                 item = items[index + view.offset]
                 if tool_links(item)[1] and position not in view.truncated and _size(item) > 2 * self.truncated_size:
-                    return Decision("truncate", {"position": position, "keep": self.truncated_size},
-                                    f"The tool result of message {position} is shortened in the view.")
+                    return Decision(
+                        "truncate",
+                        {"position": position, "keep": self.truncated_size},
+                        f"The tool result of message {position} is shortened in the view.",
+                    )
         at_least = 2 if len(items) <= self.window_size else len(items) - self.window_size
         cut = find_cut(items, at_least, len(items) - 1)
         if cut is None:

@@ -58,20 +58,14 @@ class _Loader(_BaseLoader):  # type: ignore[misc]
                     None, None, "a mapping key is not a plain value", key_node.start_mark
                 ) from None
             if duplicate:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate key {key!r}", key_node.start_mark
-                )
+                raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
             seen.add(key)
         return super().construct_mapping(node, deep=deep)  # type: ignore[no-any-return]
 
 
 _INT_TAG = "tag:yaml.org,2002:int"
-_Loader.yaml_implicit_resolvers = _without(
-    _BaseLoader.yaml_implicit_resolvers, {_TIMESTAMP_TAG, _BOOL_TAG, _INT_TAG}
-)
-_Loader.add_implicit_resolver(
-    _BOOL_TAG, re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
-)
+_Loader.yaml_implicit_resolvers = _without(_BaseLoader.yaml_implicit_resolvers, {_TIMESTAMP_TAG, _BOOL_TAG, _INT_TAG})
+_Loader.add_implicit_resolver(_BOOL_TAG, re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF"))
 # YAML 1.2 integers: `12:30` (YAML 1.1 sexagesimal, 750) and `0755` (octal) stay strings.
 _Loader.add_implicit_resolver(
     _INT_TAG, re.compile(r"^(?:[-+]?(?:0|[1-9][0-9_]*)|0x[0-9a-fA-F_]+)$"), list("-+0123456789")
@@ -99,9 +93,7 @@ class _Block(dict):  # type: ignore[type-arg]
     """The top level of a front matter: always block style, one key a line."""
 
 
-_Dumper.add_representer(
-    _Block, lambda dumper, data: dumper.represent_mapping("tag:yaml.org,2002:map", data, False)
-)
+_Dumper.add_representer(_Block, lambda dumper, data: dumper.represent_mapping("tag:yaml.org,2002:map", data, False))
 
 
 @dataclass(frozen=True)
@@ -137,9 +129,7 @@ class Document:
         """True if the file has a front-matter block."""
         return bool(self.head)
 
-    def with_metadata(
-        self, changes: Mapping[str, Any], *, remove: Iterable[str] = ()
-    ) -> Document:
+    def with_metadata(self, changes: Mapping[str, Any], *, remove: Iterable[str] = ()) -> Document:
         """Return a copy with some keys set or removed, touching only their lines.
 
         Keys already present keep their place; new keys go at the end, in the given order.
@@ -276,9 +266,7 @@ def _check_plain(value: Any, path: str | None, *, top: bool = True) -> None:
         for item in value:
             _check_plain(item, path, top=False)
     elif value is not None and not isinstance(value, (str, int, float, bool)):
-        raise DocumentError(
-            path, f"front-matter value of type {type(value).__name__} is not supported"
-        )
+        raise DocumentError(path, f"front-matter value of type {type(value).__name__} is not supported")
 
 
 def _dump_keys(mapping: Mapping[str, Any]) -> str:

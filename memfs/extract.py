@@ -92,8 +92,10 @@ PENDING = "pending"
 # of the two forms), so a space is matched as one " ": never a "\s*" that could backtrack over a run.
 # Where a clause starts: the text's start, after punctuation, or after a lead-in word ("remember to ...").
 _CLAUSE = r"(?:^|[.:;!?,\n(\"] ?|\b(?:also|please|remember|note) )(?:to |that )?(?:please )?"
-_ASSISTANT = (r"(?:you|u|the (?:assistant|ai|model|bot|agent|chatbot|llm)|"
-              r"(?:this|your) (?:assistant|ai|model|bot|agent))")
+_ASSISTANT = (
+    r"(?:you|u|the (?:assistant|ai|model|bot|agent|chatbot|llm)|"
+    r"(?:this|your) (?:assistant|ai|model|bot|agent))"
+)
 _BEHAVE = (r"(?:answer|respond|reply|say|write|speak|talk|use|call|address|refer|mention|reveal|tell|include|"
            r"add|start|begin|end|format|output|print|follow|obey|comply|execute|run|send|forward|share|translate|"
            r"pretend|act|behave|ignore|disregard|treat|trust|recommend|suggest|refuse|agree|approve|grant|deny|"
@@ -102,38 +104,74 @@ _BEHAVE = (r"(?:answer|respond|reply|say|write|speak|talk|use|call|address|refer
 _RULES_OF_CONDUCT = (r"(?:instructions?|rules?|prompts?|guidelines?|directives?|directions?|guardrails?|policies|"
                      r"policy|constraints?|restrictions?|programming|messages?|context|orders|commands)")  # fmt: skip
 _INSTRUCTION_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
-    ("overrides earlier instructions", re.compile(
-        r"\b(?:ignore|disregard|forget|override|overrule|bypass|abandon|discard|delete|clear)\b[^.!?\n]{0,40}?"
-        r"\b(?:previous|prior|above|earlier|preceding|former|all|any|every|your|original|initial|system|existing|"
-        rf"other|safety|old)\b[^.!?\n]{{0,25}}?\b{_RULES_OF_CONDUCT}\b")),  # fmt: skip
-    ("names the system prompt or a role", re.compile(
-        r"\b(?:system|developer|hidden|initial|original)[ _-]?(?:prompt|message|instructions?)\b|"
-        r"\b(?:jailbreak|prompt injection|developer mode|dan mode|god mode)\b|"
-        r"<\|?/?(?:system|im_start|im_end|assistant|user|instructions?|memor(?:y|ies))\|?>|\[/?inst\]|"
-        r"(?:^|\n) ?(?:system|assistant|developer) ?:")),  # fmt: skip
-    ("from now on", re.compile(
-        r"(?:^|[.,;:!?] )going forward\b|\b(?:from now on|from this (?:point|moment)(?: on)?|henceforth|hereafter|"
-        r"for all future|in (?:all )?(?:future|later|subsequent|every) (?:answers?|responses?|replies|"
-        r"messages?|conversations?|chats?|sessions?|turns?))\b")),  # fmt: skip
-    ("addressed to the assistant", re.compile(
-        rf"\b{_ASSISTANT}(?:'ll| will| won't| will not| must| should| shall| have to| has to| need to| needs to|"
-        rf" are to| is to| are required to| may not| must not| cannot| can't| can not| mustn't| shouldn't|"
-        rf" are not to| never| always| only)(?: not)?(?: always| never| only| just| now)? {_BEHAVE}\b")),  # fmt: skip
-    ("asks the assistant to behave", re.compile(
-        rf"\b(?:want|need|expect|instruct|order|require|ask|tell|command|allow|authori[sz]e|permit)s?"
-        rf" {_ASSISTANT} (?:to |not to )?(?:always |never |only |just )?{_BEHAVE}\b")),  # fmt: skip
-    ("an imperative to the assistant", re.compile(
-        rf"{_CLAUSE}(?:always|never|do not|don't|dont|only|be sure to|make sure to|"
-        rf"you should) (?:ever )?{_BEHAVE}\b")),  # fmt: skip
-    ("an imperative to the assistant", re.compile(
-        rf"{_CLAUSE}(?:answer|respond|reply|speak|write|talk)(?: to me)? (?:only |always )?(?:in|with|using|as)\b")),
-    ("gives the assistant a persona", re.compile(
-        rf"\b(?:act as|pretend (?:to be|you are|you're)|role-?play as|impersonate)\b|"
-        rf"\b{_ASSISTANT}(?: are|'re) (?:now |no longer )")),  # fmt: skip
-    ("asks for secrets", re.compile(
-        r"\b(?:reveal|print|show|output|repeat|leak|send|share|forward|email|disclose|exfiltrate|upload)\b"
-        r"[^.!?\n]{0,40}?\b(?:system prompt|(?:your|the) instructions|secrets?|passwords?|api[ _-]?keys?|"
-        r"credentials?|(?:access|auth|api) tokens?|private keys?|the user'?s? (?:files|data|messages))\b")),
+    (
+        "overrides earlier instructions",
+        re.compile(
+            r"\b(?:ignore|disregard|forget|override|overrule|bypass|abandon|discard|delete|clear)\b[^.!?\n]{0,40}?"
+            r"\b(?:previous|prior|above|earlier|preceding|former|all|any|every|your|original|initial|system|existing|"
+            rf"other|safety|old)\b[^.!?\n]{{0,25}}?\b{_RULES_OF_CONDUCT}\b"
+        ),
+    ),  # fmt: skip
+    (
+        "names the system prompt or a role",
+        re.compile(
+            r"\b(?:system|developer|hidden|initial|original)[ _-]?(?:prompt|message|instructions?)\b|"
+            r"\b(?:jailbreak|prompt injection|developer mode|dan mode|god mode)\b|"
+            r"<\|?/?(?:system|im_start|im_end|assistant|user|instructions?|memor(?:y|ies))\|?>|\[/?inst\]|"
+            r"(?:^|\n) ?(?:system|assistant|developer) ?:"
+        ),
+    ),  # fmt: skip
+    (
+        "from now on",
+        re.compile(
+            r"(?:^|[.,;:!?] )going forward\b|\b(?:from now on|from this (?:point|moment)(?: on)?|henceforth|hereafter|"
+            r"for all future|in (?:all )?(?:future|later|subsequent|every) (?:answers?|responses?|replies|"
+            r"messages?|conversations?|chats?|sessions?|turns?))\b"
+        ),
+    ),  # fmt: skip
+    (
+        "addressed to the assistant",
+        re.compile(
+            rf"\b{_ASSISTANT}(?:'ll| will| won't| will not| must| should| shall| have to| has to| need to| needs to|"
+            rf" are to| is to| are required to| may not| must not| cannot| can't| can not| mustn't| shouldn't|"
+            rf" are not to| never| always| only)(?: not)?(?: always| never| only| just| now)? {_BEHAVE}\b"
+        ),
+    ),  # fmt: skip
+    (
+        "asks the assistant to behave",
+        re.compile(
+            rf"\b(?:want|need|expect|instruct|order|require|ask|tell|command|allow|authori[sz]e|permit)s?"
+            rf" {_ASSISTANT} (?:to |not to )?(?:always |never |only |just )?{_BEHAVE}\b"
+        ),
+    ),  # fmt: skip
+    (
+        "an imperative to the assistant",
+        re.compile(
+            rf"{_CLAUSE}(?:always|never|do not|don't|dont|only|be sure to|make sure to|"
+            rf"you should) (?:ever )?{_BEHAVE}\b"
+        ),
+    ),  # fmt: skip
+    (
+        "an imperative to the assistant",
+        re.compile(
+            rf"{_CLAUSE}(?:answer|respond|reply|speak|write|talk)(?: to me)? (?:only |always )?(?:in|with|using|as)\b"
+        ),
+    ),
+    (
+        "gives the assistant a persona",
+        re.compile(
+            rf"\b(?:act as|pretend (?:to be|you are|you're)|role-?play as|impersonate)\b|"
+            rf"\b{_ASSISTANT}(?: are|'re) (?:now |no longer )"
+        ),
+    ),  # fmt: skip
+    (
+        "asks for secrets",
+        re.compile(
+            r"\b(?:reveal|print|show|output|repeat|leak|send|share|forward|email|disclose|exfiltrate|upload)\b"
+            r"[^.!?\n]{0,40}?\b(?:system prompt|(?:your|the) instructions|secrets?|passwords?|api[ _-]?keys?|"
+            r"credentials?|(?:access|auth|api) tokens?|private keys?|the user'?s? (?:files|data|messages))\b"
+        ),
+    ),
 ]
 
 
@@ -180,8 +218,15 @@ _RULES: list[tuple[re.Pattern[str], str, str]] = [
     (re.compile(r"^my name is\s+(?P<x>[\w .'-]{1,40})$", re.I), "fact", "name"),
     (re.compile(r"^my (?P<k>[\w' -]{2,40}?) (?:is|are)\s+(?P<x>.+)$", re.I), "fact", "my"),
     (re.compile(r"^i(?:'m| am) (?P<x>(?:allergic to|vegetarian|vegan|a |an |from |based in ).+)$", re.I), "fact", "am"),
-    (re.compile(r"^i (?:really |much |strongly )?(?P<v>prefer|like|love|enjoy|hate|dislike|can't stand|don't like|"
-                r"do not like|always|never|usually)\s+(?P<x>.+)$", re.I), "preference", "pref"),  # fmt: skip
+    (
+        re.compile(
+            r"^i (?:really |much |strongly )?(?P<v>prefer|like|love|enjoy|hate|dislike|can't stand|don't like|"
+            r"do not like|always|never|usually)\s+(?P<x>.+)$",
+            re.I,
+        ),
+        "preference",
+        "pref",
+    ),  # fmt: skip
     (re.compile(r"^i(?:'ve| have) (?P<x>(?:a |an |two |three |\d+ ).+)$", re.I), "fact", "have"),
 ]
 

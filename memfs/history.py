@@ -568,7 +568,8 @@ class GitHistory:
         sha = self.resolve(rev)
         try:
             data = self.repo.git.execute(
-                ["git", "cat-file", "blob", f"{sha}:{self.prefix}{path}"], stdout_as_string=False,
+                ["git", "cat-file", "blob", f"{sha}:{self.prefix}{path}"],
+                stdout_as_string=False,
                 strip_newline_in_stdout=False,
             )
         except git.GitCommandError as exc:

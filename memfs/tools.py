@@ -667,8 +667,7 @@ class MemoryTools:
         if native and all(c in self.commands for c in NATIVE_COMMANDS):
             extra = [REGISTRY[c] for c in self.commands if c not in NATIVE_COMMANDS]
             return [{"type": "memory_20250818", "name": "memory"}] + [
-                {"name": f"memory_{c.name}", "description": c.description, "input_schema": _schema([c])}
-                for c in extra
+                {"name": f"memory_{c.name}", "description": c.description, "input_schema": _schema([c])} for c in extra
             ]
         return [{"name": name, "description": text, "input_schema": schema}
                 for name, text, schema in self._definitions(single)]  # fmt: skip

@@ -318,7 +318,6 @@ def _strict_chain(data: bytes, start: int) -> list[Entry] | None:
     return entries
 
 
-
 # -- torn tails ------------------------------------------------------------------------------
 
 

@@ -453,4 +453,3 @@ def _identity(value: str | Identity | None) -> Identity | None:
     if isinstance(value, str):
         return Identity.parse(value)
     raise InvalidArgumentError(f"an identity must be 'Name <email>' or an Identity, got {type(value).__name__}")
-

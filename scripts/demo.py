@@ -72,16 +72,48 @@ def main() -> int:
 
     step("A scripted agent edits its memory through the file-style tools")
     tools = memfs.MemoryTools(vault, "users/alice", session="demo-chat")
-    model = memfs.ScriptedModel([
-        memfs.Reply("", (memfs.ToolCall("c1", "memory", {"command": "view", "path": "/memories"}),)),
-        memfs.Reply("", (memfs.ToolCall("c2", "memory", {"command": "create", "path": "/memories/hotel.md",
-                         "file_text": "Alice likes quiet hotel rooms away from the lift.\n"}),)),  # fmt: skip
-        memfs.Reply("", (memfs.ToolCall("c3", "memory", {"command": "str_replace", "path": "/memories/hotel.md",
-                         "old_str": "quiet", "new_str": "quiet, high-floor"}),)),  # fmt: skip
-        memfs.Reply("", (memfs.ToolCall("c4", "memory", {"command": "search", "query": "hotel room"}),
-                         memfs.ToolCall("c5", "memory", {"command": "view", "path": "/memories/../../etc/passwd"}))),
-        memfs.Reply("I noted that Alice likes quiet, high-floor rooms."),
-    ])
+    model = memfs.ScriptedModel(
+        [
+            memfs.Reply("", (memfs.ToolCall("c1", "memory", {"command": "view", "path": "/memories"}),)),
+            memfs.Reply(
+                "",
+                (
+                    memfs.ToolCall(
+                        "c2",
+                        "memory",
+                        {
+                            "command": "create",
+                            "path": "/memories/hotel.md",
+                            "file_text": "Alice likes quiet hotel rooms away from the lift.\n",
+                        },
+                    ),
+                ),
+            ),  # fmt: skip
+            memfs.Reply(
+                "",
+                (
+                    memfs.ToolCall(
+                        "c3",
+                        "memory",
+                        {
+                            "command": "str_replace",
+                            "path": "/memories/hotel.md",
+                            "old_str": "quiet",
+                            "new_str": "quiet, high-floor",
+                        },
+                    ),
+                ),
+            ),  # fmt: skip
+            memfs.Reply(
+                "",
+                (
+                    memfs.ToolCall("c4", "memory", {"command": "search", "query": "hotel room"}),
+                    memfs.ToolCall("c5", "memory", {"command": "view", "path": "/memories/../../etc/passwd"}),
+                ),
+            ),
+            memfs.Reply("I noted that Alice likes quiet, high-floor rooms."),
+        ]
+    )
     conversation = memfs.run_agent(model, [{"role": "user", "content": "I want a quiet room, high up."}],
                                    dispatch=tools.dispatch, tools=tools.anthropic_tools())  # fmt: skip
     for turn in conversation[1:]:
@@ -116,8 +148,12 @@ def main() -> int:
     out.print(f"  {vault.log(limit=1)[0].subject}")
 
     step("A long conversation summarized by a conversation manager; the summary is in the transcript")
-    summarizer = memfs.ScriptedModel(["- Alice is planning Kyoto in March and prefers quiet ryokans.\n"
-                                      "- Tools: search_hotels found Hiiragiya and Tawaraya; Hiiragiya was booked."])
+    summarizer = memfs.ScriptedModel(
+        [
+            "- Alice is planning Kyoto in March and prefers quiet ryokans.\n"
+            "- Tools: search_hotels found Hiiragiya and Tawaraya; Hiiragiya was booked."
+        ]
+    )
     manager = memfs.SummarizingConversationManager(summarizer, max_messages=8, preserve_recent_messages=4)
     long_chat = vault.session("kyoto-planning", manager=manager)
     for n in range(5):

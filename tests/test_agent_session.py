@@ -13,18 +13,39 @@ def call(n: int, command: str, **args: object) -> ToolCall:
 
 def test_scripted_agent_session(vault: memfs.Vault) -> None:
     tools = MemoryTools(vault, "users/alice", session="trip-planning")
-    model = ScriptedModel([
-        Reply("Let me check my memory.", (call(1, "view", path="/memories"),)),
-        Reply("", (call(2, "create", path="/memories/travel/seats.md",
-                        file_text="# Seats\n\nAlice prefers aisle seats.\n"),)),  # fmt: skip
-        Reply("", (call(3, "str_replace", path="/memories/travel/seats.md", old_str="aisle", new_str="window"),)),
-        Reply("", (call(4, "create", path="/memories/diet.md", file_text="Alice is vegetarian.\n"),
-                   call(5, "search", query="which seats does alice prefer"))),  # fmt: skip
-        Reply("", (call(6, "rename", old_path="/memories/diet.md", new_path="/memories/food/diet.md"),
-                   call(7, "delete", path="/memories/travel"),
-                   call(8, "view", path="/memories/nope.md"))),  # fmt: skip
-        Reply("Done: I noted the window seat, filed the diet note, and cleared the travel folder."),
-    ])
+    model = ScriptedModel(
+        [
+            Reply("Let me check my memory.", (call(1, "view", path="/memories"),)),
+            Reply(
+                "",
+                (
+                    call(
+                        2,
+                        "create",
+                        path="/memories/travel/seats.md",
+                        file_text="# Seats\n\nAlice prefers aisle seats.\n",
+                    ),
+                ),
+            ),  # fmt: skip
+            Reply("", (call(3, "str_replace", path="/memories/travel/seats.md", old_str="aisle", new_str="window"),)),
+            Reply(
+                "",
+                (
+                    call(4, "create", path="/memories/diet.md", file_text="Alice is vegetarian.\n"),
+                    call(5, "search", query="which seats does alice prefer"),
+                ),
+            ),  # fmt: skip
+            Reply(
+                "",
+                (
+                    call(6, "rename", old_path="/memories/diet.md", new_path="/memories/food/diet.md"),
+                    call(7, "delete", path="/memories/travel"),
+                    call(8, "view", path="/memories/nope.md"),
+                ),
+            ),  # fmt: skip
+            Reply("Done: I noted the window seat, filed the diet note, and cleared the travel folder."),
+        ]
+    )
     conversation = run_agent(model, [{"role": "user", "content": "I switched to window seats."}],
                              dispatch=tools.dispatch, tools=tools.anthropic_tools(native=False))  # fmt: skip
 

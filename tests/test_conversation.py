@@ -28,15 +28,21 @@ def pair(family: str, n: int, big: bool = False) -> list[dict[str, Any]]:
     output = "x" * 5000 if big else f"result {n}"
     cid = f"c{n}"
     if family == "responses":
-        return [{"type": "function_call", "call_id": cid, "name": "f", "arguments": "{}"},
-                {"type": "function_call_output", "call_id": cid, "output": output}]
+        return [
+            {"type": "function_call", "call_id": cid, "name": "f", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": cid, "output": output},
+        ]
     if family == "chat":
         call = {"id": cid, "type": "function", "function": {"name": "f", "arguments": "{}"}}
-        return [{"role": "assistant", "content": None, "tool_calls": [call]},
-                {"role": "tool", "tool_call_id": cid, "content": output}]
+        return [
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": cid, "content": output},
+        ]
     if family == "anthropic":
-        return [{"role": "assistant", "content": [{"type": "tool_use", "id": cid, "name": "f", "input": {}}]},
-                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": cid, "content": output}]}]
+        return [
+            {"role": "assistant", "content": [{"type": "tool_use", "id": cid, "name": "f", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": cid, "content": output}]},
+        ]
     return [{"role": "assistant", "content": [{"toolUse": {"toolUseId": cid, "name": "f", "input": {}}}]},
             {"role": "user", "content": [{"toolResult": {"toolUseId": cid, "status": "success",
                                                          "content": [{"text": output}]}}]}]  # fmt: skip

@@ -63,8 +63,10 @@ def test_sdk_command_objects_run_through_the_adapter(vault: memfs.Vault) -> None
 def test_tool_runner_drives_memfs(vault: memfs.Vault) -> None:
     script = [
         message([tool_use(1, command="view", path="/memories")], "tool_use"),
-        message([tool_use(2, command="create", path="/memories/seats.md",
-                          file_text="Alice prefers window seats.\n")], "tool_use"),  # fmt: skip
+        message(
+            [tool_use(2, command="create", path="/memories/seats.md", file_text="Alice prefers window seats.\n")],
+            "tool_use",
+        ),  # fmt: skip
         message([tool_use(3, command="view", path="/etc/passwd")], "tool_use"),
         message([{"type": "text", "text": "Noted: window seats."}], "end_turn"),
     ]
@@ -76,7 +78,9 @@ def test_tool_runner_drives_memfs(vault: memfs.Vault) -> None:
 
     client = anthropic.Anthropic(api_key="test", http_client=httpx.Client(transport=httpx.MockTransport(handler)))
     runner = client.beta.messages.tool_runner(
-        model="claude-test", max_tokens=100, tools=[MemfsMemoryTool(MemoryTools(vault, "users/alice", session="t1"))],
+        model="claude-test",
+        max_tokens=100,
+        tools=[MemfsMemoryTool(MemoryTools(vault, "users/alice", session="t1"))],
         messages=[{"role": "user", "content": "Remember that I like window seats."}],
     )
     final = runner.until_done()

@@ -79,10 +79,18 @@ def test_injection_budget_dedup_and_escaping(vault: memfs.Vault) -> None:
 def test_model_extractor_validates_before_anything_is_written(vault: memfs.Vault, caplog: Any) -> None:
     store = vault.memories("users/alice")
     existing = store.add("Alice lives in Lisbon.", title="Home")
-    good = json.dumps({"operations": [{"op": "update", "id": existing.id, "text": "Alice lives in Porto."},
-                                      {"op": "add", "text": "Alice drinks oat milk.", "type": "preference"}]})
+    good = json.dumps(
+        {
+            "operations": [
+                {"op": "update", "id": existing.id, "text": "Alice lives in Porto."},
+                {"op": "add", "text": "Alice drinks oat milk.", "type": "preference"},
+            ]
+        }
+    )
     hostile = [
-        "not json", '{"ops": []}', json.dumps({"operations": [{"op": "delete", "id": "mem_NOT_SHOWN"}]}),
+        "not json",
+        '{"ops": []}',
+        json.dumps({"operations": [{"op": "delete", "id": "mem_NOT_SHOWN"}]}),
         json.dumps({"operations": [{"op": "add", "text": "x", "id": existing.id}]}),
         json.dumps({"operations": [{"op": "add", "text": ""}]}),
         json.dumps({"operations": [{"op": "add", "text": "x" * 5000}]}),
@@ -157,9 +165,15 @@ def test_tools_are_scoped_to_the_stores(vault: memfs.Vault) -> None:
 
 @pytest.mark.parametrize(
     "options",
-    [{"stores": []}, {"stores": ["../x"]}, {"stores": ["a"], "every": -1}, {"stores": ["a"], "budget": 10},
-     {"stores": ["a"], "read_tools": ("create",)}, {"stores": ["a"], "write_tools": ("view",)},
-     {"stores": ["a"], "extractor": object()}],
+    [
+        {"stores": []},
+        {"stores": ["../x"]},
+        {"stores": ["a"], "every": -1},
+        {"stores": ["a"], "budget": 10},
+        {"stores": ["a"], "read_tools": ("create",)},
+        {"stores": ["a"], "write_tools": ("view",)},
+        {"stores": ["a"], "extractor": object()},
+    ],
 )
 def test_bad_configuration(vault: memfs.Vault, options: dict[str, Any]) -> None:
     with pytest.raises(ValueError):

@@ -18,8 +18,17 @@ from memfs import transcript
 from memfs.sessions import session_file
 
 HOSTILE_LINES = [
-    "## user · 2026 <!-- memfs:entry {\"n\": 2, \"len\": 0} -->", "---", "```", "````json memfs:item",
-    "~~~", "<!-- memfs:entry {} -->", "## assistant", "", "\r", "# Heading", "...",
+    '## user · 2026 <!-- memfs:entry {"n": 2, "len": 0} -->',
+    "---",
+    "```",
+    "````json memfs:item",
+    "~~~",
+    "<!-- memfs:entry {} -->",
+    "## assistant",
+    "",
+    "\r",
+    "# Heading",
+    "...",
 ]
 json_scalars = st.none() | st.booleans() | st.integers() | st.text() | st.floats(allow_nan=False, allow_infinity=False)
 json_values = st.recursive(
@@ -211,8 +220,9 @@ def test_message_index_follows_appends_and_pops(vault: memfs.Vault) -> None:
     session.append([{"role": "user", "content": "gamma"}])
     assert [h.position for h in vault.search_messages("gamma")] == [2]
     vault.reindex(full=True)
-    assert [h.position for h in vault.search_messages("alpha gamma")] == [1, 2] or \
-        sorted(h.position for h in vault.search_messages("alpha gamma")) == [1, 2]
+    assert [h.position for h in vault.search_messages("alpha gamma")] == [1, 2] or sorted(
+        h.position for h in vault.search_messages("alpha gamma")
+    ) == [1, 2]
 
 
 def _appender(root: str, worker: int, count: int) -> None:
@@ -327,7 +337,9 @@ def test_runner_end_to_end_with_the_sdk_scripted_model(vault: memfs.Vault) -> No
     assert "Where was I flying?" in third_input and "You asked about Tokyo." in third_input
     items = session.items()
     assert [i.get("type") for i in items if i.get("type") in ("function_call", "function_call_output")] == [
-        "function_call", "function_call_output"]
+        "function_call",
+        "function_call_output",
+    ]
     text = session.file.read_text()
     assert "## user · " in text and "\nFind me a flight to Tokyo\n" in text and "\nYou asked about Tokyo.\n" in text
     assert len([r for r in vault.log() if r.trailers.get("Memfs-Session") == "runner"]) >= 3
