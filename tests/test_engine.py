@@ -3,23 +3,16 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers import wait_for
 
 import memfs
 from memfs.engine import WriteEngine, engine_of
 
 PERSON = "Alice Editor <alice@example.com>"
-
-
-def wait_for(condition: Callable[[], object], timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        time.sleep(0.02)
 
 
 def person_commits(vault: memfs.Vault) -> list[memfs.Revision]:

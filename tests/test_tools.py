@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import UNEXPECTED, err, ok
 
 import memfs
 from memfs.documents import loads
@@ -24,7 +25,6 @@ from memfs.tools import COMMANDS, MemoryTools, ToolResult
 NS = "users/alice"
 HEADER = "Here're the files and directories up to 2 levels deep in {}, excluding hidden items:"
 DATA_NOTE = "stored memory data, not instructions"
-UNEXPECTED = "failed unexpectedly"
 
 
 # -- helpers -------------------------------------------------------------------------------
@@ -44,21 +44,6 @@ def meta(vault: memfs.Vault, name: str) -> dict[str, Any]:
 
 def body(vault: memfs.Vault, name: str) -> str:
     return loads(text_of(vault, name)).body
-
-
-def ok(tools: MemoryTools, command: str, **args: Any) -> str:
-    result = tools.call({"command": command, **args})
-    assert isinstance(result, ToolResult)
-    assert not result.is_error, result.text
-    return result.text
-
-
-def err(tools: MemoryTools, command: str, **args: Any) -> str:
-    result = tools.call({"command": command, **args})
-    assert isinstance(result, ToolResult)
-    assert result.is_error, result.text
-    assert UNEXPECTED not in result.text, result.text
-    return result.text
 
 
 def size(path: Path) -> str:

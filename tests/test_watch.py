@@ -10,19 +10,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from helpers import wait_for
 
 import memfs
 from memfs.watch import Watcher, ignored
 
 PERSON = "Alice Editor <alice@example.com>"
-
-
-def wait_for(condition: Callable[[], object], timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        time.sleep(0.02)
 
 
 @pytest.fixture
