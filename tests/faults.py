@@ -257,7 +257,7 @@ from memfs import _fs
 sys.path.insert(0, sys.argv[3])
 import faults
 name, at = sys.argv[2], int(sys.argv[4])
-with memfs.Vault.open(sys.argv[1], durable=True) as vault:
+with memfs.Vault.open(sys.argv[1], durable=True, commit_edits=False) as vault:
     _, action = faults.SCENARIOS[name]
     with _fs.faults(_fs.FaultPlan(at=at, fault="kill")):
         action(vault)
