@@ -25,6 +25,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import errno
+import gc
 import hashlib
 import json
 import logging
@@ -32,6 +33,7 @@ import math
 import os
 import stat
 import time
+import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -163,8 +165,9 @@ class WriteEngine:
         try:
             self.flush_index()
         except Exception as exc:  # best effort: the next open catches up from file stats
-            log.warning("could not update the search index on close: %s", exc)
+            log.warning("could not update the search index on close: %s", str(exc))  # no traceback kept alive
         self.index.close()
+        _close_leaked_files()
         self.history.close()
 
     @property
@@ -989,9 +992,14 @@ class WriteEngine:
         except Exception as exc:  # the index is derived: rebuild it rather than fail a write
             if isinstance(exc, (KeyboardInterrupt, GitLockError)):
                 raise
-            log.warning("search index failed to update (%s); rebuilding it from the files", exc)
+            _close_leaked_files(exc)
+            log.warning("search index failed to update (%s); rebuilding it from the files", str(exc))
             self.index.clear()
-            return self.index.sync(None, progress=progress)
+            try:
+                return self.index.sync(None, progress=progress)
+            except Exception as again:
+                _close_leaked_files(again)
+                raise again from None
 
     def _resync(self, paths: list[str]) -> None:
         """Index ``paths`` again now (files a search found changed since they were indexed)."""
@@ -1176,6 +1184,19 @@ def _stat(path: Path) -> Stat | None:
     except OSError:
         return None
     return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _close_leaked_files(error: BaseException | None = None) -> None:
+    """Close, quietly, the files Whoosh leaves open when it fails mid-write (a full disk, say).
+
+    The frames of ``error``'s traceback hold them: they are dropped first.
+    """
+    if error is not None:
+        error.__traceback__ = None
+        error.__context__ = None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        gc.collect()
 
 
 def _digest(data: bytes | None) -> str | None:
