@@ -49,6 +49,7 @@ from .errors import (
     SessionError,
     ShallowHistoryError,
     ToolCallError,
+    UnsafeRepositoryError,
     VaultNotFoundError,
 )
 from .extract import ModelExtractor, Operation, RuleExtractor
@@ -123,6 +124,7 @@ __all__ = [
     "ToolCall",
     "ToolCallError",
     "ToolResult",
+    "UnsafeRepositoryError",
     "Vault",
     "VaultNotFoundError",
     "View",

@@ -18,7 +18,8 @@
     ├── HistoryError               git failed
     │   ├── GitLockError           a git lock file is in the way (stale or held)
     │   ├── RepositoryStateError   a merge, rebase, cherry-pick, revert or bisect is in progress
-    │   └── ShallowHistoryError    the history asked for is cut off by a shallow clone
+    │   ├── ShallowHistoryError    the history asked for is cut off by a shallow clone
+    │   └── UnsafeRepositoryError  the repository belongs to another user and git's safe.directory does not list it
     ├── SearchIndexError           the search index is unusable (it is rebuilt from the files)
     ├── ToolCallError              a memory-tool call that cannot be carried out (text for the model)
     ├── ContextWindowOverflowError the model's context overflowed and no more room can be made
@@ -131,6 +132,21 @@ class RepositoryStateError(HistoryError):
 
 class ShallowHistoryError(HistoryError):
     """The history asked for lies beyond the boundary of a shallow clone (it is not in the repository)."""
+
+
+class UnsafeRepositoryError(HistoryError):
+    """The repository belongs to another user and the person's git config does not trust it.
+
+    git's own rule (``safe.directory``): another user's repository could run their programs
+    through its config and hooks. The message says how to trust it deliberately.
+
+    Attributes:
+        path: The repository folder git refused.
+    """
+
+    def __init__(self, message: str, path: str) -> None:
+        self.path = path
+        super().__init__(message)
 
 
 class SearchIndexError(MemfsError):

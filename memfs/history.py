@@ -15,8 +15,10 @@ import hashlib
 import logging
 import os
 import re
+import shlex
 import subprocess
 import tempfile
+import threading
 import time
 import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -27,7 +29,14 @@ from typing import IO
 import git
 
 from ._fs import checkpoint, write_all
-from .errors import GitLockError, HistoryError, RepositoryStateError, RevisionNotFoundError, ShallowHistoryError
+from .errors import (
+    GitLockError,
+    HistoryError,
+    RepositoryStateError,
+    RevisionNotFoundError,
+    ShallowHistoryError,
+    UnsafeRepositoryError,
+)
 from .layout import one_line
 
 log = logging.getLogger(__name__)
@@ -76,6 +85,270 @@ def has_conflict_markers(data: bytes) -> bool:
     return middle is not None and _MARKER_END.search(data, middle.end()) is not None
 
 
+# -- git that runs nothing it was not asked to ---------------------------------------------
+# A vault can come from someone else: an archive, a shared folder, a clone. Its repository's own
+# files (`.git/config` and every file it includes, `.git/hooks/`, `.git/info/attributes`,
+# `.gitattributes`) can name programs that git runs as a side effect of ordinary commands, so
+# even `memfs ls` would run the sender's code. Every git command memfs runs (through GitPython
+# or a subprocess) gets the environment of `GitEnvironment.overrides()`, which neutralises them:
+#
+#   hooks (.git/hooks/*, core.hooksPath)       core.hooksPath=/dev/null: no hook is ever found
+#   core.fsmonitor                             false (it names a program git asks what changed)
+#   filter.<d>.clean/smudge/process            emptied, with required=false, for every driver any
+#     (attributes name the driver)               config defines: files are stored as their exact bytes
+#   diff.<d>.textconv                          cat; and --no-textconv on diff and log
+#   diff.external, diff.<d>.command,           --no-ext-diff on diff and log (an empty value would
+#     GIT_EXTERNAL_DIFF                          not switch them off)
+#   merge.<d>.driver                           git merge-file: git's own text merge
+#   core.pager, pager.*, GIT_PAGER             GIT_PAGER=cat (memfs reads git's output; never a tty)
+#   core.editor, sequence.editor               GIT_EDITOR=: and GIT_SEQUENCE_EDITOR=: (git's no-op)
+#   log.showSignature (runs gpg.program)       false, and --no-show-signature on log; memfs's commits
+#                                                are made with --no-gpg-sign
+#   a submodule's own config and hooks         --ignore-submodules=all on status and diff
+#   remote.<name>.uploadpack/.receivepack      --upload-pack=git-upload-pack, --receive-pack=
+#     (run here for a remote that is a path;     git-receive-pack on fetch, ls-remote and push (git
+#     later config cannot replace them)          takes the first value it reads, so -c cannot)
+#
+# Remote operations (purge --rewrite-remotes, a sync) run with the person's own settings, never
+# the repository's: when the repository's config (scope local or worktree, includes too) sets one
+# of these, it is replaced by the value of the global or system config, else by git's default:
+# core.sshCommand, core.askPass, credential helpers (credential.helper and
+# credential.<url>.helper: the list is emptied, then the global helpers are given again),
+# core.alternateRefsCommand, protocol.allow and protocol.<name>.allow (a received repository
+# must not allow `ext::` commands); core.gitProxy, where git takes the first value it reads, is
+# switched off with an empty GIT_PROXY_COMMAND (unless the person's environment sets one).
+# url.<base>.insteadOf cannot be undone by later config; it can only rewrite a URL into one the
+# protocol policy above allows. A remote that is a folder on this machine is a repository of its
+# own: a push into it runs its hooks, as any git push there would (git clears the config
+# variables for the other side).
+#
+# The settings travel as GIT_CONFIG_COUNT/KEY_n/VALUE_n: read after every config file (so they
+# win over the repository's), and inherited by every git process git itself starts. They are
+# worked out from `git config --list` (which runs nothing) and read again when any config file
+# git read changes. git's ownership check (safe.directory) is kept as git applies it: a
+# repository owned by another user is refused unless the person's global config trusts it.
+
+_HOOKS_OFF = "/dev/null"
+_FLAGS = {  # put after the subcommand, whatever the caller passed
+    "diff": ("--no-ext-diff", "--no-textconv", "--ignore-submodules=all"),
+    "log": ("--no-ext-diff", "--no-textconv", "--no-show-signature"),
+    "status": ("--ignore-submodules=all",),
+    "fetch": ("--upload-pack=git-upload-pack",),
+    "ls-remote": ("--upload-pack=git-upload-pack",),
+    "push": ("--receive-pack=git-receive-pack",),
+}
+_FIXED_CONFIG = (("core.hooksPath", _HOOKS_OFF), ("core.fsmonitor", "false"), ("log.showSignature", "false"))
+_FIXED_ENV = {"GIT_PAGER": "cat", "GIT_EDITOR": ":", "GIT_SEQUENCE_EDITOR": ":", "GIT_TERMINAL_PROMPT": "0"}
+_DRIVER_KEYS = {  # the keys of a driver that name a program, and what they become
+    "filter": (("clean", ""), ("smudge", ""), ("process", ""), ("required", "false")),
+    "diff": (("textconv", "cat"),),
+    "merge": (("driver", "git merge-file --marker-size=%L %A %O %B"),),
+}
+_REPOSITORY_SCOPES = ("local", "worktree")
+_PERSON_SCOPES = ("system", "global", "command")
+# git's protocol policy when nothing is configured (transport.c): known safe, ext never, others the user's.
+_PROTOCOL_DEFAULTS = {"http": "always", "https": "always", "git": "always", "ssh": "always", "ext": "never"}
+_DUBIOUS = "dubious ownership"
+
+
+@dataclass(frozen=True)
+class ConfigEntry:
+    """One value of git's config as git reads it: where from (scope and origin), key and value."""
+
+    scope: str
+    origin: str
+    key: str  # section and name lower-case, a subsection as written
+    value: str
+
+
+def _read_config(top: Path, env: Mapping[str, str]) -> list[ConfigEntry]:
+    """Every config value git reads in ``top`` (includes followed), in git's order; [] if git cannot say."""
+    try:
+        proc = subprocess.run(["git", "config", "--list", "--show-scope", "--show-origin", "-z"], cwd=top,
+                              env=dict(env), capture_output=True, check=False, timeout=30)  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return []
+    fields = proc.stdout.decode("utf-8", "surrogateescape").split("\0")
+    entries = []
+    for i in range(0, len(fields) - 2, 3):
+        key, _, value = fields[i + 2].partition("\n")
+        entries.append(ConfigEntry(fields[i], fields[i + 1], key, value))
+    return entries
+
+
+def _split_key(key: str) -> tuple[str, str | None, str]:
+    """``section.sub.section.name`` -> (section, subsection or None, name), as git splits keys."""
+    section, _, rest = key.partition(".")
+    sub, dot, name = rest.rpartition(".")
+    return section.lower(), (sub if dot else None), name.lower()
+
+
+def neutralising_config(entries: Sequence[ConfigEntry], environ: Mapping[str, str]) -> list[tuple[str, str]]:
+    """The ``(key, value)`` settings that keep git from running a program the repository names.
+
+    ``entries`` is git's config as :func:`_read_config` lists it; ``environ`` the person's
+    environment (``GIT_SSH``, ``SSH_ASKPASS`` count as theirs). See the table above.
+    """
+    settings: list[tuple[str, str]] = list(_FIXED_CONFIG)
+    drivers: dict[tuple[str, str], None] = {}
+    for entry in entries:
+        section, sub, _ = _split_key(entry.key)
+        if section in _DRIVER_KEYS and sub is not None:
+            drivers[(section, sub)] = None
+    for section, sub in drivers:
+        settings += [(f"{section}.{sub}.{name}", value) for name, value in _DRIVER_KEYS[section]]
+    return settings + _remote_settings(entries, environ)
+
+
+def _remote_settings(entries: Sequence[ConfigEntry], environ: Mapping[str, str]) -> list[tuple[str, str]]:
+    """Settings replacing what the repository's own config says about reaching remotes (see above)."""
+    own = [e for e in entries if e.scope in _REPOSITORY_SCOPES]
+    person = [e for e in entries if e.scope in _PERSON_SCOPES]
+
+    def theirs(key: str) -> str | None:  # the person's last value of a single-valued key
+        values = [e.value for e in person if e.key.lower() == key.lower()]
+        return values[-1] if values else None
+
+    settings: list[tuple[str, str]] = []
+    own_keys = {e.key.lower(): e.key for e in own}
+    if "core.sshcommand" in own_keys:
+        ssh = environ.get("GIT_SSH")
+        settings.append(("core.sshCommand", theirs("core.sshCommand") or (shlex.quote(ssh) if ssh else "ssh")))
+    if "core.askpass" in own_keys:  # empty: no askpass program (SSH_ASKPASS is read only when unset)
+        settings.append(("core.askPass", theirs("core.askPass") or environ.get("SSH_ASKPASS", "")))
+    if "core.alternaterefscommand" in own_keys:  # ":" lists no alternate refs; fetching still works
+        settings.append(("core.alternateRefsCommand", theirs("core.alternateRefsCommand") or ":"))
+    helpers = [e for e in entries if _split_key(e.key)[0] == "credential" and _split_key(e.key)[2] == "helper"]
+    if any(e.scope in _REPOSITORY_SCOPES for e in helpers):  # an empty helper empties the list
+        settings += [("credential.helper", "")] + [(e.key, e.value) for e in helpers if e.scope in _PERSON_SCOPES]
+    for key in own_keys:
+        section, sub, name = _split_key(key)
+        if section == "protocol" and name == "allow":
+            settings += _protocol_settings(sub, theirs)
+    return settings
+
+
+def _protocol_settings(protocol: str | None, theirs: Callable[[str], str | None]) -> list[tuple[str, str]]:
+    """The person's protocol policy, for a protocol (or, None, all of them) the repository set one for."""
+    if protocol is not None:
+        value = theirs(f"protocol.{protocol}.allow") or theirs("protocol.allow")
+        return [(f"protocol.{protocol}.allow", value or _PROTOCOL_DEFAULTS.get(protocol.lower(), "user"))]
+    # protocol.allow is what a protocol without a policy of its own gets: put the person's back,
+    # and git's defaults for the protocols that have one (so `ext::` stays forbidden).
+    every = theirs("protocol.allow")
+    settings = [("protocol.allow", every or "user")]
+    for name, default in _PROTOCOL_DEFAULTS.items():
+        settings.append((f"protocol.{name}.allow", theirs(f"protocol.{name}.allow") or every or default))
+    return settings
+
+
+def _config_env(settings: Sequence[tuple[str, str]], environ: Mapping[str, str]) -> dict[str, str]:
+    """``settings`` as GIT_CONFIG_COUNT/KEY/VALUE variables, after any the person's environment holds."""
+    try:
+        start = int(environ.get("GIT_CONFIG_COUNT", "0"))
+    except ValueError:
+        start = 0
+    env = {"GIT_CONFIG_COUNT": str(start + len(settings))}
+    for i, (key, value) in enumerate(settings, start):
+        env[f"GIT_CONFIG_KEY_{i}"] = key
+        env[f"GIT_CONFIG_VALUE_{i}"] = value
+    return env
+
+
+def safe_args(args: Sequence[str]) -> list[str]:
+    """``git`` arguments with the flags of :data:`_FLAGS` put after the subcommand."""
+    i = 0
+    while i < len(args) and args[i] == "-c":
+        i += 2
+    if i >= len(args):
+        return list(args)
+    return [*args[: i + 1], *_FLAGS.get(args[i], ()), *args[i + 1 :]]
+
+
+def _safe_overrides(settings: Sequence[tuple[str, str]]) -> dict[str, str]:
+    """The variables to add to the person's environment for ``settings`` and the fixed variables."""
+    return {**_FIXED_ENV, **_config_env(settings, os.environ)}
+
+
+def base_env() -> dict[str, str]:
+    """The environment for a git command that reads no repository's programs: the fixed part only."""
+    return {**os.environ, **_safe_overrides(_FIXED_CONFIG)}
+
+
+class GitEnvironment:
+    """The environment every git command in one repository runs with (the table above)."""
+
+    def __init__(self, top: Path, git_dir: Path) -> None:
+        self.top = top
+        self._git_dir = git_dir
+        self._key: tuple[object, ...] | None = None
+        self._files: list[Path] = []
+        self._settings: list[tuple[str, str]] = list(_FIXED_CONFIG)
+        self._own_proxy = False
+        self._lock = threading.Lock()
+
+    def settings(self) -> list[tuple[str, str]]:
+        """The config settings in force now, read again when a config file changed."""
+        with self._lock:
+            key = self._state()
+            if key != self._key:
+                entries = _read_config(self.top, base_env())
+                self._files = sorted({Path(e.origin[5:]) for e in entries if e.origin.startswith("file:")})
+                self._settings = neutralising_config(entries, os.environ)
+                self._own_proxy = any(e.key.lower() == "core.gitproxy" for e in entries
+                                      if e.scope in _REPOSITORY_SCOPES)  # fmt: skip
+                self._key = key  # as it was before reading: a change meanwhile is read next time
+            return self._settings
+
+    def overrides(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+        """What one git command gets on top of the person's environment: the settings, then ``extra``."""
+        settings = self.settings()
+        proxy = {"GIT_PROXY_COMMAND": ""} if self._own_proxy and "GIT_PROXY_COMMAND" not in os.environ else {}
+        return {**_safe_overrides(settings), **proxy, **(extra or {})}
+
+    def _state(self) -> tuple[object, ...]:
+        """What the settings depend on: the config files git reads (and might read) and the environment."""
+        home = Path(os.environ.get("HOME", "~")).expanduser()
+        xdg = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
+        candidates = [self._git_dir / "config", self._git_dir / "config.worktree", home / ".gitconfig",
+                      xdg / "git" / "config", Path(os.environ.get("GIT_CONFIG_GLOBAL") or home / ".gitconfig"),
+                      Path(os.environ.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig")]  # fmt: skip
+        stats: list[tuple[int, int, int] | None] = []
+        for file in [*candidates, *self._files]:
+            try:
+                st = (self.top / file).stat()
+                stats.append((st.st_mtime_ns, st.st_size, st.st_ino))
+            except OSError:
+                stats.append(None)
+        names = ("HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM",
+                 "GIT_SSH", "SSH_ASKPASS", "GIT_CONFIG_COUNT")  # fmt: skip
+        return (tuple(stats), tuple(os.environ.get(n) for n in names))
+
+
+def check_ownership(folder: Path) -> None:
+    """Raise UnsafeRepositoryError if git refuses the repository at ``folder`` as another user's.
+
+    git's own rule (``safe.directory``): a repository whose folders belong to another user is
+    used only if the person's global (or system) config lists it; its config and hooks would
+    otherwise be that user's to choose.
+    """
+    try:
+        proc = subprocess.run(["git", "rev-parse", "--git-dir"], cwd=folder, env={**base_env(), "LC_ALL": "C"},
+                              capture_output=True, check=False, timeout=30)  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return
+    err = proc.stderr.decode("utf-8", "replace")
+    if proc.returncode and _DUBIOUS in err:
+        where = re.search(r"dubious ownership in repository at '([^']*)'", err)
+        place = where.group(1) if where else str(folder)
+        raise UnsafeRepositoryError(
+            f"{place} belongs to another user, and git refuses to work in a repository another user "
+            f"owns (its config and hooks would be theirs to choose). If you trust it, add it to your "
+            f"global git config: git config --global --add safe.directory {shlex.quote(place)}",
+            place,
+        )
+
+
 @dataclass(frozen=True)
 class Identity:
     """Who a commit is by: a name and an email, as git records them."""
@@ -120,7 +393,7 @@ def configured_identity(folder: str | os.PathLike[str]) -> Identity | None:
     try:
         proc = subprocess.run(
             ["git", "config", "-z", "--get-regexp", r"^user\.(name|email)$"], cwd=here,
-            capture_output=True, check=False, timeout=10,
+            capture_output=True, check=False, timeout=10, env=base_env(),
         )  # fmt: skip
     except (OSError, subprocess.SubprocessError):
         return None
@@ -181,7 +454,13 @@ class GitHistory:
         self._lagging = state_dir / "git-index.lagging"
         self._lock_timeout = lock_timeout
         self.repo = self._open_or_init(vault_root)
+        try:
+            check_ownership(vault_root)
+        except UnsafeRepositoryError:
+            self.repo.close()
+            raise
         top = Path(self.repo.working_tree_dir or vault_root).resolve()
+        self._env = GitEnvironment(top, Path(self.repo.git_dir))
         rel = vault_root.resolve().relative_to(top).as_posix()
         self.top = top
         self.prefix = "" if rel == "." else rel + "/"
@@ -197,6 +476,11 @@ class GitHistory:
 
     @staticmethod
     def _open_or_init(root: Path) -> git.Repo:
+        """The repository holding ``root`` (or a new one there), its GitPython commands run safely.
+
+        Only the fixed part of the safe settings applies to GitPython's own commands (a
+        ``check-ignore``, ``init``): every other command goes through :meth:`_run`.
+        """
         try:
             repo = git.Repo(root, search_parent_directories=True)
         except git.InvalidGitRepositoryError:
@@ -204,14 +488,17 @@ class GitHistory:
         except git.NoSuchPathError as exc:
             raise HistoryError(f"{root}: folder does not exist") from exc
         if repo is not None and repo.working_tree_dir is not None:
+            repo.git.update_environment(**_safe_overrides(_FIXED_CONFIG))
             top = Path(repo.working_tree_dir).resolve()
             if top == root.resolve() or not _is_ignored(repo, root):
                 return repo
             repo.close()  # an ignored folder of another repo gets a repo of its own
         try:
-            return git.Repo.init(root, initial_branch="main")
+            repo = git.Repo.init(root, initial_branch="main", env=_safe_overrides(_FIXED_CONFIG))
         except git.GitCommandError as exc:
             raise HistoryError(f"{root}: git init failed: {_stderr(exc)}") from exc
+        repo.git.update_environment(**_safe_overrides(_FIXED_CONFIG))
+        return repo
 
     def close(self) -> None:
         """Stop GitPython's helper processes."""
@@ -628,11 +915,11 @@ class GitHistory:
 
     def object_reader(self) -> ObjectReader:
         """Raw objects through one ``git cat-file --batch``; use it in a ``with`` block."""
-        return ObjectReader(self.top)
+        return ObjectReader(self.top, self._env.overrides())
 
     def object_writer(self, *, dry: bool = False) -> ObjectWriter:
         """Something that stores raw objects in one pack (``dry``: only computes their ids)."""
-        return ObjectWriter(self.top, self.object_format(), dry=dry)
+        return ObjectWriter(self.top, self.object_format(), dry=dry, env=self._env.overrides())
 
     def forget_private_index(self, drop: re.Pattern[str] | None = None) -> None:
         """After history was rewritten: memfs's private index starts again from HEAD at the next commit.
@@ -677,13 +964,15 @@ class GitHistory:
     def _run(self, args: Sequence[str], env: dict[str, str] | None, input: str | bytes | None) -> str:
         if args[0] in _WRITING_COMMANDS:
             checkpoint(f"git:{args[0]}")
+        args = safe_args(args)
+        overrides = self._env.overrides(env)
         if input is None:
-            out = self.repo.git.execute(["git", *args], env=env, with_extended_output=False)
+            out = self.repo.git.execute(["git", *args], env=overrides, with_extended_output=False)
             return str(out)
         # GitPython's execute takes no text for stdin
         proc = subprocess.run(
             ["git", *args], input=input.encode("utf-8") if isinstance(input, str) else input,
-            capture_output=True, cwd=self.top, env={**os.environ, **(env or {})}, check=False,
+            capture_output=True, cwd=self.top, env={**os.environ, **overrides}, check=False,
         )  # fmt: skip
         if proc.returncode:
             raise git.GitCommandError(["git", *args], proc.returncode, proc.stderr)
@@ -724,12 +1013,10 @@ class GitHistory:
 class ObjectReader:
     """Raw git objects through one long-running ``git cat-file --batch`` (replace refs ignored)."""
 
-    def __init__(self, top: Path) -> None:
-        import subprocess
-
+    def __init__(self, top: Path, env: Mapping[str, str] | None = None) -> None:
         self._proc = subprocess.Popen(
             ["git", "cat-file", "--batch"], cwd=top, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            env={**os.environ, "GIT_NO_REPLACE_OBJECTS": "1"},
+            env={**os.environ, **(env or _safe_overrides(_FIXED_CONFIG)), "GIT_NO_REPLACE_OBJECTS": "1"},
         )  # fmt: skip
         assert self._proc.stdin is not None and self._proc.stdout is not None
         self._in, self._out = self._proc.stdin, self._proc.stdout
@@ -769,8 +1056,10 @@ class ObjectWriter:
 
     _TYPES = {"commit": 1, "tree": 2, "blob": 3, "tag": 4}
 
-    def __init__(self, top: Path, object_format: str, *, dry: bool = False) -> None:
+    def __init__(self, top: Path, object_format: str, *, dry: bool = False,
+                 env: Mapping[str, str] | None = None) -> None:  # fmt: skip
         self.top = top
+        self._env = {**os.environ, **(env or _safe_overrides(_FIXED_CONFIG))}
         self.algorithm = "sha256" if object_format == "sha256" else "sha1"
         self.dry = dry
         self.written = 0
@@ -820,10 +1109,7 @@ class ObjectWriter:
 
     def finish(self) -> None:
         """Index the pack into the repository (``git index-pack --stdin``); nothing to do when dry or empty."""
-        import hashlib
         import struct
-        import subprocess
-        import tempfile
 
         spool, self._spool = self._spool, None
         if spool is None:
@@ -831,7 +1117,7 @@ class ObjectWriter:
         with spool, tempfile.TemporaryFile() as errors:
             spool.seek(0)
             proc = subprocess.Popen(["git", "index-pack", "--stdin"], cwd=self.top, stdin=subprocess.PIPE,
-                                    stdout=subprocess.DEVNULL, stderr=errors)  # fmt: skip
+                                    stdout=subprocess.DEVNULL, stderr=errors, env=self._env)  # fmt: skip
             assert proc.stdin is not None
             digest = hashlib.new(self.algorithm)
             try:
