@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 import click
 from rich.console import Console
-from rich.markup import escape
+from rich.markup import escape as _rich_escape
 from rich.measure import Measurement
 from rich.progress import Progress
 from rich.table import Table
@@ -39,6 +39,44 @@ from .vault import Vault
 
 F = TypeVar("F", bound=Callable[..., Any])
 _BOLD = re.compile(r"\*\*(.+?)\*\*")
+# What a terminal obeys instead of showing: C0 controls (tab kept; newline kept in multi-line
+# text), DEL, C1 controls (0x9b is a one-byte CSI), and the bidirectional controls that make a
+# line show other than what it says (U+202A-202E, U+2066-2069, marks U+200E/200F/061C), with the
+# line and paragraph separators U+2028/2029.
+_CONTROLS = "\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+_UNSAFE_IN_LINE = re.compile(f"[\n{_CONTROLS}]")
+_UNSAFE_IN_TEXT = re.compile(f"[{_CONTROLS}]")
+_NAMED = {"\n": "\\n", "\r": "\\r"}
+
+
+def _visible(char: re.Match[str]) -> str:
+    c = char.group()
+    return _NAMED.get(c) or (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
+
+
+def shown(text: object, *, lines: bool = False) -> str:
+    r"""``text`` safe to print on a terminal: every control character as a visible escape (``\x1b``).
+
+    Names, titles, snippets, commit messages and the rest of a vault's text can hold escape
+    sequences (clear the screen, set the window title, rewrite what was printed with ``\r``) and
+    bidirectional overrides; printed raw, a terminal would obey them. ``lines``: keep newlines
+    (multi-line text such as a message). ``--json`` output is exact and never goes through here.
+    """
+    return (_UNSAFE_IN_TEXT if lines else _UNSAFE_IN_LINE).sub(_visible, str(text))
+
+
+def _m(text: object, *, lines: bool = False) -> str:
+    """``text`` for rich markup: :func:`shown`, and ``[`` escaped so it prints as it is."""
+    return _rich_escape(shown(text, lines=lines))
+
+
+def _print_whole(text: str) -> None:
+    """Print a file's text (show, diff, session --raw): exact into a pipe, :func:`shown` on a terminal.
+
+    ``color=True`` keeps click from stripping what looks like a colour code from the exact copy;
+    on a terminal nothing is left to strip.
+    """
+    click.echo(shown(text, lines=True) if sys.stdout.isatty() else text, nl=False, color=True)
 
 
 class _Group(click.Group):
@@ -46,9 +84,9 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except MemfsError as exc:
-            raise click.ClickException(str(exc)) from exc
+            raise click.ClickException(shown(exc)) from exc
         except (ValueError, TypeError, OSError, UnicodeError) as exc:
-            raise click.ClickException(f"{type(exc).__name__}: {exc}") from exc
+            raise click.ClickException(shown(f"{type(exc).__name__}: {exc}")) from exc
 
 
 class _BadValue(click.ClickException):
@@ -58,7 +96,7 @@ class _BadValue(click.ClickException):
 
 
 def _out() -> Console:
-    return Console(highlight=False, soft_wrap=True)
+    return Console(highlight=False, soft_wrap=True, emoji=False)
 
 
 def _print_table(table: Table) -> None:
@@ -66,7 +104,7 @@ def _print_table(table: Table) -> None:
     out = _out()
     needed = Measurement.get(out, out.options.update(width=1_000_000), table).maximum
     if needed > out.width:
-        out = Console(highlight=False, soft_wrap=True, width=needed)
+        out = Console(highlight=False, soft_wrap=True, emoji=False, width=needed)
     out.print(table)
 
 
@@ -172,7 +210,7 @@ def init(path: Path, author: str | None) -> None:
     """Create a vault at PATH (default: $MEMFS_VAULT, else the current folder)."""
     who, _ = _who(author, path)
     with Vault.open(path, create=True, author=who) as vault:
-        _out().print(f"vault ready at [bold]{escape(str(vault.root))}[/]")
+        _out().print(f"vault ready at [bold]{_m(str(vault.root))}[/]")
 
 
 @cli.command()
@@ -193,7 +231,7 @@ def add(vault: Vault, namespace: str, title: str | None, tags: tuple[str, ...], 
     if not body.strip():
         raise click.ClickException("the memory is empty; give its text as an argument or on stdin")
     memory = vault.memories(namespace).add(body, title=title, tags=list(tags), type=type_, source=source)
-    _out().print(f"added [bold]{escape(memory.path)}[/] ({memory.id})")
+    _out().print(f"added [bold]{_m(memory.path)}[/] ({_m(memory.id)})")
 
 
 @cli.command()
@@ -205,7 +243,7 @@ def show(vault: Vault, ref: str, rev: str | None) -> None:
     """Print a memory file. REF is a path (users/alice/x.md) or an id."""
     _, rel = vault.resolve(ref)
     data = vault.show(rel, rev) if rev else vault.read_bytes(rel)
-    click.echo(data.decode("utf-8", "replace"), nl=False)
+    _print_whole(data.decode("utf-8", "replace"))
 
 
 @cli.command(name="ls")
@@ -226,12 +264,12 @@ def ls(vault: Vault, as_json: bool, namespace: str | None, type_: str | None, ta
         return
     table = Table("path", "title", "type", "tags", "updated", box=None)
     for m in memories:
-        table.add_row(escape(label(m.path)), escape(m.title), m.type or "",
-                      escape(", ".join(m.tags)), (m.updated or "")[:10])  # fmt: skip
+        table.add_row(_m(label(m.path)), _m(m.title), _m(m.type or ""),
+                      _m(", ".join(m.tags)), _m((m.updated or "")[:10]))  # fmt: skip
     _print_table(table)
     problems = vault.problems()
     for problem in problems:
-        click.echo(f"skipped {problem.path}: {problem.reason}", err=True)
+        click.echo(shown(f"skipped {problem.path}: {problem.reason}"), err=True)
 
 
 def _outermost(namespaces: list[str]) -> list[str]:
@@ -276,9 +314,9 @@ def search(vault: Vault, as_json: bool, query: str, namespace: str | None, type_
         if not found:
             out.print("no matches")
         for i, msg in enumerate(found, 1):
-            out.print(f"[bold]{i}. {escape(msg.session)}#{msg.position}[/] [dim]{escape(msg.role)} "
-                      f"{escape(msg.time or '')} score {msg.score:.2f}[/]")  # fmt: skip
-            out.print("   " + _BOLD.sub(r"[bold yellow]\1[/]", escape(msg.snippet)))
+            out.print(f"[bold]{i}. {_m(msg.session)}#{msg.position}[/] [dim]{_m(msg.role)} "
+                      f"{_m(msg.time or '')} score {msg.score:.2f}[/]")  # fmt: skip
+            out.print("   " + _BOLD.sub(r"[bold yellow]\1[/]", _m(msg.snippet)))
         return
     hits = vault.search(query, k=k, namespace=namespace, type=type_, tags=tags, since=since, until=until)
     if as_json:
@@ -288,9 +326,9 @@ def search(vault: Vault, as_json: bool, query: str, namespace: str | None, type_
     if not hits:
         out.print("no matches")
     for i, hit in enumerate(hits, 1):
-        out.print(f"[bold]{i}. {escape(hit.title)}[/]  [dim]{escape(hit.path)}  score {hit.score:.2f}[/]")
+        out.print(f"[bold]{i}. {_m(hit.title)}[/]  [dim]{_m(hit.path)}  score {hit.score:.2f}[/]")
         if hit.snippet:
-            out.print("   " + _BOLD.sub(r"[bold yellow]\1[/]", escape(hit.snippet)))
+            out.print("   " + _BOLD.sub(r"[bold yellow]\1[/]", _m(hit.snippet)))
 
 
 @cli.command()
@@ -326,8 +364,8 @@ def log(vault: Vault, as_json: bool, path: str | None, author: str | None, agent
     out = _out()
     for r in revisions:
         trailers = "  ".join(f"{k}={v}" for k, v in r.trailers.items())
-        out.print(f"[yellow]{r.short}[/] {r.date[:19].replace('T', ' ')} [cyan]{escape(r.author.name)}[/] "
-                  f"{escape(r.subject)} [dim]{escape(trailers)}[/]")  # fmt: skip
+        out.print(f"[yellow]{r.short}[/] {r.date[:19].replace('T', ' ')} [cyan]{_m(r.author.name)}[/] "
+                  f"{_m(r.subject)} [dim]{_m(trailers)}[/]")  # fmt: skip
         if r.shallow:
             out.print("[dim](older history is not in this shallow clone; `git fetch --unshallow` fetches it)[/]")
 
@@ -341,7 +379,7 @@ def log(vault: Vault, as_json: bool, path: str | None, author: str | None, agent
 def diff(vault: Vault, rev_a: str, rev_b: str | None, path: str | None) -> None:
     """Show what changed from REV_A to REV_B (default: to the files on disk)."""
     rel = vault.resolve(path)[1] if path else None
-    click.echo(vault.diff(rel, rev_a, rev_b), nl=False)
+    _print_whole(vault.diff(rel, rev_a, rev_b))
 
 
 @cli.command()
@@ -354,7 +392,7 @@ def restore(vault: Vault, path: str, rev: str) -> None:
     """Restore the memory at PATH as it was at a revision (a new commit; works if deleted)."""
     _, rel = vault.resolve(path)
     sha = vault.restore(rel, rev)
-    _out().print(f"restored {escape(rel)}" + (f" in {sha[:10]}" if sha else " (already as it was)"))
+    _out().print(f"restored {_m(rel)}" + (f" in {sha[:10]}" if sha else " (already as it was)"))
 
 
 @cli.command()
@@ -377,7 +415,7 @@ def sessions(vault: Vault, as_json: bool, keys: tuple[str, ...]) -> None:
     table = Table("session", "path", "keys", "created", box=None)
     for info in found:
         keys_text = ", ".join(f"{k}={v}" for k, v in info.keys.items())
-        table.add_row(escape(info.session_id), escape(info.path), escape(keys_text), (info.created or "")[:19])
+        table.add_row(_m(info.session_id), _m(info.path), _m(keys_text), _m((info.created or "")[:19]))
     _print_table(table)
 
 
@@ -391,16 +429,16 @@ def session(vault: Vault, session_id: str, limit: int | None, raw: bool) -> None
     """Show a session's conversation (SESSION_ID as given to the library)."""
     chat = vault.session(session_id)
     if not chat.file.exists():
-        raise click.ClickException(f"no session {session_id!r}; `memfs sessions` lists them")
+        raise click.ClickException(shown(f"no session {session_id!r}; `memfs sessions` lists them"))
     if raw:
-        click.echo(chat.file.read_text("utf-8"), nl=False)
+        _print_whole(chat.file.read_text("utf-8"))
         return
     out = _out()
     items = chat.items(limit)
     for item in items:
         role = str(item.get("role") or item.get("type") or "item")
         text = text_of(item)
-        out.print(f"[bold cyan]{escape(role)}[/]  {escape(text)}")
+        out.print(f"[bold cyan]{_m(role)}[/]  {_m(text, lines=True)}")
 
 
 @cli.command()
@@ -412,7 +450,7 @@ def rm(vault: Vault, ref: str) -> None:
     """Delete a memory (it stays in history; `memfs restore` brings it back)."""
     store, rel = vault.resolve(ref)
     store.delete(rel)
-    _out().print(f"deleted {escape(label(rel))}")
+    _out().print(f"deleted {_m(label(rel))}")
 
 
 @cli.command()
@@ -425,7 +463,7 @@ def mv(vault: Vault, ref: str, new_path: str) -> None:
     """Rename a memory inside its namespace; NEW_PATH is relative to the namespace."""
     store, rel = vault.resolve(ref)
     memory = store.move(rel, new_path)
-    _out().print(f"moved to {escape(memory.path)}")
+    _out().print(f"moved to {_m(memory.path)}")
 
 
 @cli.command()
@@ -475,24 +513,24 @@ def _print_purge(out: Console, report: Any) -> None:
               + f"; {len(report.refs)} ref(s) {move}, {report.versions} file version(s) {go}")  # fmt: skip
     for commit in changed:
         new = "dropped" if commit.new is None else commit.new[:10]
-        out.print(f"  [yellow]{commit.old[:10]}[/] -> {new} {commit.date[:10]} {escape(commit.subject)}")
+        out.print(f"  [yellow]{commit.old[:10]}[/] -> {new} {_m(commit.date[:10])} {_m(commit.subject)}")
     for rel in report.purged_paths:
-        out.print(f"  [dim]path[/] {escape(rel)}")
+        out.print(f"  [dim]path[/] {_m(rel)}")
     if not report.dry_run:
         out.print(f"purged in {report.seconds:.1f} s; tombstone "
                   f"{report.tombstone[:10] if report.tombstone else 'unchanged'}; index rebuilt")  # fmt: skip
     for remote in report.remotes:
         if remote.rewritten:
-            out.print(f"[green]{escape(remote.name)}[/]: force-pushed {escape(', '.join(remote.rewritten))}")
+            out.print(f"[green]{_m(remote.name)}[/]: force-pushed {_m(', '.join(remote.rewritten))}")
         if remote.stale:
-            out.print(f"[yellow]{escape(remote.name)}[/] still holds the old history "
-                      f"({escape(', '.join(remote.stale))}); --rewrite-remotes force-pushes the new one")  # fmt: skip
+            out.print(f"[yellow]{_m(remote.name)}[/] still holds the old history "
+                      f"({_m(', '.join(remote.stale))}); --rewrite-remotes force-pushes the new one")  # fmt: skip
         if remote.error:
-            out.print(f"[red]{escape(remote.name)}[/]: {escape(remote.error)}")
+            out.print(f"[red]{_m(remote.name)}[/]: {_m(remote.error)}")
     for oid in report.leftovers:
         out.print(f"[red]still in the object store[/]: {oid}")
     for rel in report.outside:
-        out.print(f"[yellow]also outside the vault, left alone[/]: {escape(rel)}")
+        out.print(f"[yellow]also outside the vault, left alone[/]: {_m(rel)}")
 
 
 @cli.command()
@@ -509,7 +547,7 @@ def undo(vault: Vault, by: str | None, session: str | None) -> None:
         raise click.UsageError("say whose change to undo: --by NAME or --session ID "
                                "(--author is who the undo is committed as)")  # fmt: skip
     undone = vault.undo(author=by, session=session)
-    _out().print(f"undid {undone.short} {escape(undone.subject)} [dim]({escape(str(undone.author))})[/]")
+    _out().print(f"undid {undone.short} {_m(undone.subject)} [dim]({_m(str(undone.author))})[/]")
 
 
 @cli.command()
@@ -531,9 +569,9 @@ def commit(vault_path: Path, author: str | None, message: str | None) -> None:
             return
         done = [p for p in before if p not in left]
         for rel in done:
-            out.print(f"[green]committed[/] {escape(rel)}")
+            out.print(f"[green]committed[/] {_m(rel)}")
         out.print(f"committed {len(done)} edit{'s' if len(done) != 1 else ''} as "
-                  f"{escape(str(vault.person))} in {sha[:10]}")  # fmt: skip
+                  f"{_m(str(vault.person))} in {sha[:10]}")  # fmt: skip
 
 
 @cli.command()
@@ -554,12 +592,12 @@ def watch(vault_path: Path, author: str | None, commit_delay: float, polling: bo
 
     def report(kind: str, paths: list[str]) -> None:
         for path in paths:
-            out.print(f"[{colours.get(kind, 'white')}]{kind:9}[/] {escape(path)}")
+            out.print(f"[{colours.get(kind, 'white')}]{kind:9}[/] {_m(path)}")
 
     _, given = _who(author, vault_path)
     with Vault.open(vault_path, person=given) as vault:
         watcher = vault.watch(commit_delay=commit_delay, polling=polling, on_change=report)
-        out.print(f"watching {escape(str(vault.root))} as {escape(str(vault.person))}; Ctrl-C to stop")
+        out.print(f"watching {_m(str(vault.root))} as {_m(str(vault.person))}; Ctrl-C to stop")
         try:
             while watcher.running:
                 time.sleep(0.5)
@@ -586,7 +624,7 @@ def reindex(vault: Vault, full: bool) -> None:
     _out().print(f"indexed: {len(report.added)} added, {len(report.updated)} updated, "
                  f"{len(report.removed)} removed, {len(report.problems)} skipped as malformed")  # fmt: skip
     for problem in report.problems:
-        click.echo(f"skipped {problem.path}: {problem.reason}", err=True)
+        click.echo(shown(f"skipped {problem.path}: {problem.reason}"), err=True)
 
 
 @cli.command()
@@ -598,7 +636,7 @@ def doctor(vault: Vault) -> None:
     findings = vault.doctor()
     out = _out()
     for f in findings:
-        out.print(f"[{colours[f.severity]}]{f.severity:7}[/] {f.check:6} {escape(f.message)}")
+        out.print(f"[{colours[f.severity]}]{f.severity:7}[/] {f.check:6} {_m(f.message, lines=True)}")
     if any(f.severity == "error" for f in findings):
         sys.exit(1)
 
