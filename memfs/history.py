@@ -122,6 +122,10 @@ def has_conflict_markers(data: bytes) -> bool:
 # own: a push into it runs its hooks, as any git push there would (git clears the config
 # variables for the other side).
 #
+# Drivers are neutralised by name rather than by hiding the attributes files: git's
+# --attr-source (2.40) and GIT_ATTR_SOURCE (2.42) are newer than the git memfs supports, and
+# neither would hide `.git/info/attributes`. A driver no config defines runs nothing anyway.
+#
 # The settings travel as GIT_CONFIG_COUNT/KEY_n/VALUE_n: read after every config file (so they
 # win over the repository's), and inherited by every git process git itself starts. They are
 # worked out from `git config --list` (which runs nothing) and read again when any config file
@@ -275,54 +279,71 @@ def base_env() -> dict[str, str]:
     return {**os.environ, **_safe_overrides(_FIXED_CONFIG)}
 
 
+_STATE_VARIABLES = ("HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM",
+                    "GIT_CONFIG_COUNT", "GIT_SSH", "SSH_ASKPASS", "GIT_PROXY_COMMAND")  # fmt: skip
+
+
+def _signature(path: str) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size, st.st_ino
+
+
 class GitEnvironment:
-    """The environment every git command in one repository runs with (the table above)."""
+    """The environment every git command in one repository runs with (the table above).
+
+    Worked out once and kept while the config files git reads (and those it would read if they
+    appeared) and the variables naming them are unchanged: a few ``stat`` calls per command.
+    """
 
     def __init__(self, top: Path, git_dir: Path) -> None:
         self.top = top
         self._git_dir = git_dir
         self._key: tuple[object, ...] | None = None
-        self._files: list[Path] = []
+        self._variables: tuple[str | None, ...] | None = None
+        self._candidates: list[str] = []
+        self._files: list[str] = []
         self._settings: list[tuple[str, str]] = list(_FIXED_CONFIG)
-        self._own_proxy = False
+        self._overrides: dict[str, str] = {}
         self._lock = threading.Lock()
 
     def settings(self) -> list[tuple[str, str]]:
         """The config settings in force now, read again when a config file changed."""
         with self._lock:
-            key = self._state()
-            if key != self._key:
-                entries = _read_config(self.top, base_env())
-                self._files = sorted({Path(e.origin[5:]) for e in entries if e.origin.startswith("file:")})
-                self._settings = neutralising_config(entries, os.environ)
-                self._own_proxy = any(e.key.lower() == "core.gitproxy" for e in entries
-                                      if e.scope in _REPOSITORY_SCOPES)  # fmt: skip
-                self._key = key  # as it was before reading: a change meanwhile is read next time
+            self._refresh()
             return self._settings
 
     def overrides(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
         """What one git command gets on top of the person's environment: the settings, then ``extra``."""
-        settings = self.settings()
-        proxy = {"GIT_PROXY_COMMAND": ""} if self._own_proxy and "GIT_PROXY_COMMAND" not in os.environ else {}
-        return {**_safe_overrides(settings), **proxy, **(extra or {})}
+        with self._lock:
+            self._refresh()
+            return {**self._overrides, **(extra or {})}
 
-    def _state(self) -> tuple[object, ...]:
-        """What the settings depend on: the config files git reads (and might read) and the environment."""
+    def _refresh(self) -> None:
+        variables = tuple(os.environ.get(name) for name in _STATE_VARIABLES)
+        if variables != self._variables:
+            self._variables, self._candidates = variables, self._config_files()
+        key = (variables, tuple(_signature(path) for path in [*self._candidates, *self._files]))
+        if key == self._key:
+            return
+        entries = _read_config(self.top, base_env())
+        self._files = sorted({str(self.top / e.origin[5:]) for e in entries if e.origin.startswith("file:")})
+        self._settings = neutralising_config(entries, os.environ)
+        own_proxy = any(e.key.lower() == "core.gitproxy" for e in entries if e.scope in _REPOSITORY_SCOPES)
+        proxy = {"GIT_PROXY_COMMAND": ""} if own_proxy and "GIT_PROXY_COMMAND" not in os.environ else {}
+        self._overrides = {**_safe_overrides(self._settings), **proxy}
+        self._key = key  # as it was before reading: a change meanwhile is read next time
+
+    def _config_files(self) -> list[str]:
+        """Where git looks for config, whether or not the files exist yet."""
         home = Path(os.environ.get("HOME", "~")).expanduser()
         xdg = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
-        candidates = [self._git_dir / "config", self._git_dir / "config.worktree", home / ".gitconfig",
-                      xdg / "git" / "config", Path(os.environ.get("GIT_CONFIG_GLOBAL") or home / ".gitconfig"),
-                      Path(os.environ.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig")]  # fmt: skip
-        stats: list[tuple[int, int, int] | None] = []
-        for file in [*candidates, *self._files]:
-            try:
-                st = (self.top / file).stat()
-                stats.append((st.st_mtime_ns, st.st_size, st.st_ino))
-            except OSError:
-                stats.append(None)
-        names = ("HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM",
-                 "GIT_SSH", "SSH_ASKPASS", "GIT_CONFIG_COUNT")  # fmt: skip
-        return (tuple(stats), tuple(os.environ.get(n) for n in names))
+        files = [self._git_dir / "config", self._git_dir / "config.worktree", home / ".gitconfig",
+                 xdg / "git" / "config", Path(os.environ.get("GIT_CONFIG_GLOBAL") or home / ".gitconfig"),
+                 Path(os.environ.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig")]  # fmt: skip
+        return [str(file) for file in files]
 
 
 def check_ownership(folder: Path) -> None:
