@@ -101,7 +101,7 @@ def test_the_library_runs_nothing_a_received_vault_planted(received: tuple[Path,
         assert vault.undo(author="memfs agent").subject
         (root / "memories/users/alice/seats.md").write_text("---\ntitle: Seats\n---\nAisle now.\n")
         assert vault.outside_edits() and vault.commit("by hand")
-        assert not vault.doctor() or all(f.severity != "error" for f in vault.doctor())
+        assert all(f.severity != "error" for f in vault.doctor())
         head = vault.history.head()
         watcher = vault.watch(index_delay=0.05, commit_delay=0.2)
         try:
@@ -148,6 +148,22 @@ def test_the_cli_runs_nothing_a_received_vault_planted(received: tuple[Path, Pat
     memfs_("purge", "--dry-run", "--text", TOKEN)
     assert state()[0] != head
     assert markers(ran) == [], markers(ran)
+
+
+@pytest.mark.slow
+def test_what_is_planted_while_a_vault_is_open_runs_nothing_either(tmp_path: Path) -> None:
+    """The settings are worked out again when a config file changes (here: a new include and drivers)."""
+    root = tmp_path / "sender" / "vault"
+    build(root)
+    with memfs.Vault.open(root, person=PERSON, durable=False) as vault:
+        alice = vault.memories("users/alice")
+        alice.add("Before the plant.", title="Before")
+        plant(root, tmp_path / "markers")
+        edit_by_hand(root)
+        assert vault.commit("by hand")
+        alice.add("After the plant.", title="After")
+        assert "legroom" in vault.diff(None, "HEAD~2")
+    assert markers(tmp_path / "markers") == []
 
 
 def test_settings_reach_remotes_through_the_persons_config_only(
