@@ -102,6 +102,7 @@ def has_conflict_markers(data: bytes) -> bool:
 #   merge.<d>.driver                           git merge-file: git's own text merge
 #   core.pager, pager.*, GIT_PAGER             GIT_PAGER=cat (memfs reads git's output; never a tty)
 #   core.editor, sequence.editor               GIT_EDITOR=: and GIT_SEQUENCE_EDITOR=: (git's no-op)
+#   a password prompt on the terminal          GIT_TERMINAL_PROMPT=0 (memfs has nobody to ask)
 #   log.showSignature (runs gpg.program)       false, and --no-show-signature on log; memfs's commits
 #                                                are made with --no-gpg-sign
 #   a submodule's own config and hooks         --ignore-submodules=all on status and diff
