@@ -154,6 +154,8 @@ _PERSON_SCOPES = ("system", "global", "command")
 # git's protocol policy when nothing is configured (transport.c): known safe, ext never, others the user's.
 _PROTOCOL_DEFAULTS = {"http": "always", "https": "always", "git": "always", "ssh": "always", "ext": "never"}
 _DUBIOUS = "dubious ownership"
+# GIT_CONFIG_COUNT arrived in git 2.31: an older git would ignore every setting above, silently.
+OLDEST_GIT = (2, 31)
 
 
 @dataclass(frozen=True)
@@ -347,6 +349,16 @@ class GitEnvironment:
         return [str(file) for file in files]
 
 
+def check_git_version(version: tuple[int, ...]) -> None:
+    """Raise HistoryError for a git older than :data:`OLDEST_GIT`, which would not take the settings."""
+    if tuple(version[:2]) < OLDEST_GIT:
+        found = ".".join(str(part) for part in version)
+        raise HistoryError(
+            f"memfs needs git {OLDEST_GIT[0]}.{OLDEST_GIT[1]} or newer (found {found}): an older git cannot be "
+            f"told to ignore a repository's hooks, filters and other programs"
+        )
+
+
 def check_ownership(folder: Path) -> None:
     """Raise UnsafeRepositoryError if git refuses the repository at ``folder`` as another user's.
 
@@ -477,8 +489,9 @@ class GitHistory:
         self._lock_timeout = lock_timeout
         self.repo = self._open_or_init(vault_root)
         try:
+            check_git_version(self.repo.git.version_info)
             check_ownership(vault_root)
-        except UnsafeRepositoryError:
+        except HistoryError:
             self.repo.close()
             raise
         top = Path(self.repo.working_tree_dir or vault_root).resolve()

@@ -23,7 +23,7 @@ from received import EXPECTED_BY_PLAIN_GIT, markers, plant
 
 import memfs
 from memfs.cli import cli
-from memfs.history import ConfigEntry, neutralising_config
+from memfs.history import ConfigEntry, check_git_version, neutralising_config
 
 PERSON = "Pat Person <pat@example.com>"
 TOKEN = "tok-3e1f9a7c-planted"
@@ -260,3 +260,10 @@ def test_a_vault_another_user_owns_is_refused(tmp_path: Path) -> None:
     _git(tmp_path, "config", "--global", "--add", "safe.directory", str(root.resolve()))
     with memfs.Vault.open(root, commit_edits=False) as vault:
         assert vault.search("tea")
+
+
+def test_a_git_too_old_to_take_the_settings_is_refused() -> None:
+    check_git_version((2, 31, 0))
+    check_git_version((3, 0))
+    with pytest.raises(memfs.HistoryError, match="needs git 2.31 or newer .found 2.30.9."):
+        check_git_version((2, 30, 9))
