@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _fs
+from .credentials import find_secrets, secret_advice
 from .documents import Document, dumps, load_bytes, timestamp
 from .errors import (
     AlreadyExistsError,
@@ -49,6 +50,7 @@ from .errors import (
     DocumentError,
     GitLockError,
     InvalidArgumentError,
+    MemfsError,
     MemoryNotFoundError,
     PathError,
     SearchIndexError,
@@ -124,6 +126,8 @@ class WriteEngine:
         self._own_file = self.state_dir / "own"
         self._journal = self.state_dir / "journal"
         self._held_file = self.state_dir / "held"
+        #: The edits the last :meth:`commit_outside_edits` left uncommitted for a credential: (kind, line) each.
+        self.held_secrets: dict[str, list[tuple[str, int]]] = {}
         self._seen_file = self.state_dir / "seen-edits"
         self.salvage_dir = self.state_dir / "salvage"
         self._change: Change | None = None
@@ -834,7 +838,8 @@ class WriteEngine:
             own = self.own_uncommitted()
             return [p for p in changed if p not in own or own[p] != _stat(self.root / p)]
 
-    def commit_outside_edits(self, paths: Iterable[str] | None = None, *, message: str | None = None) -> str | None:
+    def commit_outside_edits(self, paths: Iterable[str] | None = None, *, message: str | None = None,
+                             allow_secrets: Iterable[str] = ()) -> str | None:  # fmt: skip
         """Commit those of ``paths`` that differ from the last commit, as the person's edit.
 
         With ``paths`` None, every edit :meth:`outside_edits` lists. Files memfs itself changed
@@ -843,11 +848,13 @@ class WriteEngine:
         Files over the indexing size limit are left uncommitted (a stray 50 MB paste should not
         enter the history); ``doctor`` reports them. Files holding git's conflict markers, and
         every edit while a person's merge, rebase, cherry-pick, revert or bisect is in progress,
-        are held back (see :meth:`_hold_back`).
+        are held back (see :meth:`_hold_back`), and so are files an edit gave a credential (see
+        :meth:`new_secrets`) unless named in ``allow_secrets``.
 
         Args:
             paths: Vault paths to consider, or None for all.
             message: The commit message; by default one naming the file or the number of files.
+            allow_secrets: Vault paths whose credentials the person commits deliberately.
         """
         with self._lock.hold():
             if paths is None:
@@ -870,7 +877,7 @@ class WriteEngine:
             for rel in too_big:
                 log.warning("not committing %s: larger than %d bytes", rel, MAX_INDEXED_BYTES)
             changed = [p for p in changed if p not in too_big]
-            changed = self._hold_back(changed)
+            changed = self._hold_back(changed, set(allow_secrets))
             if not changed:
                 return None
             if message is None and len(changed) == 1:
@@ -879,18 +886,28 @@ class WriteEngine:
                 message = f"edit: {len(changed)} files changed outside memfs"
             return self.commit(changed, message, {"Memfs-Op": "reconcile"}, author=self.person)
 
-    def _hold_back(self, changed: list[str]) -> list[str]:
+    def _hold_back(self, changed: list[str], allow_secrets: set[str] | None = None) -> list[str]:
         """Those of ``changed`` (a person's edits) that may be committed now.
 
         A file holding git's conflict markers is never committed as a person's edit, and nothing
         is while a merge, rebase, cherry-pick, revert or bisect is in progress (memfs's commit
-        would land in the middle of it and touch git's conflict state). Those files are kept in
-        ``.memfs/held`` and looked at again by every later call, so an edit made meanwhile is
-        committed once the conflict or the operation is over, even if it does not change again.
+        would land in the middle of it and touch git's conflict state). A file the edit gave a
+        credential is not committed either (git keeps every version for good; once there it takes
+        a purge), unless it is in ``allow_secrets``. Those files are kept in ``.memfs/held`` and
+        looked at again by every later call, so an edit made meanwhile is committed once the
+        conflict, the operation or the credential is gone, even if it does not change again.
         """
         marked = [rel for rel in changed if _has_conflict_markers(self.root / rel)]
         for rel in marked:
             log.warning("not committing %s: it holds git's conflict markers; resolve the conflict first", rel)
+        secret = {}
+        for rel in changed:
+            found = [] if rel in marked or rel in (allow_secrets or ()) else self.new_secrets(rel)
+            if found:
+                secret[rel] = found
+                log.warning("not committing %s: %s", rel, secret_advice(rel, found))
+        self.held_secrets = secret
+        marked += list(secret)
         ready = [rel for rel in changed if rel not in marked]
         busy = self.history.operation_in_progress()
         if busy is not None and ready:
@@ -904,6 +921,27 @@ class WriteEngine:
             else:
                 self._held_file.unlink(missing_ok=True)
         return [] if busy is not None else ready
+
+    def new_secrets(self, rel: str) -> list[tuple[str, int]]:
+        """The credentials in the file at ``rel`` that its last commit does not hold: (kind, line).
+
+        A line holding ``memfs:allow-secret`` is skipped (the person's deliberate choice), and so
+        is a credential the last commit already has (committed deliberately before, with
+        ``allow_secrets``): only what an edit brings in is reported.
+        """
+        try:
+            with open(self.root / rel, "rb") as file:
+                text = file.read(MAX_INDEXED_BYTES + 1).decode("utf-8", "replace")
+        except OSError:
+            return []
+        findings = find_secrets(text, allow_marked=True)
+        if not findings:
+            return []
+        try:
+            committed = self.history.show(rel, "HEAD").decode("utf-8", "replace")
+        except MemfsError:  # a new file, or no commit yet
+            committed = ""
+        return [(f.kind, f.line(text)) for f in findings if text[f.start : f.end] not in committed]
 
     def _held_back(self) -> set[str]:
         try:

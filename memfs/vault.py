@@ -308,17 +308,22 @@ class Vault:
         """Bring the index (and git, unless ``commit=False``) up to date with files changed by hand."""
         return self.engine.reconcile(paths, commit=commit, progress=progress)
 
-    def commit(self, message: str | None = None) -> str | None:
+    def commit(self, message: str | None = None, *, allow_secrets: Iterable[str] = ()) -> str | None:
         """Commit every edit made outside memfs and not committed yet, as the person's.
+
+        An edit that brings in a credential is left uncommitted (``engine.held_secrets`` says
+        where; ``doctor`` lists it), unless its vault path is in ``allow_secrets``.
 
         Returns:
             The commit id, or None when there was nothing to commit.
         """
         if message is not None and (not isinstance(message, str) or not message.strip()):
             raise InvalidArgumentError(f"a commit message must be non-empty text, got {message!r}")
+        if isinstance(allow_secrets, str):
+            raise InvalidArgumentError("allow_secrets must be a list of vault paths, not one string")
         with self.engine.locked():
             self.engine.reconcile(commit=False)
-            return self.engine.commit_outside_edits(None, message=message)
+            return self.engine.commit_outside_edits(None, message=message, allow_secrets=allow_secrets)
 
     def outside_edits(self) -> list[str]:
         """The vault paths of edits made outside memfs and not committed yet."""
