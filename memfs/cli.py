@@ -169,10 +169,15 @@ def cli() -> None:
 @click.argument("path", type=click.Path(file_okay=False, path_type=Path), envvar="MEMFS_VAULT", default=".",
                 callback=_expand)  # fmt: skip
 @author_option
-def init(path: Path, author: str | None) -> None:
-    """Create a vault at PATH (default: $MEMFS_VAULT, else the current folder)."""
+@click.option("--shared", is_flag=True,
+              help="Share the vault with its group (files 0660, folders 2770); private by default.")  # fmt: skip
+def init(path: Path, author: str | None, shared: bool) -> None:
+    """Create a vault at PATH (default: $MEMFS_VAULT, else the current folder).
+
+    Its files are private to you (0600, folders 0700) unless --shared gives them to the group.
+    """
     who, _ = _who(author, path)
-    with Vault.open(path, create=True, author=who) as vault:
+    with Vault.open(path, create=True, author=who, shared=True if shared else None) as vault:
         _out().print(f"vault ready at [bold]{escape(str(vault.root))}[/]")
 
 

@@ -110,16 +110,19 @@ class WriteEngine:
         setup: Complete the vault's layout (``memories/`` and its marker, ``.gitignore``) and
             commit it; False leaves the folder and its history exactly as they are.
         freshness: See :attr:`freshness`.
+        shared: True: share the vault with its group from now on; False: make it private from now
+            on; None: as its repository's ``core.sharedRepository`` says (see :attr:`modes`).
     """
 
     def __init__(self, root: Path, *, author: Identity, person: Identity | None, lock_timeout: float,
-                 durable: bool, setup: bool = True, freshness: float | None = DEFAULT_FRESHNESS) -> None:  # fmt: skip
+                 durable: bool, setup: bool = True, freshness: float | None = DEFAULT_FRESHNESS,
+                 shared: bool | None = None) -> None:  # fmt: skip
         self.root = root
         self.author = author
         self._person = person
         self.durable = durable
         self.state_dir = root / STATE_DIR
-        self.state_dir.mkdir(exist_ok=True)
+        _private_folder(self.state_dir)
         self._lock = _fs.VaultLock(self.state_dir / "lock", timeout=lock_timeout)
         self._pending_file = self.state_dir / "pending"
         self._found_file = self.state_dir / "found"  # edits by hand a search indexed, for the next commit
@@ -135,7 +138,14 @@ class WriteEngine:
         self._freshness: float | None = None
         with self._lock.hold():
             self.history = GitHistory(root, self.state_dir, lock_timeout=lock_timeout,
-                                      holds_vault_lock=lambda: self._lock.held)  # fmt: skip
+                                      holds_vault_lock=lambda: self._lock.held, shared=bool(shared))  # fmt: skip
+            if shared is not None and shared != self.history.shared():
+                self.history.share(shared)
+            #: The modes of the files and folders memfs creates: private (0600 and 0700), or shared
+            #: with the group (0660 and 2770) when the repository says ``core.sharedRepository``
+            #: (``Vault.open(..., shared=True)``, ``memfs init --shared``); never wider than the umask.
+            #: ``.memfs/`` is always private. A file memfs rewrites keeps its mode.
+            self.modes = _fs.SHARED if self.history.shared() else _fs.PRIVATE
             self.recover()
             if setup:
                 self._ensure_layout()
@@ -183,15 +193,19 @@ class WriteEngine:
         """
         return self._person or self.history.configured_identity() or DEFAULT_PERSON
 
+    def make_folders(self, rel: str) -> None:
+        """Create a folder of the vault (and its parents) with the vault's folder mode."""
+        _fs.make_folders(self.root / rel, self.modes)
+
     def _ensure_layout(self) -> None:
-        (self.root / MEMORIES_DIR).mkdir(exist_ok=True)
+        self.make_folders(MEMORIES_DIR)
         busy = self.history.operation_in_progress()
         if busy is not None:  # a person's merge or rebase: change nothing until it is over
             return
         changed: dict[str, bytes] = {}
         marker = self.root / VAULT_MARKER
         if not marker.is_file():  # git keeps no empty folder: without it, a clone has no memories/
-            _fs.atomic_write(marker, _MARKER_TEXT, durable=self.durable)
+            _fs.atomic_write(marker, _MARKER_TEXT, durable=self.durable, modes=self.modes)
             changed[VAULT_MARKER] = _MARKER_TEXT
         ignore = self.root / ".gitignore"
         text = ignore.read_text("utf-8") if ignore.exists() else ""
@@ -199,7 +213,7 @@ class WriteEngine:
         if missing:
             sep = "" if not text or text.endswith("\n") else "\n"
             text += sep + "".join(f"{line}\n" for line in missing)
-            _fs.atomic_write(ignore, text.encode(), durable=self.durable)
+            _fs.atomic_write(ignore, text.encode(), durable=self.durable, modes=self.modes)
             changed[".gitignore"] = text.encode()
         if changed:
             self.history.commit(changed, "vault: init", author=self.author, trailers={"Memfs-Op": "init"},
@@ -389,7 +403,7 @@ class WriteEngine:
     def _swap_in(self, change: Change, rel: str, data: bytes, original: bytes | None) -> None:
         """Put ``data`` at ``rel`` if the file there is still ``original`` (None: no file), atomically."""
         target = self.root / rel
-        tmp = _fs.write_temp(target, data, durable=self.durable)
+        tmp = _fs.write_temp(target, data, durable=self.durable, modes=self.modes)
         try:
             if original is None:
                 try:
@@ -452,7 +466,7 @@ class WriteEngine:
                 raise AlreadyExistsError(f"cannot move {src} to {dst}: {dst} already exists")
             if not target.parent.is_dir():
                 _fs.checkpoint("mkdir")
-                target.parent.mkdir(parents=True, exist_ok=True)
+                _fs.make_folders(target.parent, self.modes)
             data = _read_regular(source)
             _refuse_conflict_markers(src, data)
             self._remember(change, src, data, None)
@@ -566,7 +580,7 @@ class WriteEngine:
                     self._rewind_cut(rel, fd, 0)
                 finally:
                     os.close(fd)
-            _fs.atomic_write(target, data, durable=self.durable)
+            _fs.atomic_write(target, data, durable=self.durable, modes=self.modes)
             now = _stat(target)
             if now is not None:
                 self._rewind_wrote(rel, now[0])
@@ -808,7 +822,7 @@ class WriteEngine:
         for rel in committed[: max(0, len(committed) - OWN_KEPT)]:
             del own[rel]
         tmp = self._own_file.with_name("own.new")
-        self.state_dir.mkdir(exist_ok=True)  # .memfs/ may have been deleted: it is made again
+        _private_folder(self.state_dir)  # .memfs/ may have been deleted: it is made again
         tmp.write_text(json.dumps(own), "utf-8")
         os.replace(tmp, self._own_file)
 
@@ -958,10 +972,10 @@ class WriteEngine:
     def _append_paths(self, file: Path, paths: Iterable[str]) -> None:
         lines = "".join(f"{p}\n" for p in paths).encode("utf-8")
         try:
-            fd = os.open(file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            fd = os.open(file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         except FileNotFoundError:  # .memfs/ was deleted: it is derived state, made again
-            self.state_dir.mkdir(exist_ok=True)
-            fd = os.open(file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            _private_folder(self.state_dir)
+            fd = os.open(file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
             _fs.write_all(fd, lines)
         finally:
@@ -1260,6 +1274,18 @@ def _read_regular(path: Path) -> bytes | None:
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def _private_folder(folder: Path) -> None:
+    """Make ``.memfs/`` 0700, and 0700 again if it is anything else.
+
+    It is memfs's own and never shared: the index, the journal and the salvage files hold what the
+    memories and transcripts say.
+    """
+    _fs.make_folders(folder)
+    with contextlib.suppress(OSError):  # another user's folder: theirs to fix
+        if stat.S_IMODE(folder.stat().st_mode) != 0o700:  # a shared vault's setgid is inherited too
+            os.chmod(folder, 0o700)
 
 
 def _put_back(target: Path, original: bytes | None, *, durable: bool) -> None:

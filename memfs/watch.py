@@ -101,7 +101,7 @@ class Watcher:
         if self._thread is not None:
             raise RuntimeError("this watcher is already running")
         for folder in self._folders:
-            folder.mkdir(exist_ok=True)
+            self.engine.make_folders(folder.relative_to(self.engine.root).as_posix())
         self._observer = self._start_observer()
         self._stopping = False
         self._thread = threading.Thread(target=self._run, name="memfs-watcher", daemon=True)
