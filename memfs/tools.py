@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .credentials import describe, find_secrets
+from .credentials import describe, find_secrets, redact
 from .engine import MAX_CONTENT_BYTES, engine_of
 from .errors import (
     AlreadyExistsError,
@@ -213,9 +213,10 @@ class MemoryTools:
                 for key in ("path", "old_path", "new_path"):
                     if key in args:
                         self._check_writable(args[key])
-            return ToolResult(spec.handler(self, **args))
+            # what the model reads never holds a credential, whatever a person left in a file
+            return ToolResult(redact(spec.handler(self, **args))[0])
         except MemfsError as exc:
-            return ToolResult(self.explain(exc, command, args), True)
+            return ToolResult(redact(self.explain(exc, command, args))[0], True)
         except Exception:  # a bug must not end the agent's turn: log it, tell the model
             log.exception("memory tool %r failed", command)
             return ToolResult(f"Error: the {command} command failed unexpectedly; the memory is unchanged.", True)

@@ -331,3 +331,14 @@ def test_the_watcher_leaves_a_secret_edit_uncommitted(watched: tuple) -> None:
     wait_for(lambda: vault.history.changed([rel]) == [])
     log = subprocess.run(["git", "-C", str(vault.root), "log", "-p", "--all"], capture_output=True, check=True)
     assert SAMPLES["aws-access-key-id"][0].encode() not in log.stdout
+
+
+def test_a_persons_credential_never_reaches_the_model(tmp_path: Path) -> None:
+    """A held edit is a file on disk: the tools and the injected block show it redacted."""
+    with memfs.Vault.open(tmp_path / "v", create=True, durable=False, freshness=0) as vault:
+        _hand_edit(vault, f"# Deploy key\n\nThe deploy key is {GITHUB} <!-- {ALLOW_MARKER} -->\n")
+        tools = memfs.MemoryTools(vault, "users/alice")
+        for said in (ok(tools, "view", path="/memories/deploy.md"), ok(tools, "search", query="deploy key")):
+            assert GITHUB not in said and "[REDACTED:github-token]" in said
+        block = LongTermMemory(vault, stores=["users/alice"]).context_for([{"role": "user", "content": "deploy key"}])
+        assert "deploy key is [REDACTED:github-token]" in block and GITHUB not in block
