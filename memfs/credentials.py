@@ -156,9 +156,9 @@ def describe(findings: list[Finding], text: str | None = None) -> str:
 def secret_advice(rel: str, found: list[tuple[str, int]]) -> str:
     """Why a person's edit of ``rel`` is not committed, and how to keep it deliberately (never the value).
 
-    ``found``: (kind, line) of each credential.
+    ``found``: (kind, line) of each credential; line 0 is the file's name.
     """
-    where = ", ".join(f"{kind} on line {line}" for kind, line in found)
+    where = ", ".join(f"{kind} on line {line}" if line else f"{kind} in the file name" for kind, line in found)
     return (
         f"it holds a credential ({where}), and git would keep it for good; remove it (memfs then commits "
         f"the edit), or keep it deliberately: add {ALLOW_MARKER} to that line, or run "

@@ -937,25 +937,25 @@ class WriteEngine:
         return [] if busy is not None else ready
 
     def new_secrets(self, rel: str) -> list[tuple[str, int]]:
-        """The credentials in the file at ``rel`` that its last commit does not hold: (kind, line).
+        """The credentials the file at ``rel`` holds that its last commit does not: (kind, line).
 
-        A line holding ``memfs:allow-secret`` is skipped (the person's deliberate choice), and so
-        is a credential the last commit already has (committed deliberately before, with
-        ``allow_secrets``): only what an edit brings in is reported.
+        Line 0 stands for the file's name (a new file named after a token). A line holding
+        ``memfs:allow-secret`` is skipped (the person's deliberate choice), and so is a credential
+        the last commit already has (committed deliberately before, with ``allow_secrets``): only
+        what an edit brings in is reported.
         """
-        try:
-            with open(self.root / rel, "rb") as file:
-                text = file.read(MAX_INDEXED_BYTES + 1).decode("utf-8", "replace")
-        except OSError:
-            return []
-        findings = find_secrets(text, allow_marked=True)
-        if not findings:
+        text = _read_text_file(self.root / rel)
+        named = find_secrets(rel)
+        findings = [] if text is None else find_secrets(text, allow_marked=True)
+        if not findings and not named:
             return []
         try:
-            committed = self.history.show(rel, "HEAD").decode("utf-8", "replace")
+            committed: str | None = self.history.show(rel, "HEAD").decode("utf-8", "replace")
         except MemfsError:  # a new file, or no commit yet
-            committed = ""
-        return [(f.kind, f.line(text)) for f in findings if text[f.start : f.end] not in committed]
+            committed = None
+        found = [(f.kind, 0) for f in named] if committed is None else []
+        text, committed = text or "", committed or ""
+        return found + [(f.kind, f.line(text)) for f in findings if text[f.start : f.end] not in committed]
 
     def _held_back(self) -> set[str]:
         try:
@@ -1272,6 +1272,20 @@ def _read_regular(path: Path) -> bytes | None:
         while chunk := os.read(fd, 1 << 20):
             chunks.append(chunk)
         return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _read_text_file(path: Path) -> str | None:
+    """A regular file's text (at most the indexing limit), or None: never a link, never a FIFO that blocks."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return os.read(fd, MAX_INDEXED_BYTES + 1).decode("utf-8", "replace")
     finally:
         os.close(fd)
 

@@ -342,3 +342,14 @@ def test_a_persons_credential_never_reaches_the_model(tmp_path: Path) -> None:
             assert GITHUB not in said and "[REDACTED:github-token]" in said
         block = LongTermMemory(vault, stores=["users/alice"]).context_for([{"role": "user", "content": "deploy key"}])
         assert "deploy key is [REDACTED:github-token]" in block and GITHUB not in block
+
+
+def test_a_file_named_after_a_token_is_not_committed(tmp_path: Path) -> None:
+    with memfs.Vault.open(tmp_path / "v", create=True, durable=False, commit_edits=False) as vault:
+        rel = _hand_edit(vault, "# Deploy\n\nnothing secret in here\n", f"{GITHUB}.md")
+        assert vault.commit() is None
+        assert vault.engine.held_secrets == {rel: [("github-token", 0)]}
+        (problem,) = [f for f in vault.doctor() if f.check == "secret"]
+        assert "github-token in the file name" in problem.message
+        assert GITHUB.encode() not in subprocess.run(["git", "-C", str(vault.root), "log", "--all", "--stat"],
+                                                     capture_output=True, check=True).stdout  # fmt: skip
