@@ -18,6 +18,7 @@ from .conversation import (
     TokenWindowConversationManager,
     View,
 )
+from .credentials import find_secrets, redact
 from .doctor import Finding
 from .documents import Document
 from .engine import WriteEngine
@@ -46,6 +47,7 @@ from .errors import (
     RevisionNotFoundError,
     ScriptExhaustedError,
     SearchIndexError,
+    SecretError,
     SessionError,
     ShallowHistoryError,
     ToolCallError,
@@ -114,6 +116,7 @@ __all__ = [
     "ScriptExhaustedError",
     "ScriptedModel",
     "SearchIndexError",
+    "SecretError",
     "SessionError",
     "SessionInfo",
     "ShallowHistoryError",
@@ -129,5 +132,7 @@ __all__ = [
     "VaultNotFoundError",
     "View",
     "WriteEngine",
+    "find_secrets",
+    "redact",
     "run_agent",
 ]

@@ -1,5 +1,9 @@
 """File-system primitives: the one seam for every change memfs makes on disk, and the vault lock.
 
+Files and folders are private unless the vault is shared: a new file is 0600 and a new folder
+0700 (:data:`PRIVATE`), or 0660 and 2770 in a vault shared with a group (:data:`SHARED`), and
+never wider than the umask allows. A file that is replaced keeps the mode it had.
+
 Every operation that changes a vault (a write, an fsync, a rename, an unlink, a truncate, a git
 command that writes) passes through :func:`checkpoint` first. In production that is one test of
 a global; a test installs a :class:`FaultPlan` to make the N-th operation fail with ENOSPC or
@@ -15,6 +19,7 @@ import errno
 import fcntl
 import os
 import signal
+import stat
 import tempfile
 import threading
 import time
@@ -63,6 +68,81 @@ class FaultPlan:
 _plan: FaultPlan | None = None
 
 
+@dataclass(frozen=True)
+class Modes:
+    """The modes memfs gives the files and folders it creates, before the umask takes its bits away.
+
+    Attributes:
+        file: A new file's mode (0600: only the owner reads and writes it).
+        folder: A new folder's mode (0700; 2770 for a group: the setgid bit keeps new files in the
+            folder's group).
+    """
+
+    file: int = 0o600
+    folder: int = 0o700
+
+    def new_file(self) -> int:
+        """The mode of a new file: :attr:`file` less the umask's bits."""
+        return self.file & ~umask() & 0o777
+
+    def new_folder(self) -> int:
+        """The mode of a new folder: :attr:`folder` less the umask's bits (setgid kept)."""
+        return self.folder & ~umask() & 0o7777
+
+
+PRIVATE = Modes()
+SHARED = Modes(0o660, 0o2770)
+
+
+def umask() -> int:
+    """The process's umask, read without changing it.
+
+    ``os.umask`` can only be read by setting it, which races with every thread creating a file
+    meanwhile; Linux shows it in ``/proc/self/status``.
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    with _umask_lock:  # no /proc (or a kernel before 4.7): set it and put it back at once
+        current = os.umask(0o077)
+        os.umask(current)
+    return current
+
+
+_umask_lock = threading.Lock()
+
+
+def make_folders(folder: Path, modes: Modes = PRIVATE) -> None:
+    """Create ``folder`` and any missing parents, each with ``modes.folder`` (less the umask)."""
+    missing = []
+    while not folder.is_dir():
+        missing.append(folder)
+        if folder.parent == folder:
+            break
+        folder = folder.parent
+    mode = modes.new_folder()
+    for new in reversed(missing):
+        try:
+            os.mkdir(new, mode & 0o777)
+        except FileExistsError:
+            continue  # made meanwhile by another writer: its mode is theirs
+        if mode & ~0o777:  # mkdir drops the setgid bit it is given
+            os.chmod(new, mode)
+
+
+def mode_for(path: Path, modes: Modes = PRIVATE) -> int:
+    """The mode a write of ``path`` gives it: the mode it has (a rewrite keeps it), else a new file's."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return modes.new_file()
+    return stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else modes.new_file()
+
+
 @contextlib.contextmanager
 def faults(plan: FaultPlan) -> Iterator[FaultPlan]:
     """Install ``plan`` for a ``with`` block (tests only)."""
@@ -92,14 +172,15 @@ def checkpoint(op: str, size: int | None = None) -> int | None:
     raise OSError(code, f"{os.strerror(code)} (fault injected at {op})")
 
 
-def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
+def atomic_write(path: Path, data: bytes, *, durable: bool = True, modes: Modes = PRIVATE) -> None:
     """Replace ``path`` with ``data`` so that readers see the old or the new file, never half.
 
     A temporary file in the same folder is written, flushed and fsynced, renamed over the
     target, and the folder is fsynced so the rename itself survives a crash. On any error
-    the temporary file is removed and the original is untouched.
+    the temporary file is removed and the original is untouched. The file keeps its mode; a new
+    one gets ``modes.file`` (see :func:`mode_for`).
     """
-    tmp = write_temp(path, data, durable=durable)
+    tmp = write_temp(path, data, durable=durable, modes=modes)
     try:
         checkpoint("replace")
         os.replace(tmp, path)
@@ -111,12 +192,17 @@ def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
         fsync_dir(path.parent)
 
 
-def write_temp(path: Path, data: bytes, *, durable: bool = True) -> Path:
-    """A new temporary file beside ``path`` holding ``data`` (fsynced when durable); the caller renames it."""
+def write_temp(path: Path, data: bytes, *, durable: bool = True, modes: Modes = PRIVATE) -> Path:
+    """A new temporary file beside ``path`` holding ``data`` (fsynced when durable); the caller renames it.
+
+    It has the mode ``path`` will have: the one ``path`` has now, else a new file's (``modes``);
+    missing folders are made with ``modes.folder``.
+    """
     folder = path.parent
     if not folder.is_dir():
         checkpoint("mkdir")
-        folder.mkdir(parents=True, exist_ok=True)
+        make_folders(folder, modes)
+    mode = mode_for(path, modes)
     checkpoint("create")
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=TEMP_PREFIX)
     try:
@@ -125,7 +211,7 @@ def write_temp(path: Path, data: bytes, *, durable: bool = True) -> Path:
             if durable:
                 checkpoint("fsync")
                 os.fdatasync(fd)
-            os.fchmod(fd, 0o644)
+            os.fchmod(fd, mode)
         finally:
             os.close(fd)
     except BaseException:
@@ -148,7 +234,7 @@ def write_all(fd: int, data: bytes) -> None:
 
 def overwrite(path: Path, data: bytes, *, durable: bool = True) -> None:
     """Write ``data`` over ``path`` in place: for putting old bytes back when there is no room for a temp file."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     try:
         os.ftruncate(fd, 0)
         write_back(fd, data)  # into blocks the file just gave back: no new room needed
@@ -315,10 +401,10 @@ class VaultLock:
 
     def _open_file(self) -> int:
         try:
-            return os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            return os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         except FileNotFoundError:  # its folder (.memfs/) was deleted: it holds derived state only
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            return os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            make_folders(self.path.parent)
+            return os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
 
     def _is_current(self, fd: int) -> bool:
         try:

@@ -28,13 +28,14 @@ from rich.progress import Progress
 from rich.table import Table
 
 from . import __version__
+from .credentials import secret_advice
 from .dates import iso_range
-from .errors import MemfsError
+from .errors import MemfsError, SecretError
 from .history import DEFAULT_PERSON, Identity, configured_identity
 from .items import text_of
 from .layout import label
 from .paths import clean_namespace
-from .store import Memory
+from .store import ON_SECRET, Memory
 from .vault import Vault
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -206,10 +207,15 @@ def cli() -> None:
 @click.argument("path", type=click.Path(file_okay=False, path_type=Path), envvar="MEMFS_VAULT", default=".",
                 callback=_expand)  # fmt: skip
 @author_option
-def init(path: Path, author: str | None) -> None:
-    """Create a vault at PATH (default: $MEMFS_VAULT, else the current folder)."""
+@click.option("--shared", is_flag=True,
+              help="Share the vault with its group (files 0660, folders 2770); private by default.")  # fmt: skip
+def init(path: Path, author: str | None, shared: bool) -> None:
+    """Create a vault at PATH (default: $MEMFS_VAULT, else the current folder).
+
+    Its files are private to you (0600, folders 0700) unless --shared gives them to the group.
+    """
     who, _ = _who(author, path)
-    with Vault.open(path, create=True, author=who) as vault:
+    with Vault.open(path, create=True, author=who, shared=True if shared else None) as vault:
         _out().print(f"vault ready at [bold]{_m(str(vault.root))}[/]")
 
 
@@ -221,16 +227,28 @@ def init(path: Path, author: str | None) -> None:
 @click.option("--tag", "tags", multiple=True, help="A tag (repeat for more).")
 @click.option("--type", "type_", help="fact, preference, event, instruction, note, ...")
 @click.option("--source", help="Where this was learned (provenance).")
+@click.option(
+    "--on-secret",
+    type=click.Choice(ON_SECRET),
+    default="refuse",
+    show_default=True,
+    help="A credential (API key, token, private key) in the memory: refuse it, redact it, or allow it.",
+)
 @click.argument("body", required=False)
 @_writing
 def add(vault: Vault, namespace: str, title: str | None, tags: tuple[str, ...], type_: str | None,
-        source: str | None, body: str | None) -> None:  # fmt: skip
+        source: str | None, on_secret: str, body: str | None) -> None:  # fmt: skip
     """Add a memory. BODY is the text; without it, the text is read from stdin."""
     if body is None or body == "-":
         body = sys.stdin.read()
     if not body.strip():
         raise click.ClickException("the memory is empty; give its text as an argument or on stdin")
-    memory = vault.memories(namespace).add(body, title=title, tags=list(tags), type=type_, source=source)
+    try:
+        memory = vault.memories(namespace).add(body, title=title, tags=list(tags), type=type_, source=source,
+                                               on_secret=on_secret)  # fmt: skip
+    except SecretError as exc:
+        raise click.ClickException(f"{exc} (--on-secret redact stores it redacted; --on-secret allow keeps "
+                                   "it as it is)") from None  # fmt: skip
     _out().print(f"added [bold]{_m(memory.path)}[/] ({_m(memory.id)})")
 
 
@@ -554,18 +572,28 @@ def undo(vault: Vault, by: str | None, session: str | None) -> None:
 @vault_option
 @author_option
 @click.option("-m", "--message", help="The commit message (default: one naming the files).")
-def commit(vault_path: Path, author: str | None, message: str | None) -> None:
-    """Commit the edits people made outside memfs (in an editor, with cp...) as theirs."""
+@click.option("--allow-secret", "allow_secret", multiple=True, metavar="PATH",
+              help="Commit this file (a vault path) although it holds a credential; repeatable.")  # fmt: skip
+def commit(vault_path: Path, author: str | None, message: str | None, allow_secret: tuple[str, ...]) -> None:
+    """Commit the edits people made outside memfs (in an editor, with cp...) as theirs.
+
+    An edit that brings in a credential (an API key, a token, a private key) is not committed: it
+    is named with the line, and --allow-secret PATH commits it deliberately.
+    """
     if message is not None and not message.strip():
         raise _BadValue("the commit message is empty")
     _, given = _who(author, vault_path)
     with Vault.open(vault_path, person=given, commit_edits=False) as vault:
         before = vault.outside_edits()
-        sha = vault.commit(message)
+        sha = vault.commit(message, allow_secrets=allow_secret)
         left = set(vault.outside_edits())
         out = _out()
+        held = vault.engine.held_secrets
+        for rel, found in sorted(held.items()):
+            out.print(f"[yellow]not committed[/] {_m(rel)}: {_m(secret_advice(rel, found))}")
         if sha is None:
-            out.print("nothing to commit" + (f"; {len(left)} files too large to commit" if left else ""))
+            others = len(left - set(held))
+            out.print("nothing to commit" + (f"; {others} files too large to commit" if others else ""))
             return
         done = [p for p in before if p not in left]
         for rel in done:
@@ -588,7 +616,7 @@ def commit(vault_path: Path, author: str | None, message: str | None) -> None:
 def watch(vault_path: Path, author: str | None, commit_delay: float, polling: bool) -> None:
     """Watch the vault: index edits made in an editor at once, commit them under your name."""
     out = _out()
-    colours = {"indexed": "cyan", "committed": "green", "problem": "red"}
+    colours = {"indexed": "cyan", "committed": "green", "problem": "red", "held": "yellow"}
 
     def report(kind: str, paths: list[str]) -> None:
         for path in paths:

@@ -3,7 +3,8 @@
 git's state covers what a person can leave a repository in: a merge, rebase, cherry-pick, revert
 or bisect in progress (memfs commits nothing then), files holding conflict markers (never
 committed as a person's edit, never changed by memfs), a detached HEAD (commits go on no branch),
-a left-over ``index.lock`` and uncommitted edits.
+a left-over ``index.lock`` and uncommitted edits, among them those memfs will not commit because
+they bring in a credential (named with its kind and line, never its value).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import time
 from dataclasses import dataclass
 
 from . import _fs
+from .credentials import secret_advice
 from .engine import WriteEngine
 from .history import has_conflict_markers
 from .layout import MEMORIES_DIR
@@ -62,20 +64,24 @@ def examine(engine: WriteEngine) -> list[Finding]:
             findings.append(Finding("ok", "sessions",
                 f"{len(own)} transcripts hold messages their session has not committed yet (its commit "
                 f"policy); first: {sorted(own)[0]}"))  # fmt: skip
+        secret = {rel: found for rel in sorted(edits) if (found := engine.new_secrets(rel))}
+        for rel, found in secret.items():
+            findings.append(Finding("error", "secret", f"{rel}: not committed: {secret_advice(rel, found)}"))
+        edits -= set(secret)
         for rel in sorted(edits)[:MAX_LISTED]:
             what = _STATES.get(status.get(rel, " M").strip()[:1], "changed")
             then = f"memfs commits it once the {busy[0]} is over" if busy else "`memfs commit` commits it"
             findings.append(Finding("warning", "edit", f"{rel}: {what} outside memfs, not committed yet; {then}"))
         if len(edits) > MAX_LISTED:
             findings.append(Finding("warning", "edit", f"... and {len(edits) - MAX_LISTED} more uncommitted edits"))
-        dirty = sorted(rel for rel in status if rel not in own and rel not in edits)
+        dirty = sorted(rel for rel in status if rel not in own and rel not in edits and rel not in secret)
         if dirty:
             then = (f"memfs commits edits made outside it once the {busy[0]} is over" if busy else
                     "run `memfs reindex` to commit edits made outside memfs")  # fmt: skip
             first = f"{status[dirty[0]].strip()} {dirty[0]}"
             message = f"{len(dirty)} other uncommitted changes (first: {first}); {then}"
             findings.append(Finding("warning", "git", message))
-        elif not edits:
+        elif not edits and not secret:
             findings.append(Finding("ok", "git", "working tree matches the last commit"))
         salvage = engine.salvage_files()
         if salvage:

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _fs
+from .credentials import find_secrets, secret_advice
 from .documents import Document, dumps, load_bytes, timestamp
 from .errors import (
     AlreadyExistsError,
@@ -49,6 +50,7 @@ from .errors import (
     DocumentError,
     GitLockError,
     InvalidArgumentError,
+    MemfsError,
     MemoryNotFoundError,
     PathError,
     SearchIndexError,
@@ -108,22 +110,27 @@ class WriteEngine:
         setup: Complete the vault's layout (``memories/`` and its marker, ``.gitignore``) and
             commit it; False leaves the folder and its history exactly as they are.
         freshness: See :attr:`freshness`.
+        shared: True: share the vault with its group from now on; False: make it private from now
+            on; None: as its repository's ``core.sharedRepository`` says (see :attr:`modes`).
     """
 
     def __init__(self, root: Path, *, author: Identity, person: Identity | None, lock_timeout: float,
-                 durable: bool, setup: bool = True, freshness: float | None = DEFAULT_FRESHNESS) -> None:  # fmt: skip
+                 durable: bool, setup: bool = True, freshness: float | None = DEFAULT_FRESHNESS,
+                 shared: bool | None = None) -> None:  # fmt: skip
         self.root = root
         self.author = author
         self._person = person
         self.durable = durable
         self.state_dir = root / STATE_DIR
-        self.state_dir.mkdir(exist_ok=True)
+        _private_folder(self.state_dir)
         self._lock = _fs.VaultLock(self.state_dir / "lock", timeout=lock_timeout)
         self._pending_file = self.state_dir / "pending"
         self._found_file = self.state_dir / "found"  # edits by hand a search indexed, for the next commit
         self._own_file = self.state_dir / "own"
         self._journal = self.state_dir / "journal"
         self._held_file = self.state_dir / "held"
+        #: The edits the last :meth:`commit_outside_edits` left uncommitted for a credential: (kind, line) each.
+        self.held_secrets: dict[str, list[tuple[str, int]]] = {}
         self._seen_file = self.state_dir / "seen-edits"
         self.salvage_dir = self.state_dir / "salvage"
         self._change: Change | None = None
@@ -131,7 +138,14 @@ class WriteEngine:
         self._freshness: float | None = None
         with self._lock.hold():
             self.history = GitHistory(root, self.state_dir, lock_timeout=lock_timeout,
-                                      holds_vault_lock=lambda: self._lock.held)  # fmt: skip
+                                      holds_vault_lock=lambda: self._lock.held, shared=bool(shared))  # fmt: skip
+            if shared is not None and shared != self.history.shared():
+                self.history.share(shared)
+            #: The modes of the files and folders memfs creates: private (0600 and 0700), or shared
+            #: with the group (0660 and 2770) when the repository says ``core.sharedRepository``
+            #: (``Vault.open(..., shared=True)``, ``memfs init --shared``); never wider than the umask.
+            #: ``.memfs/`` is always private. A file memfs rewrites keeps its mode.
+            self.modes = _fs.SHARED if self.history.shared() else _fs.PRIVATE
             self.recover()
             if setup:
                 self._ensure_layout()
@@ -179,15 +193,19 @@ class WriteEngine:
         """
         return self._person or self.history.configured_identity() or DEFAULT_PERSON
 
+    def make_folders(self, rel: str) -> None:
+        """Create a folder of the vault (and its parents) with the vault's folder mode."""
+        _fs.make_folders(self.root / rel, self.modes)
+
     def _ensure_layout(self) -> None:
-        (self.root / MEMORIES_DIR).mkdir(exist_ok=True)
+        self.make_folders(MEMORIES_DIR)
         busy = self.history.operation_in_progress()
         if busy is not None:  # a person's merge or rebase: change nothing until it is over
             return
         changed: dict[str, bytes] = {}
         marker = self.root / VAULT_MARKER
         if not marker.is_file():  # git keeps no empty folder: without it, a clone has no memories/
-            _fs.atomic_write(marker, _MARKER_TEXT, durable=self.durable)
+            _fs.atomic_write(marker, _MARKER_TEXT, durable=self.durable, modes=self.modes)
             changed[VAULT_MARKER] = _MARKER_TEXT
         ignore = self.root / ".gitignore"
         text = ignore.read_text("utf-8") if ignore.exists() else ""
@@ -195,7 +213,7 @@ class WriteEngine:
         if missing:
             sep = "" if not text or text.endswith("\n") else "\n"
             text += sep + "".join(f"{line}\n" for line in missing)
-            _fs.atomic_write(ignore, text.encode(), durable=self.durable)
+            _fs.atomic_write(ignore, text.encode(), durable=self.durable, modes=self.modes)
             changed[".gitignore"] = text.encode()
         if changed:
             self.history.commit(changed, "vault: init", author=self.author, trailers={"Memfs-Op": "init"},
@@ -385,7 +403,7 @@ class WriteEngine:
     def _swap_in(self, change: Change, rel: str, data: bytes, original: bytes | None) -> None:
         """Put ``data`` at ``rel`` if the file there is still ``original`` (None: no file), atomically."""
         target = self.root / rel
-        tmp = _fs.write_temp(target, data, durable=self.durable)
+        tmp = _fs.write_temp(target, data, durable=self.durable, modes=self.modes)
         try:
             if original is None:
                 try:
@@ -448,7 +466,7 @@ class WriteEngine:
                 raise AlreadyExistsError(f"cannot move {src} to {dst}: {dst} already exists")
             if not target.parent.is_dir():
                 _fs.checkpoint("mkdir")
-                target.parent.mkdir(parents=True, exist_ok=True)
+                _fs.make_folders(target.parent, self.modes)
             data = _read_regular(source)
             _refuse_conflict_markers(src, data)
             self._remember(change, src, data, None)
@@ -562,7 +580,7 @@ class WriteEngine:
                     self._rewind_cut(rel, fd, 0)
                 finally:
                     os.close(fd)
-            _fs.atomic_write(target, data, durable=self.durable)
+            _fs.atomic_write(target, data, durable=self.durable, modes=self.modes)
             now = _stat(target)
             if now is not None:
                 self._rewind_wrote(rel, now[0])
@@ -804,7 +822,7 @@ class WriteEngine:
         for rel in committed[: max(0, len(committed) - OWN_KEPT)]:
             del own[rel]
         tmp = self._own_file.with_name("own.new")
-        self.state_dir.mkdir(exist_ok=True)  # .memfs/ may have been deleted: it is made again
+        _private_folder(self.state_dir)  # .memfs/ may have been deleted: it is made again
         tmp.write_text(json.dumps(own), "utf-8")
         os.replace(tmp, self._own_file)
 
@@ -834,7 +852,8 @@ class WriteEngine:
             own = self.own_uncommitted()
             return [p for p in changed if p not in own or own[p] != _stat(self.root / p)]
 
-    def commit_outside_edits(self, paths: Iterable[str] | None = None, *, message: str | None = None) -> str | None:
+    def commit_outside_edits(self, paths: Iterable[str] | None = None, *, message: str | None = None,
+                             allow_secrets: Iterable[str] = ()) -> str | None:  # fmt: skip
         """Commit those of ``paths`` that differ from the last commit, as the person's edit.
 
         With ``paths`` None, every edit :meth:`outside_edits` lists. Files memfs itself changed
@@ -843,11 +862,13 @@ class WriteEngine:
         Files over the indexing size limit are left uncommitted (a stray 50 MB paste should not
         enter the history); ``doctor`` reports them. Files holding git's conflict markers, and
         every edit while a person's merge, rebase, cherry-pick, revert or bisect is in progress,
-        are held back (see :meth:`_hold_back`).
+        are held back (see :meth:`_hold_back`), and so are files an edit gave a credential (see
+        :meth:`new_secrets`) unless named in ``allow_secrets``.
 
         Args:
             paths: Vault paths to consider, or None for all.
             message: The commit message; by default one naming the file or the number of files.
+            allow_secrets: Vault paths whose credentials the person commits deliberately.
         """
         with self._lock.hold():
             if paths is None:
@@ -870,7 +891,7 @@ class WriteEngine:
             for rel in too_big:
                 log.warning("not committing %s: larger than %d bytes", rel, MAX_INDEXED_BYTES)
             changed = [p for p in changed if p not in too_big]
-            changed = self._hold_back(changed)
+            changed = self._hold_back(changed, set(allow_secrets))
             if not changed:
                 return None
             if message is None and len(changed) == 1:
@@ -879,18 +900,28 @@ class WriteEngine:
                 message = f"edit: {len(changed)} files changed outside memfs"
             return self.commit(changed, message, {"Memfs-Op": "reconcile"}, author=self.person)
 
-    def _hold_back(self, changed: list[str]) -> list[str]:
+    def _hold_back(self, changed: list[str], allow_secrets: set[str] | None = None) -> list[str]:
         """Those of ``changed`` (a person's edits) that may be committed now.
 
         A file holding git's conflict markers is never committed as a person's edit, and nothing
         is while a merge, rebase, cherry-pick, revert or bisect is in progress (memfs's commit
-        would land in the middle of it and touch git's conflict state). Those files are kept in
-        ``.memfs/held`` and looked at again by every later call, so an edit made meanwhile is
-        committed once the conflict or the operation is over, even if it does not change again.
+        would land in the middle of it and touch git's conflict state). A file the edit gave a
+        credential is not committed either (git keeps every version for good; once there it takes
+        a purge), unless it is in ``allow_secrets``. Those files are kept in ``.memfs/held`` and
+        looked at again by every later call, so an edit made meanwhile is committed once the
+        conflict, the operation or the credential is gone, even if it does not change again.
         """
         marked = [rel for rel in changed if _has_conflict_markers(self.root / rel)]
         for rel in marked:
             log.warning("not committing %s: it holds git's conflict markers; resolve the conflict first", rel)
+        secret = {}
+        for rel in changed:
+            found = [] if rel in marked or rel in (allow_secrets or ()) else self.new_secrets(rel)
+            if found:
+                secret[rel] = found
+                log.warning("not committing %s: %s", rel, secret_advice(rel, found))
+        self.held_secrets = secret
+        marked += list(secret)
         ready = [rel for rel in changed if rel not in marked]
         busy = self.history.operation_in_progress()
         if busy is not None and ready:
@@ -904,6 +935,27 @@ class WriteEngine:
             else:
                 self._held_file.unlink(missing_ok=True)
         return [] if busy is not None else ready
+
+    def new_secrets(self, rel: str) -> list[tuple[str, int]]:
+        """The credentials the file at ``rel`` holds that its last commit does not: (kind, line).
+
+        Line 0 stands for the file's name (a new file named after a token). A line holding
+        ``memfs:allow-secret`` is skipped (the person's deliberate choice), and so is a credential
+        the last commit already has (committed deliberately before, with ``allow_secrets``): only
+        what an edit brings in is reported.
+        """
+        text = _read_text_file(self.root / rel)
+        named = find_secrets(rel)
+        findings = [] if text is None else find_secrets(text, allow_marked=True)
+        if not findings and not named:
+            return []
+        try:
+            committed: str | None = self.history.show(rel, "HEAD").decode("utf-8", "replace")
+        except MemfsError:  # a new file, or no commit yet
+            committed = None
+        found = [(f.kind, 0) for f in named] if committed is None else []
+        text, committed = text or "", committed or ""
+        return found + [(f.kind, f.line(text)) for f in findings if text[f.start : f.end] not in committed]
 
     def _held_back(self) -> set[str]:
         try:
@@ -920,10 +972,10 @@ class WriteEngine:
     def _append_paths(self, file: Path, paths: Iterable[str]) -> None:
         lines = "".join(f"{p}\n" for p in paths).encode("utf-8")
         try:
-            fd = os.open(file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            fd = os.open(file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         except FileNotFoundError:  # .memfs/ was deleted: it is derived state, made again
-            self.state_dir.mkdir(exist_ok=True)
-            fd = os.open(file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            _private_folder(self.state_dir)
+            fd = os.open(file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
             _fs.write_all(fd, lines)
         finally:
@@ -1222,6 +1274,32 @@ def _read_regular(path: Path) -> bytes | None:
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def _read_text_file(path: Path) -> str | None:
+    """A regular file's text (at most the indexing limit), or None: never a link, never a FIFO that blocks."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return os.read(fd, MAX_INDEXED_BYTES + 1).decode("utf-8", "replace")
+    finally:
+        os.close(fd)
+
+
+def _private_folder(folder: Path) -> None:
+    """Make ``.memfs/`` 0700, and 0700 again if it is anything else.
+
+    It is memfs's own and never shared: the index, the journal and the salvage files hold what the
+    memories and transcripts say.
+    """
+    _fs.make_folders(folder)
+    with contextlib.suppress(OSError):  # another user's folder: theirs to fix
+        if stat.S_IMODE(folder.stat().st_mode) != 0o700:  # a shared vault's setgid is inherited too
+            os.chmod(folder, 0o700)
 
 
 def _put_back(target: Path, original: bytes | None, *, durable: bool) -> None:

@@ -14,6 +14,7 @@
     ├── ConflictError              the file changed since it was read
     ├── ConflictMarkersError       the file holds git's conflict markers (a merge not resolved yet)
     ├── ContentError (ValueError)  content too large, binary, or not valid text
+    │   └── SecretError            a credential where memfs was asked to refuse one (names its kind, never its value)
     ├── LockTimeoutError           the vault lock could not be taken in time
     ├── HistoryError               git failed
     │   ├── GitLockError           a git lock file is in the way (stale or held)
@@ -101,6 +102,20 @@ class ConflictMarkersError(MemfsError):
 
 class ContentError(MemfsError, ValueError):
     """Content that memfs refuses to store: too large, binary, or not valid text."""
+
+
+class SecretError(ContentError):
+    """A credential (an API key, a token, a private key) in a write that refuses them.
+
+    The message names the kinds found and where, never the value.
+
+    Attributes:
+        kinds: The kinds found (``github-token``, ``private-key``, ...).
+    """
+
+    def __init__(self, message: str, kinds: tuple[str, ...] = ()) -> None:
+        self.kinds = kinds
+        super().__init__(message)
 
 
 class LockTimeoutError(MemfsError):

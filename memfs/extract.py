@@ -10,7 +10,10 @@ that is malformed or names memories it was not shown.
 Memories are data. Whatever an extractor proposes passes :func:`screen`: a statement shaped like
 an instruction to the assistant ("ignore all previous instructions", "always answer in French",
 "from now on ...", "you must ...") or typed ``instruction`` becomes ``type: instruction`` with
-``review: pending``, and is not injected until a person clears the marker.
+``review: pending``, and is not injected until a person clears the marker. :func:`screen` also
+redacts credentials (``[REDACTED:github-token]``) from the text, title and tags, and a model is
+never sent one: "my deploy token is ghp_..." is stored without the token, and no file name or
+commit message is ever made from it.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
+from .credentials import redact
 from .errors import InvalidExtractionError
 
 if TYPE_CHECKING:
@@ -195,7 +199,7 @@ def instruction_reason(text: str) -> str | None:
 
 
 def screen(op: Operation) -> Operation:
-    """``op`` as it may be applied: instructions are marked for a person's review.
+    """``op`` as it may be applied: credentials redacted, instructions marked for a person's review.
 
     An add or update whose text or title is shaped like an instruction to the assistant, or that is
     typed ``instruction``, becomes ``type: instruction`` with ``review: pending``: it is stored, and
@@ -203,6 +207,8 @@ def screen(op: Operation) -> Operation:
     """
     if op.op not in ("add", "update"):
         return op
+    op = replace(op, text=redact(op.text)[0], title=None if op.title is None else redact(op.title)[0],
+                 tags=tuple(redact(tag)[0] for tag in op.tags))  # fmt: skip
     typed = (op.type or "").strip().lower() == INSTRUCTION
     if typed or instruction_reason(op.text) or instruction_reason(op.title or ""):
         return replace(op, type=INSTRUCTION, review=PENDING)
@@ -322,9 +328,11 @@ class ModelExtractor:
     def extract(self, messages: Sequence[Message], existing: Sequence[Memory]) -> list[Operation]:
         """Operations from the model; InvalidExtractionError if its answer is malformed or unsafe."""
         shown = {str(m.id): m for m in existing if m.id}
-        request = "NEW MESSAGES:\n" + "\n".join(json.dumps({"role": m.role, "text": m.text}) for m in messages)
+        # a credential in a message is never sent to the model (memories are stored redacted already)
+        request = "NEW MESSAGES:\n" + "\n".join(json.dumps({"role": m.role, "text": redact(m.text)[0]})
+                                                for m in messages)  # fmt: skip
         request += "\n\nEXISTING MEMORIES:\n" + "\n".join(
-            json.dumps({"id": i, "text": m.body.strip()}) for i, m in shown.items())  # fmt: skip
+            json.dumps({"id": i, "text": redact(m.body.strip())[0]}) for i, m in shown.items())  # fmt: skip
         reply = self.model.complete([{"role": "user", "content": request}], system=self.prompt)
         return self.parse(getattr(reply, "text", ""), shown, messages)
 

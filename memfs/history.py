@@ -480,14 +480,14 @@ class GitHistory:
     """The git repository behind a vault (its own, or a larger one that contains it)."""
 
     def __init__(self, vault_root: Path, state_dir: Path, *, lock_timeout: float = 10.0,
-                 holds_vault_lock: Callable[[], bool] | None = None) -> None:  # fmt: skip
+                 holds_vault_lock: Callable[[], bool] | None = None, shared: bool = False) -> None:  # fmt: skip
         self.vault_root = vault_root
         self._holds_vault_lock = holds_vault_lock
         self._index_file = state_dir / "git-index"
         self._index_head_file = state_dir / "git-index.head"
         self._lagging = state_dir / "git-index.lagging"
         self._lock_timeout = lock_timeout
-        self.repo = self._open_or_init(vault_root)
+        self.repo = self._open_or_init(vault_root, shared)
         try:
             check_git_version(self.repo.git.version_info)
             check_ownership(vault_root)
@@ -510,7 +510,7 @@ class GitHistory:
         return folder if folder is not None and folder.is_dir() else None
 
     @staticmethod
-    def _open_or_init(root: Path) -> git.Repo:
+    def _open_or_init(root: Path, shared: bool = False) -> git.Repo:
         """The repository holding ``root`` (or a new one there), its GitPython commands run safely.
 
         Only the fixed part of the safe settings applies to GitPython's own commands (a
@@ -529,11 +529,38 @@ class GitHistory:
                 return repo
             repo.close()  # an ignored folder of another repo gets a repo of its own
         try:
-            repo = git.Repo.init(root, initial_branch="main", env=_safe_overrides(_FIXED_CONFIG))
+            if shared:  # git keeps its own files group-writable too (core.sharedRepository=group)
+                repo = git.Repo.init(root, initial_branch="main", shared="group", env=_safe_overrides(_FIXED_CONFIG))
+            else:
+                repo = git.Repo.init(root, initial_branch="main", env=_safe_overrides(_FIXED_CONFIG))
         except git.GitCommandError as exc:
             raise HistoryError(f"{root}: git init failed: {_stderr(exc)}") from exc
         repo.git.update_environment(**_safe_overrides(_FIXED_CONFIG))
+        if not shared:
+            os.chmod(repo.git_dir, 0o700)  # a private vault's history is as private as its files
         return repo
+
+    def shared(self) -> bool:
+        """True if the repository is shared with a group (``core.sharedRepository`` says so).
+
+        Git then keeps its objects group-writable, and memfs gives the vault's files and folders
+        to the group too (see ``WriteEngine.modes``); world-readable values count as the group.
+        """
+        value = self._git("config", "--get", "core.sharedRepository", check=False).strip().lower()
+        if value in ("group", "true", "1", "all", "world", "everybody", "2"):
+            return True
+        return value.startswith("0") and value.isdigit() and bool(int(value, 8) & 0o060)
+
+    def share(self, shared: bool) -> None:
+        """Share the repository with its group from now on, or make it private (by a person's choice).
+
+        Sets or removes ``core.sharedRepository`` in the repository's own config, the one git
+        setting memfs writes, and only when asked. Files and folders that exist keep their modes.
+        """
+        if shared:
+            self._git("config", "core.sharedRepository", "group")
+        else:
+            self._git("config", "--unset", "core.sharedRepository", check=False)
 
     def close(self) -> None:
         """Stop GitPython's helper processes."""

@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .credentials import redact
 from .errors import InvalidArgumentError, InvalidExtractionError, MemfsError, MemoryNotFoundError
 from .extract import Extractor, Message, Operation, normalize, screen
 from .items import text_of
@@ -247,14 +248,14 @@ class LongTermMemory:
                 continue
             if awaits_review(doc.metadata):
                 continue
-            text = flatten(doc.body)
+            text = flatten(redact(doc.body)[0])  # a person's file may hold a credential: the model never sees it
             key = normalize(text)
             if hit.path in seen or key in seen:
                 continue
             seen.update((hit.path, key))
             provenance = doc.metadata.get("provenance")
             chosen.append(Injected(
-                label(hit.path), hit.id, text, store=store, title=doc.title(hit.path),
+                label(hit.path), hit.id, text, store=store, title=redact(doc.title(hit.path))[0],
                 updated=str(hit.updated or "")[:10],
                 provenance=provenance if provenance in PROVENANCE else ""))  # fmt: skip
         return chosen

@@ -796,7 +796,7 @@ class _Purge:
                 if before is None:
                     stone.unlink(missing_ok=True)
                 else:
-                    _fs.atomic_write(stone, before, durable=self.engine.durable)
+                    _fs.atomic_write(stone, before, durable=self.engine.durable, modes=self.engine.modes)
                 raise
         self.history.forget_private_index(self.lagging_pattern())
         purged_hashes |= self.update_working_tree(writer.algorithm)
@@ -1052,7 +1052,7 @@ class _Purge:
             current = Tombstones()
         merged = current | added
         if merged != current or not target.exists():
-            _fs.atomic_write(target, merged.render(), durable=self.engine.durable)
+            _fs.atomic_write(target, merged.render(), durable=self.engine.durable, modes=self.engine.modes)
 
     def commit_tombstone(self) -> None:
         what = "a file's content" if isinstance(self.rule, _PathRule) else "a text"

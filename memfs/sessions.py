@@ -38,6 +38,7 @@ from typing import Any
 
 from . import transcript
 from .conversation import ConversationManager, Decision, View, extend_view, items_needed, read_view
+from .credentials import redact_value
 from .documents import timestamp
 from .engine import Stat, WriteEngine, engine_of
 from .errors import ConflictError, DocumentError, InvalidArgumentError, PathError, SessionError
@@ -228,7 +229,8 @@ class MarkdownSession:
         if not items:
             return
         now = timestamp()
-        entries: list[tuple[Any, ...]] = [(json.loads(json.dumps(item)), now) for item in items]
+        # credentials are redacted before anything is written: the raw text is kept nowhere
+        entries: list[tuple[Any, ...]] = [(redact_value(json.loads(json.dumps(item))), now) for item in items]
         message = f"session: {self.session_id} +{len(items)} message{'s' if len(items) > 1 else ''}"
         manager = self.manager
         if manager is not None:
@@ -610,7 +612,7 @@ def _decision_entries(decision: Decision | None) -> list[tuple[Any, ...]]:
     """The transcript entry that records a manager's decision (none for no decision)."""
     if decision is None:
         return []
-    return [(decision.entry_item(), timestamp(), decision.kind, dict(decision.meta))]
+    return [(redact_value(decision.entry_item()), timestamp(), decision.kind, dict(decision.meta))]
 
 
 def _stat_of(path: Path) -> Stat | None:

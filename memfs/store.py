@@ -2,8 +2,8 @@
 
 :class:`MemoryStore` is the one way memfs writes a memory: the library, the agent tools and the
 CLI all go through it. It names files (slugs, no two names that differ only in case), stamps
-``id``, ``created`` and ``updated``, checks content and tags, and commits through the write
-engine with trailers that say what happened.
+``id``, ``created`` and ``updated``, checks content and tags, keeps credentials out (see
+:data:`ON_SECRET`), and commits through the write engine with trailers that say what happened.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from .credentials import describe, find_secrets, redact, redact_value
 from .dates import iso_range
 from .documents import Document, dumps, load_bytes, loads, normalize_time, tags_of, timestamp
 from .engine import MAX_CONTENT_BYTES, WriteEngine, engine_of
@@ -27,6 +28,7 @@ from .errors import (
     InvalidArgumentError,
     MemoryNotFoundError,
     PathError,
+    SecretError,
 )
 from .history import Revision
 from .index import Hit
@@ -41,6 +43,13 @@ _RESERVED_KEYS = ("id", "created", "updated")
 #: (distilled from a conversation), an ``import`` or a ``sync``. A file without the key was written
 #: by hand or before memfs recorded provenance.
 PROVENANCE = ("person", "agent", "extractor", "import", "sync")
+#: What a write does with a credential (an API key, a token, a private key: :mod:`memfs.credentials`)
+#: in a memory's body, title, tags or other front matter: ``redact`` (the default: each is replaced
+#: by ``[REDACTED:<kind>]`` before anything is written, so the value never reaches the file, git, the
+#: index or a slug), ``refuse`` (SecretError, nothing written: what the CLI does) or ``allow`` (kept
+#: as written: a developer's deliberate choice). A name (a path, a new name) holding a credential is
+#: refused unless ``allow``: a name cannot be redacted without becoming another name.
+ON_SECRET = ("redact", "refuse", "allow")
 #: The ``review`` value an extractor gives a memory a person must look at before it is injected.
 REVIEW_PENDING = "pending"
 #: The ``review`` value that clears it (deleting the ``review`` line clears it too).
@@ -159,6 +168,7 @@ class MemoryStore:
         source: str | None = None,
         provenance: str | None = None,
         session: str | None = None,
+        on_secret: str = "redact",
     ) -> Memory:
         """Store a new memory and commit it.
 
@@ -172,11 +182,14 @@ class MemoryStore:
             source: Provenance: where the memory was learned.
             provenance: Who or what writes it (one of :data:`PROVENANCE`), recorded as ``provenance``.
             session: The session it is written in, recorded as ``session``.
+            on_secret: ``redact``, ``refuse`` or ``allow`` a credential (see :data:`ON_SECRET`).
 
         Raises:
             AlreadyExistsError: ``path`` was given and a file is already there.
+            SecretError: A credential with ``on_secret="refuse"``, or one in ``path``.
         """
         _check_text("body", body)
+        _check_policy(on_secret)
         tags = _check_tags(tags)
         extra = dict(metadata or {})
         for key in _RESERVED_KEYS:
@@ -195,11 +208,12 @@ class MemoryStore:
         meta.update(_provenance(provenance, session))
         meta.update(extra)
         doc = Document.new(meta, body if body.endswith("\n") or not body else body + "\n")
+        doc = screen_secrets(doc, on_secret)  # before the slug: a title's token must not become a name
         with self.engine.locked():
             if path is None:
-                rel = self._free_path(slugify(title or _first_line(body)))
+                rel = self._free_path(slugify(doc.metadata.get("title") or _first_line(doc.body)))
             else:
-                rel = self._vault_path(clean_memory_path(path))
+                rel = self._vault_path(clean_memory_path(_check_name(path, on_secret)))
                 self._check_case_clash(rel)
             self.engine.write(rel, doc, message=f"memory: create {label(rel)}",
                               trailers={"Memfs-Op": "create", "Memfs-Id": meta["id"]}, create=True)  # fmt: skip
@@ -215,11 +229,14 @@ class MemoryStore:
         type: str | None = None,
         metadata: Mapping[str, Any] | None = None,
         remove: Iterable[str] = (),
+        on_secret: str = "redact",
     ) -> Memory:
         """Change a memory's body and/or front matter; ``updated`` is bumped.
 
         Keys not mentioned keep their value, order and formatting. ``remove`` drops keys.
+        ``on_secret``: what a credential in the result does (see :data:`ON_SECRET`).
         """
+        _check_policy(on_secret)
         changes: dict[str, Any] = dict(metadata or {})
         for key in _RESERVED_KEYS[:2]:
             if key in changes:
@@ -238,6 +255,7 @@ class MemoryStore:
             if body is not None:
                 doc = doc.with_body(body)
             doc = doc.with_metadata({**changes, "updated": timestamp()}, remove=remove)
+            doc = screen_secrets(doc, on_secret)
             self.engine.write(rel, doc, message=f"memory: update {label(rel)}",
                               trailers=_trailers("update", doc), create=False, expect=raw)  # fmt: skip
         return self._memory(rel, doc)
@@ -254,7 +272,7 @@ class MemoryStore:
         """Rename a memory inside the namespace; its id and content are kept."""
         with self.engine.locked():
             rel = self.resolve(ref)
-            dest = self._vault_path(clean_memory_path(new_name))
+            dest = self._vault_path(clean_memory_path(_check_name(new_name, "redact")))
             if dest == rel:
                 return self._memory(rel, self.engine.read(rel))
             self._move_file(rel, dest, trailers)
@@ -284,11 +302,14 @@ class MemoryStore:
         trailers: Mapping[str, str] | None = None,
         provenance: str | None = None,
         session: str | None = None,
+        on_secret: str = "redact",
     ) -> str:
         """Write a file of the namespace from its whole text and commit it; returns what was written.
 
         A Markdown file is a memory: its front matter is checked and ``id``, ``created`` and
         ``updated`` are kept up to date (see :meth:`stamp`). Any other file is written as given.
+        Credentials are redacted (or refused, or kept: ``on_secret``, see :data:`ON_SECRET`); a
+        name holding one is refused.
         A person's edit of the file that is not committed yet is committed as theirs first, so
         this commit carries only this change.
 
@@ -304,13 +325,15 @@ class MemoryStore:
             provenance: Who writes it (one of :data:`PROVENANCE`): a memory's ``provenance`` and
                 ``session`` keys are then set by memfs, whatever ``text`` says (see :meth:`stamp`).
             session: The session it is written in.
+            on_secret: ``redact``, ``refuse`` or ``allow`` a credential.
         """
-        rel = self._vault_path(clean_relpath(name))
+        _check_policy(on_secret)
+        rel = self._vault_path(clean_relpath(_check_name(name, on_secret)))
         with self.engine.locked():
             if create:
                 self._check_case_clash(rel)
             final = self.stamp(text, name=name, creating=create, before=before, max_bytes=max_bytes,
-                               provenance=provenance, session=session)  # fmt: skip
+                               provenance=provenance, session=session, on_secret=on_secret)  # fmt: skip
             op = "create" if create else "update"
             if not create:
                 self.engine.commit_edits_first([rel])
@@ -321,8 +344,10 @@ class MemoryStore:
 
     def stamp(self, text: str, *, name: str = ".md", creating: bool, before: str | None = None,
               max_bytes: int = MAX_CONTENT_BYTES, provenance: str | None = None,
-              session: str | None = None) -> str:  # fmt: skip
+              session: str | None = None, on_secret: str = "redact") -> str:  # fmt: skip
         """``text`` checked as a file's content and, for a memory, with ``id``/``created``/``updated`` kept.
+
+        Credentials in it are redacted, refused or kept as ``on_secret`` says (see :data:`ON_SECRET`).
 
         With ``provenance``, the memory's ``provenance`` key is set to it and its ``session`` key to
         ``session`` (removed when None), overriding what ``text`` says: a writer cannot pass its
@@ -344,7 +369,7 @@ class MemoryStore:
         if size > max_bytes:
             raise ContentError(f"The content is {size} bytes; the limit for a memory file is {max_bytes} bytes.")
         if not name.endswith(".md"):
-            return text
+            return screen_text(text, on_secret)
         try:
             doc = loads(text)
         except DocumentError as exc:
@@ -364,7 +389,7 @@ class MemoryStore:
             stamps.update(_provenance(provenance, session))
             remove = () if session is not None else ("session",)
         doc = doc.with_metadata(stamps, remove=remove) if doc.has_front_matter else Document.new(stamps, doc.body)
-        stamped = dumps(doc)
+        stamped = dumps(screen_secrets(doc, on_secret))
         if len(stamped.encode("utf-8")) > max_bytes:
             raise ContentError(f"The content with its front matter exceeds the limit of {max_bytes} bytes.")
         return stamped
@@ -397,6 +422,7 @@ class MemoryStore:
 
         ``into`` moves it to another namespace of the same vault (``new_name`` is then a name there).
         """
+        _check_name(new_name, "redact")
         rel, dest = self._vault_path(clean_relpath(name)), (into or self)._vault_path(clean_relpath(new_name))
         with self.engine.locked():
             if dest.casefold() != rel.casefold():
@@ -406,6 +432,7 @@ class MemoryStore:
     def move_folder(self, name: str, new_name: str, *, into: MemoryStore | None = None,
                     trailers: Mapping[str, str] | None = None) -> None:  # fmt: skip
         """Rename a sub-folder of the namespace with every file in it, in one commit (``into``: as move_file)."""
+        _check_name(new_name, "redact")
         rel, dest = self._vault_path(clean_relpath(name)), (into or self)._vault_path(clean_relpath(new_name))
         if dest.startswith(rel + "/"):
             raise AlreadyExistsError(f"cannot move {label(rel)} into itself ({label(dest)})")
@@ -573,6 +600,62 @@ def front_matter_lines(text: str) -> int:
         return loads(text).head.count("\n")
     except DocumentError:
         return 0
+
+
+def screen_secrets(doc: Document, on_secret: str = "redact") -> Document:
+    """``doc`` with the credentials in its body and front-matter values redacted (see :data:`ON_SECRET`).
+
+    Values are redacted one by one, so the front matter stays the YAML it was (a placeholder at
+    the start of a value is quoted by the dumper). A credential that is not in a value (a key's
+    name) cannot be redacted that way: SecretError then, and nothing is written.
+
+    Raises:
+        SecretError: ``on_secret`` is ``refuse`` and there is a credential, or one is in a key.
+    """
+    text = dumps(doc)
+    findings = [] if on_secret == "allow" else find_secrets(text)
+    if not findings:
+        return doc
+    if on_secret == "refuse":
+        raise _secret_error(findings)
+    changes = {key: redact_value(value) for key, value in doc.metadata.items()}
+    changes = {key: value for key, value in changes.items() if value != doc.metadata[key]}
+    screened = doc.with_body(redact(doc.body)[0]).with_metadata(changes)
+    left = find_secrets(dumps(screened))
+    if left:
+        raise SecretError(f"The front matter holds a credential ({describe(left)}) outside any value, where it "
+                          "cannot be redacted; remove it and write again.", tuple(f.kind for f in left))  # fmt: skip
+    return screened
+
+
+def screen_text(text: str, on_secret: str = "redact") -> str:
+    """A file's whole text (not a memory) with its credentials redacted, refused or kept."""
+    findings = [] if on_secret == "allow" else find_secrets(text)
+    if not findings:
+        return text
+    if on_secret == "refuse":
+        raise _secret_error(findings)
+    return redact(text)[0]
+
+
+def _check_name(name: str, on_secret: str) -> str:
+    """``name`` unless it holds a credential (a name cannot be redacted: it would name another file)."""
+    findings = [] if on_secret == "allow" or not isinstance(name, str) else find_secrets(name)
+    if findings:
+        raise SecretError(f"The name holds a credential ({describe(findings)}); choose a name without it.",
+                          tuple(f.kind for f in findings))  # fmt: skip
+    return name
+
+
+def _check_policy(on_secret: str) -> None:
+    if on_secret not in ON_SECRET:
+        raise InvalidArgumentError(f"on_secret must be one of {list(ON_SECRET)}, got {on_secret!r}")
+
+
+def _secret_error(findings: builtins.list[Any]) -> SecretError:
+    return SecretError(f"The text holds a credential ({describe(findings)}); memfs does not store it. "
+                       "Remove it, or store the text with it replaced by [REDACTED].",
+                       tuple(f.kind for f in findings))  # fmt: skip
 
 
 def _trailers(op: str, doc: Document) -> dict[str, str]:

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .credentials import describe, find_secrets, redact
 from .engine import MAX_CONTENT_BYTES, engine_of
 from .errors import (
     AlreadyExistsError,
@@ -212,9 +213,10 @@ class MemoryTools:
                 for key in ("path", "old_path", "new_path"):
                     if key in args:
                         self._check_writable(args[key])
-            return ToolResult(spec.handler(self, **args))
+            # what the model reads never holds a credential, whatever a person left in a file
+            return ToolResult(redact(spec.handler(self, **args))[0])
         except MemfsError as exc:
-            return ToolResult(self.explain(exc, command, args), True)
+            return ToolResult(redact(self.explain(exc, command, args))[0], True)
         except Exception:  # a bug must not end the agent's turn: log it, tell the model
             log.exception("memory tool %r failed", command)
             return ToolResult(f"Error: the {command} command failed unexpectedly; the memory is unchanged.", True)
@@ -453,7 +455,7 @@ class MemoryTools:
             target.store.write_text(target.name, file_text, create=not exists, expect=expect,
                                     max_bytes=self.max_bytes, trailers=self._trailers("create"))  # fmt: skip
         self._seen.pop(self._rel(target), None)
-        return f"File created successfully at: {path}"
+        return f"File created successfully at: {path}" + _redaction_note(file_text)
 
     @_command("str_replace", "Replace text that occurs exactly once in a memory file.", writes=True, native=True,
               path=(_STR, True, "The file to edit."),
@@ -486,7 +488,7 @@ class MemoryTools:
         first, last = max(0, changed - 2), min(len(new_lines), changed + 3)
         snippet = [f"{str(n).rjust(LINE_NUMBER_WIDTH)}\t{new_lines[n - 1]}" for n in range(first + 1, last + 1)]
         return ("The memory file has been edited. Here is the snippet showing the change (with line numbers):\n"
-                + "\n".join(snippet))  # fmt: skip
+                + "\n".join(snippet) + _redaction_note(new_str))  # fmt: skip
 
     @_command("insert", "Insert text into a memory file after a given line (0 = at the top).", writes=True,
               native=True, path=(_STR, True, "The file to edit."),
@@ -515,7 +517,7 @@ class MemoryTools:
             if not edited.endswith("\n"):
                 edited += "\n"
             self._write_edit(target, edited, content, raw, "insert")
-        return f"The file {path} has been edited."
+        return f"The file {path} has been edited." + _redaction_note(insert_text)
 
     def _editable(self, target: _Target) -> tuple[str, bytes]:
         if target.is_root:
@@ -748,6 +750,16 @@ def _occurrences(text: str, needle: str) -> list[int]:
         found.append(start)
         start = text.find(needle, start + 1)
     return found
+
+
+def _redaction_note(text: str) -> str:
+    """What the model is told when memfs redacted a credential it wrote (so it does not try again)."""
+    findings = find_secrets(text)
+    if not findings:
+        return ""
+    return (
+        f" A credential in it ({describe(findings)}) was replaced by [REDACTED:<kind>]: memory never keeps credentials."
+    )
 
 
 def _sha(data: bytes) -> str:

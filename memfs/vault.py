@@ -17,6 +17,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from ._fs import PRIVATE, SHARED, make_folders
 from .dates import iso_range, time_range
 from .doctor import Finding, examine
 from .documents import Document
@@ -62,6 +63,7 @@ class Vault:
         reconcile: bool = True,
         commit_edits: bool = True,
         freshness: float | None = DEFAULT_FRESHNESS,
+        shared: bool | None = None,
     ) -> Vault:
         """Open the vault at ``path`` (with ``create=True``: make one there if there is none).
 
@@ -86,6 +88,11 @@ class Vault:
                 (the index under ``.memfs/`` aside): what read-only commands do.
             freshness: Seconds within which a search finds files changed by hand (without a watcher);
                 0 checks every file before every search, None never (see :attr:`freshness`).
+            shared: Files and folders are private to their owner (0600, 0700) unless the vault is
+                shared with a group: True shares it from now on (files 0660, folders 2770, git's
+                ``core.sharedRepository=group``), False makes it private from now on, None keeps
+                what the vault says. Never wider than the umask; ``.memfs/`` stays 0700; files
+                that exist keep their modes (docs/security.md, "Permissions").
 
         Raises:
             VaultNotFoundError: No vault at ``path`` and ``create`` is False.
@@ -95,7 +102,7 @@ class Vault:
         if not root.exists():
             if not create:
                 raise VaultNotFoundError(f"{root} is not a memfs vault: the folder does not exist; {hint}")
-            root.mkdir(parents=True)
+            make_folders(root, SHARED if shared else PRIVATE)
         if not root.is_dir():
             raise VaultNotFoundError(f"{root} is a file, not a vault folder")
         if not create and not (root / MEMORIES_DIR).is_dir():
@@ -103,6 +110,7 @@ class Vault:
         engine = WriteEngine(
             root.resolve(), author=_identity(author) or DEFAULT_AGENT, person=_identity(person),
             lock_timeout=lock_timeout, durable=durable, setup=create or commit_edits, freshness=freshness,
+            shared=shared,
         )  # fmt: skip
         if reconcile:
             try:
@@ -308,17 +316,22 @@ class Vault:
         """Bring the index (and git, unless ``commit=False``) up to date with files changed by hand."""
         return self.engine.reconcile(paths, commit=commit, progress=progress)
 
-    def commit(self, message: str | None = None) -> str | None:
+    def commit(self, message: str | None = None, *, allow_secrets: Iterable[str] = ()) -> str | None:
         """Commit every edit made outside memfs and not committed yet, as the person's.
+
+        An edit that brings in a credential is left uncommitted (``engine.held_secrets`` says
+        where; ``doctor`` lists it), unless its vault path is in ``allow_secrets``.
 
         Returns:
             The commit id, or None when there was nothing to commit.
         """
         if message is not None and (not isinstance(message, str) or not message.strip()):
             raise InvalidArgumentError(f"a commit message must be non-empty text, got {message!r}")
+        if isinstance(allow_secrets, str):
+            raise InvalidArgumentError("allow_secrets must be a list of vault paths, not one string")
         with self.engine.locked():
             self.engine.reconcile(commit=False)
-            return self.engine.commit_outside_edits(None, message=message)
+            return self.engine.commit_outside_edits(None, message=message, allow_secrets=allow_secrets)
 
     def outside_edits(self) -> list[str]:
         """The vault paths of edits made outside memfs and not committed yet."""

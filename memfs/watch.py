@@ -21,6 +21,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from .credentials import secret_advice
 from .engine import WriteEngine, engine_of
 from .errors import InvalidArgumentError
 from .layout import CONTENT_DIRS
@@ -53,8 +54,9 @@ class Watcher:
         storm_threshold: A burst touching more paths than this is absorbed as one full scan.
         polling: Poll the file system instead of using native events (network drives, some
             containers); chosen automatically when native watching cannot start.
-        on_change: Called as ``on_change(kind, paths)`` with kind ``indexed``, ``committed``
-            or ``problem``; for logs and the CLI.
+        on_change: Called as ``on_change(kind, paths)`` with kind ``indexed``, ``committed``,
+            ``problem``, or ``held`` (an edit left uncommitted for a credential: each entry is
+            "path: why, and how to allow it"); for logs and the CLI.
     """
 
     def __init__(
@@ -99,7 +101,7 @@ class Watcher:
         if self._thread is not None:
             raise RuntimeError("this watcher is already running")
         for folder in self._folders:
-            folder.mkdir(exist_ok=True)
+            self.engine.make_folders(folder.relative_to(self.engine.root).as_posix())
         self._observer = self._start_observer()
         self._stopping = False
         self._thread = threading.Thread(target=self._run, name="memfs-watcher", daemon=True)
@@ -250,6 +252,9 @@ class Watcher:
         with self.engine.locked():
             self.engine.reconcile(paths, commit=False)  # a file replaced after it was indexed
             sha = self.engine.commit_outside_edits(paths)
+            held = dict(self.engine.held_secrets)
+        if held:  # a credential an edit brought in: said once per look, with how to allow it
+            self._tell("held", [f"{rel}: {secret_advice(rel, found)}" for rel, found in sorted(held.items())])
         if sha:
             self._tell("committed", [p for p in paths if os.path.lexists(self.engine.root / p)] or paths)
 

@@ -1,0 +1,172 @@
+"""Credentials in text: found by their shape, redacted with a typed placeholder.
+
+Memory is kept forever and injected into prompts, so a key pasted into a chat must not reach a
+memory file, a transcript, a commit or the index. :func:`find_secrets` recognises the credentials
+whose values have a shape of their own (a vendor prefix, a fixed length, a character set), so it
+rarely fires on prose: ``sk-learn``, a UUID or a git hash do not match. It does not guess at
+passwords or other values without such a shape; that would flag half the vault.
+
+:func:`redact` replaces each one with ``[REDACTED:<kind>]`` (``[REDACTED:github-token]``), a text
+that no pattern matches, that JSON and YAML carry as it is, and that tells a reader what was there.
+
+A person may keep a credential in a file on purpose: a line holding ``memfs:allow-secret`` (in a
+Markdown comment, say) is skipped when ``allow_marked`` is true. Only people's edits honour it;
+what an agent or an extractor writes is always redacted, marker or not.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+ALLOW_MARKER = "memfs:allow-secret"
+PLACEHOLDER = "[REDACTED:{kind}]"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One credential found in a text: its kind and where it is (never its value).
+
+    Attributes:
+        kind: ``openai-key``, ``anthropic-key``, ``aws-access-key-id``, ``github-token``,
+            ``slack-token``, ``google-api-key``, ``stripe-key``, ``private-key`` or ``jwt``.
+        start: Offset of its first character in the text.
+        end: Offset just after its last character.
+    """
+
+    kind: str
+    start: int
+    end: int
+
+    @property
+    def span(self) -> tuple[int, int]:
+        """``(start, end)``, as ``re.Match.span()`` gives it."""
+        return self.start, self.end
+
+    def line(self, text: str) -> int:
+        """The 1-based line of ``text`` it starts on."""
+        return text.count("\n", 0, self.start) + 1
+
+
+def _mixed(value: str) -> bool:
+    """A random-looking value: upper and lower case letters and a digit (prose and slugs lack one of them)."""
+    return any(c.isdigit() for c in value) and any(c.isupper() for c in value) and any(c.islower() for c in value)
+
+
+def _always(value: str) -> bool:
+    return True
+
+
+# Each kind: the substrings one of its values must contain (a quick test before any regex), the
+# pattern, and a check of the matched value. Anthropic comes before OpenAI: both start with "sk-".
+_KINDS: list[tuple[str, tuple[str, ...], re.Pattern[str], Callable[[str], bool]]] = [
+    ("private-key", ("PRIVATE KEY-----",),
+     re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+                r"(?:[A-Za-z0-9+/=\s:,]|-(?!----))*"  # base64 lines, PEM headers ("Proc-Type: 4,ENCRYPTED")
+                r"(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----)?"), _always),
+    ("anthropic-key", ("sk-ant-",), re.compile(r"(?<![\w-])sk-ant-[A-Za-z0-9_-]{32,}"), _mixed),
+    ("openai-key", ("sk-",),
+     re.compile(r"(?<![\w-])sk-(?!ant-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{32,}"), _mixed),
+    ("aws-access-key-id", ("AKIA", "ASIA"), re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
+     _always),
+    ("github-token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+     re.compile(r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{60,240})(?![A-Za-z0-9_])"),
+     _always),
+    ("slack-token", ("xox",),
+     re.compile(r"(?<![A-Za-z0-9])xox[abposr]-[0-9]{6,}-[A-Za-z0-9-]{8,}(?![A-Za-z0-9-])"), _always),
+    ("google-api-key", ("AIza",), re.compile(r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])"), _always),
+    ("stripe-key", ("_live_", "_test_"),
+     re.compile(r"(?<![A-Za-z0-9_])(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{24,}(?![A-Za-z0-9_])"), _mixed),
+    ("jwt", ("eyJ",),
+     re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{16,}(?![A-Za-z0-9_-])"),
+     _always),
+]  # fmt: skip
+
+KINDS = tuple(kind for kind, _, _, _ in _KINDS)
+
+
+def find_secrets(text: str, *, allow_marked: bool = False) -> list[Finding]:
+    """The credentials in ``text``, in order, none overlapping another.
+
+    Costs one substring test per prefix on text that holds none (the common case); a pattern runs
+    only where its prefix occurs.
+
+    Args:
+        text: Any text: a memory, a message, a file name, a commit message.
+        allow_marked: Skip findings on a line that holds :data:`ALLOW_MARKER` (a person's
+            deliberate choice; never set for what an agent or extractor writes).
+    """
+    found: list[Finding] = []
+    for kind, prefixes, pattern, check in _KINDS:
+        if not any(prefix in text for prefix in prefixes):
+            continue
+        for match in pattern.finditer(text):
+            if check(match.group()):
+                found.append(Finding(kind, match.start(), match.end()))
+    if not found:
+        return found
+    found.sort(key=lambda f: (f.start, -f.end))
+    kept: list[Finding] = []
+    for finding in found:  # a JWT inside a private key block, say: the outer one is enough
+        if not kept or finding.start >= kept[-1].end:
+            kept.append(finding)
+    if allow_marked and ALLOW_MARKER in text:
+        kept = [f for f in kept if not _marked(text, f)]
+    return kept
+
+
+def redact(text: str) -> tuple[str, list[Finding]]:
+    """``text`` with every credential replaced by ``[REDACTED:<kind>]``, and what was replaced."""
+    findings = find_secrets(text)
+    if not findings:
+        return text, findings
+    parts: list[str] = []
+    position = 0
+    for finding in findings:
+        parts += [text[position : finding.start], PLACEHOLDER.format(kind=finding.kind)]
+        position = finding.end
+    parts.append(text[position:])
+    return "".join(parts), findings
+
+
+def redact_value(value: Any) -> Any:
+    """A JSON-like value (strings, lists, dicts, numbers) with the credentials in its strings redacted.
+
+    Keys are kept; values are new only where something was redacted (the rest is shared).
+    """
+    if isinstance(value, str):
+        return redact(value)[0]
+    if isinstance(value, list):
+        return [redact_value(v) for v in value]
+    if isinstance(value, dict):
+        return {k: redact_value(v) for k, v in value.items()}
+    return value
+
+
+def describe(findings: list[Finding], text: str | None = None) -> str:
+    """The kinds found (and their lines when ``text`` is given), for a message: never the values."""
+    if text is None:
+        kinds = sorted({f.kind for f in findings})
+        return ", ".join(kinds)
+    return ", ".join(f"{f.kind} on line {f.line(text)}" for f in findings)
+
+
+def secret_advice(rel: str, found: list[tuple[str, int]]) -> str:
+    """Why a person's edit of ``rel`` is not committed, and how to keep it deliberately (never the value).
+
+    ``found``: (kind, line) of each credential; line 0 is the file's name.
+    """
+    where = ", ".join(f"{kind} on line {line}" if line else f"{kind} in the file name" for kind, line in found)
+    return (
+        f"it holds a credential ({where}), and git would keep it for good; remove it (memfs then commits "
+        f"the edit), or keep it deliberately: add {ALLOW_MARKER} to that line, or run "
+        f"`memfs commit --allow-secret {rel}`"
+    )
+
+
+def _marked(text: str, finding: Finding) -> bool:
+    start = text.rfind("\n", 0, finding.start) + 1
+    end = text.find("\n", finding.end)
+    return ALLOW_MARKER in text[start : end if end != -1 else len(text)]
