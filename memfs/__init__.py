@@ -48,6 +48,7 @@ from .errors import (
     SearchIndexError,
     SessionError,
     ShallowHistoryError,
+    SyncError,
     ToolCallError,
     VaultNotFoundError,
 )
@@ -59,6 +60,7 @@ from .models import Model, Reply, ScriptedModel, ToolCall, run_agent
 from .purge import PurgeReport
 from .sessions import MarkdownSession, SessionInfo
 from .store import Memory, MemoryStore
+from .sync import ConflictCopy, SyncResult
 from .tools import MemoryTools, ToolResult
 from .vault import Vault
 
@@ -66,6 +68,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AlreadyExistsError",
+    "ConflictCopy",
     "ConflictError",
     "ConflictMarkersError",
     "ContentError",
@@ -118,7 +121,9 @@ __all__ = [
     "ShallowHistoryError",
     "SlidingWindowConversationManager",
     "SummarizingConversationManager",
+    "SyncError",
     "SyncReport",
+    "SyncResult",
     "TokenWindowConversationManager",
     "ToolCall",
     "ToolCallError",
