@@ -50,6 +50,7 @@ from .errors import (
     SecretError,
     SessionError,
     ShallowHistoryError,
+    SyncError,
     ToolCallError,
     UnsafeRepositoryError,
     VaultNotFoundError,
@@ -62,6 +63,7 @@ from .models import Model, Reply, ScriptedModel, ToolCall, run_agent
 from .purge import PurgeReport
 from .sessions import MarkdownSession, SessionInfo
 from .store import Memory, MemoryStore
+from .sync import ConflictCopy, SyncResult
 from .tools import MemoryTools, ToolResult
 from .vault import Vault
 
@@ -69,6 +71,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AlreadyExistsError",
+    "ConflictCopy",
     "ConflictError",
     "ConflictMarkersError",
     "ContentError",
@@ -122,7 +125,9 @@ __all__ = [
     "ShallowHistoryError",
     "SlidingWindowConversationManager",
     "SummarizingConversationManager",
+    "SyncError",
     "SyncReport",
+    "SyncResult",
     "TokenWindowConversationManager",
     "ToolCall",
     "ToolCallError",

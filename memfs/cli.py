@@ -36,6 +36,7 @@ from .items import text_of
 from .layout import label
 from .paths import clean_namespace
 from .store import ON_SECRET, Memory
+from .sync import report_lines
 from .vault import Vault
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -209,14 +210,30 @@ def cli() -> None:
 @author_option
 @click.option("--shared", is_flag=True,
               help="Share the vault with its group (files 0660, folders 2770); private by default.")  # fmt: skip
-def init(path: Path, author: str | None, shared: bool) -> None:
+@click.option("--clone", "url", metavar="URL", help="Start the vault from this git remote (as `memfs clone`).")
+def init(path: Path, author: str | None, shared: bool, url: str | None) -> None:
     """Create a vault at PATH (default: $MEMFS_VAULT, else the current folder).
 
     Its files are private to you (0600, folders 0700) unless --shared gives them to the group.
     """
     who, _ = _who(author, path)
+    if url is not None:
+        with Vault.clone(url, path, author=who, shared=True if shared else None) as vault:
+            _out().print(f"vault cloned from {_m(url)} at [bold]{_m(str(vault.root))}[/]")
+        return
     with Vault.open(path, create=True, author=who, shared=True if shared else None) as vault:
         _out().print(f"vault ready at [bold]{_m(str(vault.root))}[/]")
+
+
+@cli.command()
+@click.argument("url")
+@click.argument("path", type=click.Path(file_okay=False, path_type=Path), callback=_expand)
+@author_option
+def clone(url: str, path: Path, author: str | None) -> None:
+    """Start a vault at PATH from the git remote URL (any URL git takes; credentials are git's)."""
+    who, _ = _who(author, path)
+    with Vault.clone(url, path, author=who) as vault:
+        _out().print(f"vault cloned from {_m(url)} at [bold]{_m(str(vault.root))}[/]")
 
 
 @cli.command()
@@ -551,6 +568,61 @@ def _print_purge(out: Console, report: Any) -> None:
         out.print(f"[yellow]also outside the vault, left alone[/]: {_m(rel)}")
 
 
+@cli.command(name="sync")
+@vault_option
+@json_option
+@author_option
+@click.option("--remote", default="origin", show_default=True, help="The git remote to sync with.")
+@click.option("--branch", help="The branch on both sides (default: the one checked out).")
+@_writing
+def sync_(vault: Vault, as_json: bool, remote: str, branch: str | None) -> None:
+    """Fetch from a git remote, merge memories and transcripts by meaning, push (never forced)."""
+    report = vault.sync(remote, branch)
+    if as_json:
+        _print_json(report.to_json())
+        return
+    out = _out()
+    for line in report_lines(report):
+        out.print(_m(line))
+
+
+@cli.command()
+@vault_option
+@json_option
+@_with_vault
+def conflicts(vault: Vault, as_json: bool) -> None:
+    """List files a sync found changed on both sides in the same place, with the other side's copy."""
+    found = vault.conflicts()
+    if as_json:
+        _print_json([{"path": c.path, "copy": c.copy} for c in found])
+        return
+    out = _out()
+    if not found:
+        out.print("no conflicts")
+    for conflict in found:
+        out.print(f"{_m(conflict.path)}  [dim]theirs:[/] {_m(conflict.copy)}")
+
+
+@cli.command()
+@vault_option
+@author_option
+@click.argument("path")
+@click.option("--keep", required=True, metavar="local|remote|FILE",
+              help="Keep this vault's version, the other side's copy, or the contents of FILE.")  # fmt: skip
+@click.option("--copy", help="With --keep remote: which copy, when there are several.")
+@_writing
+def resolve(vault: Vault, path: str, keep: str, copy: str | None) -> None:
+    """Settle a sync conflict of PATH; the conflict copies go, in one commit."""
+    choice: str | bytes = keep
+    if keep not in ("local", "remote"):
+        try:
+            choice = Path(keep).expanduser().read_bytes()
+        except OSError as exc:
+            raise click.ClickException(f"--keep takes local, remote or a file to read: {exc}") from None
+    vault.resolve_conflict(path, choice, copy=copy)
+    _out().print(f"resolved {_m(path)}")
+
+
 @cli.command()
 @vault_option
 @author_option
@@ -613,10 +685,14 @@ def commit(vault_path: Path, author: str | None, message: str | None, allow_secr
     help="Seconds of quiet before edits are committed.",
 )
 @click.option("--polling", is_flag=True, help="Poll instead of native file events (network drives).")
-def watch(vault_path: Path, author: str | None, commit_delay: float, polling: bool) -> None:
+@click.option("--sync", "sync_every", type=click.FloatRange(min=1.0), metavar="SECONDS",
+              help="Also sync with the git remote this often, and soon after every commit.")  # fmt: skip
+@click.option("--remote", default="origin", show_default=True, help="With --sync: the git remote.")
+def watch(vault_path: Path, author: str | None, commit_delay: float, polling: bool, sync_every: float | None,
+          remote: str) -> None:  # fmt: skip
     """Watch the vault: index edits made in an editor at once, commit them under your name."""
     out = _out()
-    colours = {"indexed": "cyan", "committed": "green", "problem": "red", "held": "yellow"}
+    colours = {"indexed": "cyan", "committed": "green", "synced": "blue", "problem": "red", "held": "yellow"}
 
     def report(kind: str, paths: list[str]) -> None:
         for path in paths:
@@ -624,7 +700,8 @@ def watch(vault_path: Path, author: str | None, commit_delay: float, polling: bo
 
     _, given = _who(author, vault_path)
     with Vault.open(vault_path, person=given) as vault:
-        watcher = vault.watch(commit_delay=commit_delay, polling=polling, on_change=report)
+        watcher = vault.watch(commit_delay=commit_delay, polling=polling, on_change=report, sync_every=sync_every,
+                              remote=remote)  # fmt: skip
         out.print(f"watching {_m(str(vault.root))} as {_m(str(vault.person))}; Ctrl-C to stop")
         try:
             while watcher.running:

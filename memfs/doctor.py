@@ -17,6 +17,7 @@ from .credentials import secret_advice
 from .engine import WriteEngine
 from .history import has_conflict_markers
 from .layout import MEMORIES_DIR
+from .sync import conflicts
 
 MAX_LISTED = 20  # uncommitted edits named one by one
 _STATES = {"M": "changed", "A": "added", "?": "added", "D": "deleted", "T": "changed"}
@@ -83,6 +84,10 @@ def examine(engine: WriteEngine) -> list[Finding]:
             findings.append(Finding("warning", "git", message))
         elif not edits and not secret:
             findings.append(Finding("ok", "git", "working tree matches the last commit"))
+        for conflict in conflicts(engine):
+            findings.append(Finding("warning", "conflict",
+                f"{conflict.path}: changed on both sides of a sync; the other side's version is {conflict.copy}; "
+                f"settle it with `memfs resolve {conflict.path} --keep local|remote|FILE`"))  # fmt: skip
         salvage = engine.salvage_files()
         if salvage:
             findings.append(Finding("warning", "salvage",

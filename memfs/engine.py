@@ -57,7 +57,17 @@ from .errors import (
 )
 from .history import DEFAULT_PERSON, GitHistory, Identity, has_conflict_markers
 from .index import MAX_INDEXED_BYTES, Hit, MessageHit, Problem, Progress, SearchIndex, SyncReport
-from .layout import CONTENT_DIRS, MEMORIES_DIR, STATE_DIR, VAULT_MARKER, is_memory, is_transcript, label
+from .layout import (
+    CONFLICTS_DIR,
+    CONTENT_DIRS,
+    MEMORIES_DIR,
+    STATE_DIR,
+    TOMBSTONES,
+    VAULT_MARKER,
+    is_memory,
+    is_transcript,
+    label,
+)
 from .paths import clean_relpath
 from .transcript import classify_tail, partial_heading
 
@@ -95,6 +105,7 @@ class Change:
     originals: dict[str, bytes | None] = field(default_factory=dict)
     contents: dict[str, bytes | None] = field(default_factory=dict)
     sha: str | None = None
+    merge: str | None = None  # another history this commit joins (a sync)
 
 
 class WriteEngine:
@@ -262,7 +273,8 @@ class WriteEngine:
                 body = change.message
                 if summary and change.lines:
                     body += "\n\n" + "\n".join(f"- {line}" for line in change.lines)
-                change.sha = self.commit(change.paths, body, change.trailers, contents=change.contents)
+                change.sha = self.commit(change.paths, body, change.trailers, contents=change.contents,
+                                         merge=change.merge)  # fmt: skip
             except BaseException:
                 self._roll_back(change)
                 raise
@@ -489,6 +501,45 @@ class WriteEngine:
         self.commit_edits_first([rel])
         return self.write(rel, data.decode("utf-8"), message=f"restore: {label(rel)} to {short}",
                           trailers={"Memfs-Op": "restore", **(trailers or {})})  # fmt: skip
+
+    def integrate(self, files: Mapping[str, tuple[bytes | None, bytes | None]], *, merge: str, message: str,
+                  trailers: dict[str, str] | None = None) -> str | None:  # fmt: skip
+        """Write what a sync decided and commit it joined to ``merge``'s history, all or nothing.
+
+        Args:
+            files: Vault path -> (the bytes memfs expects on disk now, the bytes to put there);
+                None on either side means no file. A file that is not as expected (a person saved
+                it since the sync looked) stops the whole change with ConflictError.
+            merge: The commit of the other side's history.
+            message: The commit message.
+            trailers: Extra commit trailers.
+
+        Returns:
+            The commit HEAD ends at (``merge`` itself after a fast-forward), or None if nothing changed.
+        """
+        with self._transaction(message, trailers) as change:
+            change.merge = merge
+            for rel, (expected, data) in sorted(files.items()):
+                if not _inside(self.root, rel):
+                    raise InvalidArgumentError(f"{rel} is not a path a sync may write")
+                target = self.root / rel
+                original = _read_regular(target)
+                if original != expected or (original is None and os.path.lexists(target)):
+                    raise ConflictError(f"{rel} changed while the sync was merging; sync again")
+                self._remember(change, rel, original, data)
+                if data is None:
+                    if original is not None:
+                        _fs.checkpoint("unlink")
+                        os.unlink(target)
+                    change.contents[rel] = None
+                    self._prune_empty_dirs(target.parent)
+                else:
+                    if not target.parent.is_dir():
+                        _fs.checkpoint("mkdir")
+                        target.parent.mkdir(parents=True, exist_ok=True)
+                    self._swap_in(change, rel, data, original)
+            self.mark_pending(rel for rel in files if _is_content(rel))
+        return change.sha
 
     def _existing(self, rel: str) -> Path:
         target = self.root / rel
@@ -745,7 +796,7 @@ class WriteEngine:
 
     def commit(self, paths: Iterable[str], message: str, trailers: dict[str, str] | None = None,
                *, author: Identity | None = None, contents: Mapping[str, bytes | None] | None = None,
-               ) -> str | None:  # fmt: skip
+               merge: str | None = None) -> str | None:  # fmt: skip
         """Commit ``paths``: with the bytes in ``contents``, else as they are on disk now (read once, here).
 
         Returns:
@@ -756,7 +807,7 @@ class WriteEngine:
             given = contents or {}
             exact = {rel: given[rel] if rel in given else _read_regular(self.root / rel) for rel in paths}
             sha = self.history.commit(exact, message, author=author or self.author, committer=self.author,
-                                      trailers=trailers, durable=self.durable)  # fmt: skip
+                                      trailers=trailers, durable=self.durable, merge=merge)  # fmt: skip
             self._forget_own(paths)
             return sha
 
@@ -1320,8 +1371,12 @@ def _put_back(target: Path, original: bytes | None, *, durable: bool) -> None:
 
 def _inside(root: Path, rel: str) -> bool:
     """True for a plain vault path under the content folders (a journal from a crash is outside input)."""
+    if rel == TOMBSTONES:
+        return True
     parts = rel.split("/")
-    return parts[0] in CONTENT_DIRS and len(parts) > 1 and all(p not in ("", ".", "..") for p in parts)
+    return (
+        parts[0] in (*CONTENT_DIRS, CONFLICTS_DIR) and len(parts) > 1 and all(p not in ("", ".", "..") for p in parts)
+    )
 
 
 def _is_content(rel: str) -> bool:

@@ -28,7 +28,8 @@
     │   ├── InvalidExtractionError an extractor's answer that is malformed or unsafe
     │   └── ScriptExhaustedError   a ScriptedModel was asked more often than it has replies
     ├── SessionError               a transcript could not be written (replaced, or changing under a manager)
-    └── PurgeError                 a purge refused: an operation in progress, linked worktrees, a shallow clone
+    ├── PurgeError                 a purge refused: an operation in progress, linked worktrees, a shallow clone
+    └── SyncError                  a sync could not run: no such remote, a detached HEAD, the remote unreachable
 
 ``MemoryNotFound``, ``RevisionNotFound`` and ``LockTimeout`` are the earlier names of three of
 these and stay as aliases.
@@ -209,6 +210,10 @@ class PurgeError(MemfsError):
     A merge, rebase, cherry-pick, revert or bisect in progress; linked worktrees, whose checkouts
     and indexes would keep the content; a shallow clone, whose history cannot be rewritten whole.
     """
+
+
+class SyncError(MemfsError):
+    """A sync could not run or finish: no such remote, a detached HEAD, a remote that is unreachable or keeps moving."""
 
 
 # Earlier names, kept so code written against them keeps working.

@@ -21,7 +21,7 @@ import tempfile
 import threading
 import time
 import zlib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -35,6 +35,7 @@ from .errors import (
     RepositoryStateError,
     RevisionNotFoundError,
     ShallowHistoryError,
+    SyncError,
     UnsafeRepositoryError,
 )
 from .layout import one_line
@@ -45,6 +46,7 @@ ZERO_SHA = "0" * 40
 _LOCK_MESSAGE = re.compile(r"Unable to create '([^']+\.lock)': File exists")
 _TRAILER = re.compile(r"^([A-Za-z][A-Za-z0-9-]*): (.*)$")
 _CHUNK = 500  # paths per git command line
+_INCOMING = "refs/memfs/incoming/"  # where a sync's fetch waits until it is accepted
 _WRITING_COMMANDS = frozenset({"read-tree", "update-index", "write-tree", "commit-tree", "update-ref", "hash-object"})
 
 # Operations a person can leave a repository in, by the file or folder git keeps in the
@@ -141,6 +143,7 @@ _FLAGS = {  # put after the subcommand, whatever the caller passed
     "fetch": ("--upload-pack=git-upload-pack",),
     "ls-remote": ("--upload-pack=git-upload-pack",),
     "push": ("--receive-pack=git-receive-pack",),
+    "clone": ("--upload-pack=git-upload-pack",),
 }
 _FIXED_CONFIG = (("core.hooksPath", _HOOKS_OFF), ("core.fsmonitor", "false"), ("log.showSignature", "false"))
 _FIXED_ENV = {"GIT_PAGER": "cat", "GIT_EDITOR": ":", "GIT_SEQUENCE_EDITOR": ":", "GIT_TERMINAL_PROMPT": "0"}
@@ -654,6 +657,7 @@ class GitHistory:
         committer: Identity | None = None,
         trailers: dict[str, str] | None = None,
         durable: bool = False,
+        merge: str | None = None,
     ) -> str | None:
         """Commit exactly ``contents``: vault path -> the bytes to record (None: the file is removed).
 
@@ -662,14 +666,19 @@ class GitHistory:
         hook of the repository runs. If any step fails, memfs's private index is dropped (the
         next commit starts again from HEAD), so nothing of a failed commit reaches a later one.
 
+        With ``merge`` (a commit id), the commit joins that commit's history to HEAD's (a sync):
+        it gets two parents, or, when HEAD is an ancestor of ``merge`` and the files are exactly
+        ``merge``'s, HEAD simply moves to ``merge`` (a fast-forward, no commit of its own).
+
         Returns:
-            The new commit id, or None when the files already match HEAD.
+            The new commit id (or ``merge`` after a fast-forward), or None when the files already
+            match HEAD and there is nothing to join.
 
         Raises:
             RepositoryStateError: A merge, rebase, cherry-pick, revert or bisect is in progress.
         """
         entries = {self.prefix + rel: data for rel, data in contents.items()}
-        if not entries:
+        if not entries and merge is None:
             return None
         self.check_can_commit()  # never in the middle of a person's merge, rebase...
         full = message.rstrip() + "\n"
@@ -694,13 +703,19 @@ class GitHistory:
                 self._index_head_file.unlink(missing_ok=True)
                 self._git("update-index", "-z", "--index-info", env=private, input=index_info)
                 tree = self._git("write-tree", env=private).strip()
-                if tree == head_tree:
+                joined = merge is not None and not self.is_ancestor(merge, head)
+                if tree == head_tree and not joined:
                     self._write_index_head(head)
                     self._sync_worktree_index(index_info, list(blobs))
                     return None
                 parents = ["-p", head] if head else []
-                sha = self._git("commit-tree", "--no-gpg-sign", tree, *parents, "-F", "-",
-                                env=env, input=full).strip()  # fmt: skip
+                if merge is not None and (head is None or self.is_ancestor(head, merge)) and \
+                        tree == self._git("rev-parse", f"{merge}^{{tree}}").strip():  # fmt: skip
+                    sha = merge  # a fast-forward: HEAD moves to what the other side committed
+                else:
+                    parents += ["-p", merge] if joined and merge is not None else []
+                    sha = self._git("commit-tree", "--no-gpg-sign", tree, *parents, "-F", "-",
+                                    env=env, input=full).strip()  # fmt: skip
                 try:
                     self._git("update-ref", "-m", f"memfs: {message.splitlines()[0]}", "HEAD", sha,
                               head or ZERO_SHA)  # fmt: skip
@@ -958,6 +973,126 @@ class GitHistory:
         """Which of ``paths`` (vault-relative) differ from the last commit."""
         return sorted({self._unprefix(line[3:]) or "" for line in self.status(paths)} - {""})
 
+    # -- remotes (memfs.sync) ----------------------------------------------------------
+    # A sync fetches, joins and pushes through these. Credentials are git's business: the
+    # person's credential helpers and ssh agent answer, memfs never asks for or keeps any.
+
+    @staticmethod
+    def clone(url: str, folder: Path) -> None:
+        """``git clone url folder`` (no hooks run, no checkout filters); SyncError if it fails."""
+        if not isinstance(url, str) or not url or url.startswith("-"):
+            raise SyncError(f"{url!r} is not a git remote URL")
+        if folder.exists() and any(folder.iterdir()):
+            raise SyncError(f"{folder} exists and is not empty; clone into a new folder")
+        proc = subprocess.run(["git", *safe_args(["clone", "--quiet", "--end-of-options", url, str(folder)])],
+                              capture_output=True, check=False, env=base_env())  # fmt: skip
+        if proc.returncode:
+            raise SyncError(f"could not clone {url}: {proc.stderr.decode('utf-8', 'replace').strip()}")
+
+    def remotes(self) -> list[str]:
+        """The names of the configured remotes."""
+        return self._git("remote").split()
+
+    def fetch(self, remote: str, branch: str) -> str | None:
+        """Fetch ``branch`` of ``remote`` into a ref of memfs's own; its commit id, or None if it has none.
+
+        What comes in is held under ``refs/memfs/incoming/`` until the sync accepts it
+        (:meth:`accept_fetched`) or refuses it (:meth:`drop_fetched`, which also prunes its objects).
+        """
+        ref = f"{_INCOMING}{remote}/{branch}"
+        try:
+            self._git("fetch", "--no-tags", "--quiet", "--no-write-fetch-head", "--refmap=", "--end-of-options", remote,
+                      f"+refs/heads/{branch}:{ref}")  # fmt: skip
+        except HistoryError as exc:
+            if "couldn't find remote ref" in str(exc):
+                return None  # an empty remote, or a branch nobody pushed yet
+            raise
+        return self._git("rev-parse", "-q", "--verify", f"{ref}^{{commit}}", check=False).strip() or None
+
+    def accept_fetched(self, remote: str, branch: str, sha: str) -> None:
+        """The fetched commit is part of this vault's history now: the remote-tracking ref names it."""
+        self._git("update-ref", f"refs/remotes/{remote}/{branch}", sha)
+        self._git("update-ref", "-d", f"{_INCOMING}{remote}/{branch}", check=False)
+
+    def drop_fetched(self, remote: str, branch: str) -> None:
+        """Forget a fetch the sync refused: its ref goes and the objects only it reached are pruned."""
+        self._git("update-ref", "-d", f"{_INCOMING}{remote}/{branch}", check=False)
+        self._git("prune", "--expire=now", check=False)
+
+    def push(self, remote: str, branch: str, sha: str) -> bool:
+        """Push ``sha`` to ``branch`` of ``remote`` (never forced); False if the remote moved meanwhile."""
+        ref = f"refs/heads/{branch}"
+        proc = self._run_plain("push", "--porcelain", "--end-of-options", remote, f"{sha}:{ref}")
+        out = proc.stdout.decode("utf-8", "replace")
+        if proc.returncode:
+            for line in out.splitlines():
+                flag, _, rest = line.partition("\t")
+                if flag == "!" and "[rejected]" in rest:  # not a fast-forward: the remote moved
+                    return False
+            err = proc.stderr.decode("utf-8", "replace").strip() or out.strip()
+            raise HistoryError(f"git push failed: {one_line(err)}")
+        with contextlib.suppress(HistoryError):  # only bookkeeping: the push itself is done
+            self._git("update-ref", f"refs/remotes/{remote}/{branch}", sha)
+        return True
+
+    def is_ancestor(self, ancestor: str | None, descendant: str | None) -> bool:
+        """True when ``ancestor`` is ``descendant`` or in its history (None, no commit, is in every one)."""
+        if ancestor is None:
+            return True
+        if descendant is None:
+            return False
+        return self._run_status("merge-base", "--is-ancestor", ancestor, descendant) == 0
+
+    def merge_base(self, a: str, b: str) -> str | None:
+        """The best common ancestor of two commits, or None when their histories never met."""
+        return self._git("merge-base", a, b, check=False).strip() or None
+
+    def tree_changes(self, old: str | None, new: str) -> dict[str, str]:
+        """Vault path -> git's file mode at ``new`` ("000000" if deleted) for each file changed since ``old``."""
+        start = old or self._git("hash-object", "-t", "tree", "--stdin", input=b"").strip()  # the empty tree
+        out = self._git("diff-tree", "-r", "-z", "--raw", "--no-renames", start, new, "--", self.prefix or ".")
+        fields = out.split("\0")
+        changes: dict[str, str] = {}
+        for meta, path in zip(fields[0::2], fields[1::2], strict=False):  # a last empty field has no pair
+            if not meta.startswith(":"):
+                continue
+            rel = self._unprefix(path)
+            if rel is not None:
+                changes[rel] = meta[1:].split(" ")[1]
+        return changes
+
+    def tracked(self, rev: str) -> list[str]:
+        """Every file of the vault at ``rev`` (vault-relative paths)."""
+        out = self._git("ls-tree", "-r", "-z", "--name-only", rev, "--", self.prefix or ".")
+        return [rel for path in out.split("\0") if path for rel in [self._unprefix(path)] if rel is not None]
+
+    def files_at(self, rev: str, paths: Sequence[str]) -> dict[str, bytes | None]:
+        """The bytes of ``paths`` (vault-relative) at ``rev``, through one ``git cat-file --batch``."""
+        found: dict[str, bytes | None] = {}
+        with ObjectReader(self.top) as reader:
+            for rel in paths:
+                found[rel] = reader.blob_at(f"{rev}:{self.prefix}{rel}")
+        return found
+
+    def new_blobs(self, include: str, exclude: str | None) -> Iterator[bytes]:
+        """The bytes of every file version in ``include``'s history that ``exclude``'s does not hold."""
+        out = self._git("rev-list", "--objects", include, *(["--not", exclude] if exclude else []))
+        with ObjectReader(self.top) as reader:
+            for line in out.splitlines():
+                oid, _, path = line.partition(" ")
+                if path:  # commits are listed without a path; trees and blobs with one
+                    kind, data = reader.read(oid)
+                    if kind == "blob":
+                        yield data
+
+    def _run_status(self, *args: str) -> int:
+        return self._run_plain(*args).returncode
+
+    def _run_plain(self, *args: str) -> subprocess.CompletedProcess[bytes]:
+        """A git command in the safe environment, its exit status and both outputs kept (no retry)."""
+        return subprocess.run(["git", *safe_args(args)], cwd=self.top, capture_output=True, check=False,
+                              env={**os.environ, **self._env.overrides()})  # fmt: skip
+
     # -- rewriting history (memfs.purge only) ------------------------------------------
     # A purge is the one place memfs rewrites history. These give it git's plumbing and the
     # object store; everything else uses the methods above.
@@ -1093,6 +1228,19 @@ class ObjectReader:
         data = self._out.read(int(header[2]))
         self._out.read(1)  # the newline after each object
         return header[1].decode("ascii"), data
+
+    def blob_at(self, spec: str) -> bytes | None:
+        """The bytes of the blob ``REV:PATH`` names; None if there is no such file (or it is not a file)."""
+        if "\n" in spec:
+            return None
+        self._in.write(spec.encode("utf-8") + b"\n")
+        self._in.flush()
+        header = self._out.readline().split()
+        if len(header) != 3:
+            return None
+        data = self._out.read(int(header[2]))
+        self._out.read(1)
+        return data if header[1] == b"blob" else None
 
     def __enter__(self) -> ObjectReader:
         return self

@@ -22,6 +22,10 @@ STATE_DIR = ".memfs"
 MEMORIES_DIR = "memories"
 SESSIONS_DIR = "sessions"
 CONTENT_DIRS = (MEMORIES_DIR, SESSIONS_DIR)
+#: The hashes of what a purge removed from history, committed so a sync never brings it back.
+TOMBSTONES = ".memfs-tombstones"
+#: Where a sync keeps the other side's version of a file both sides changed in the same place.
+CONFLICTS_DIR = "conflicts"
 #: A file committed with every vault: git keeps no empty folder, and a clone needs ``memories/``.
 VAULT_MARKER = f"{MEMORIES_DIR}/.gitkeep"
 
@@ -57,6 +61,22 @@ def split_memory_path(path: str) -> tuple[str, str]:
     inner = path.removeprefix(MEMORIES_DIR + "/")
     folder, _, name = inner.rpartition("/")
     return folder, name
+
+
+def conflict_copy(path: str, tag: str) -> str:
+    """The vault path of a conflict copy of ``path``: ``conflicts/memories/users/alice/x.TAG.md``."""
+    stem, dot, suffix = path.rpartition(".")
+    return f"{CONFLICTS_DIR}/{stem}.{tag}.{suffix}" if dot and "/" not in suffix else f"{CONFLICTS_DIR}/{path}.{tag}"
+
+
+def conflicted_path(copy: str) -> str | None:
+    """The vault path a conflict copy is a version of (the inverse of :func:`conflict_copy`), or None."""
+    if not copy.startswith(CONFLICTS_DIR + "/"):
+        return None
+    inner = copy[len(CONFLICTS_DIR) + 1 :]
+    stem, dot, suffix = inner.rpartition(".")
+    base, sep, _tag = stem.rpartition(".")
+    return f"{base}.{suffix}" if dot and sep and base else None
 
 
 def is_memory(path: str) -> bool:

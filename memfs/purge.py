@@ -51,11 +51,10 @@ from .documents import dumps, load_bytes
 from .engine import WriteEngine
 from .errors import DocumentError, HistoryError, InvalidArgumentError, NotFoundError, PurgeError
 from .history import ZERO_SHA, GitHistory, ObjectReader, ObjectWriter
-from .layout import MEMORIES_DIR, SESSIONS_DIR, STATE_DIR, label
+from .layout import MEMORIES_DIR, SESSIONS_DIR, STATE_DIR, TOMBSTONES, label
 from .paths import slugify
 
 PLACEHOLDER = "[PURGED]"
-TOMBSTONES = ".memfs-tombstones"
 MIN_TEXT_CHARS = 4
 
 _PLACEHOLDER = PLACEHOLDER.encode("ascii")

@@ -37,6 +37,7 @@ from .paths import clean_memory_path, clean_namespace, clean_relpath
 from .purge import PurgeReport, purge
 from .sessions import MarkdownSession, SessionInfo, keys_id, read_info
 from .store import MemoryStore
+from .sync import ConflictCopy, SyncResult, conflicts, resolve, sync
 from .watch import Watcher
 
 
@@ -400,6 +401,57 @@ class Vault:
             else:
                 rel = self.resolve(path)[1]
         return purge(self.engine, rel, text=text, rewrite_remotes=rewrite_remotes, dry_run=dry_run)
+
+    # -- sync through a git remote ---------------------------------------------------
+
+    @classmethod
+    def clone(cls, url: str, path: str | os.PathLike[str], **options: Any) -> Vault:
+        """Start a vault from a git remote: clone ``url`` into the new folder ``path`` and open it.
+
+        The remote is the clone's ``origin``; credentials are git's business (its credential
+        helpers and ssh agent). ``options`` are :meth:`open`'s.
+
+        Raises:
+            SyncError: The clone failed (no such remote, no access, the folder is not empty).
+        """
+        root = Path(path).expanduser()
+        GitHistory.clone(url, root)
+        return cls.open(root, create=True, **options)
+
+    def sync(self, remote: str = "origin", branch: str | None = None) -> SyncResult:
+        """Fetch ``branch`` of ``remote``, join it with this vault's history by meaning, push.
+
+        Memories merge key by key and line by line, transcripts as a union of their entries; a
+        true conflict keeps this vault's version and the other side's as a conflict copy
+        (:meth:`conflicts`). Never force-pushes; goes round again (a few times) when the remote
+        moved meanwhile. See :mod:`memfs.sync`.
+
+        Raises:
+            SyncError: No such remote, a detached HEAD, the remote unreachable or still moving.
+            RepositoryStateError: A merge, rebase... is in progress in this repository.
+        """
+        return sync(self.engine, remote, branch)
+
+    def conflicts(self) -> list[ConflictCopy]:
+        """The conflict copies syncs kept (each names the file it is a version of)."""
+        return conflicts(self.engine)
+
+    def resolve_conflict(self, path: str, keep: str | bytes, *, copy: str | None = None) -> str | None:
+        """Settle a sync conflict: keep ``"local"``, ``"remote"`` or given bytes; the copies go (one commit)."""
+        rel = clean_relpath(path) if isinstance(path, str) and path.startswith(SESSIONS_DIR + "/") else None
+        if rel is None:
+            rel = (
+                clean_relpath(path)
+                if isinstance(path, str) and path.startswith(MEMORIES_DIR + "/")
+                else clean_memory_path(path)
+                if isinstance(path, str)
+                else path
+            )
+        if not isinstance(rel, str):
+            raise InvalidArgumentError(f"path must be a vault path, got {path!r}")
+        if not rel.startswith((MEMORIES_DIR + "/", SESSIONS_DIR + "/")):
+            rel = f"{MEMORIES_DIR}/{rel}"
+        return resolve(self.engine, rel, keep, copy=copy)
 
     def undo(self, *, author: str | None = None, session: str | None = None) -> Revision:
         """Revert the newest change made by ``author`` (name or email) or in ``session``, as a new commit.

@@ -8,6 +8,10 @@ are committed before they are visible to the watcher (the vault lock covers file
 recorded by the write engine as its own until their session commits them, so they are never
 mistaken for a person's. Events can be lost under load (inotify drops them
 silently), so a full stat scan runs periodically and whenever a burst is too large to track.
+
+With ``sync_every``, a second thread syncs the vault through a git remote (:mod:`memfs.sync`)
+that often, and soon after any commit (memfs's, the watcher's, another process's), debounced; a
+sync that fails is logged and tried again later, backing off, and never stops the watcher.
 """
 
 from __future__ import annotations
@@ -23,8 +27,9 @@ from typing import Any
 
 from .credentials import secret_advice
 from .engine import WriteEngine, engine_of
-from .errors import InvalidArgumentError
+from .errors import InvalidArgumentError, MemfsError
 from .layout import CONTENT_DIRS
+from .sync import sync
 
 WATCHED_DIRS = CONTENT_DIRS
 
@@ -55,8 +60,12 @@ class Watcher:
         polling: Poll the file system instead of using native events (network drives, some
             containers); chosen automatically when native watching cannot start.
         on_change: Called as ``on_change(kind, paths)`` with kind ``indexed``, ``committed``,
-            ``problem``, or ``held`` (an edit left uncommitted for a credential: each entry is
-            "path: why, and how to allow it"); for logs and the CLI.
+            ``synced``, ``problem``, or ``held`` (an edit left uncommitted for a credential: each
+            entry is "path: why, and how to allow it"); for logs and the CLI.
+        sync_every: Seconds between syncs with ``remote`` (None: no sync). A commit makes the
+            next sync come sooner, ``sync_debounce`` seconds after the last one.
+        remote: The git remote to sync with.
+        sync_debounce: Seconds of no new commit before a commit triggers a sync.
     """
 
     def __init__(
@@ -69,9 +78,12 @@ class Watcher:
         storm_threshold: int = 500,
         polling: bool = False,
         on_change: Listener | None = None,
+        sync_every: float | None = None,
+        remote: str = "origin",
+        sync_debounce: float = 5.0,
     ) -> None:
         for name, value in (("index_delay", index_delay), ("commit_delay", commit_delay),
-                            ("rescan_interval", rescan_interval)):  # fmt: skip
+                            ("rescan_interval", rescan_interval), ("sync_debounce", sync_debounce)):  # fmt: skip
             if not isinstance(value, (int, float)) or value < 0:
                 raise InvalidArgumentError(f"{name} must be a non-negative number of seconds, got {value!r}")
         if not isinstance(storm_threshold, int) or storm_threshold < 1:
@@ -93,6 +105,14 @@ class Watcher:
         self._stopping = False
         self._observer: Any = None
         self._thread: threading.Thread | None = None
+        if sync_every is not None and (isinstance(sync_every, bool) or not isinstance(sync_every, (int, float))
+                                       or sync_every <= 0):  # fmt: skip
+            raise InvalidArgumentError(f"sync_every must be a positive number of seconds or None, got {sync_every!r}")
+        self.sync_every = None if sync_every is None else float(sync_every)
+        self.remote = remote
+        self.sync_debounce = float(sync_debounce)
+        self._syncer: threading.Thread | None = None
+        self._sync_stop = threading.Event()
 
     # -- lifecycle -------------------------------------------------------------
 
@@ -106,6 +126,10 @@ class Watcher:
         self._stopping = False
         self._thread = threading.Thread(target=self._run, name="memfs-watcher", daemon=True)
         self._thread.start()
+        if self.sync_every is not None:
+            self._sync_stop.clear()
+            self._syncer = threading.Thread(target=self._sync_loop, name="memfs-sync", daemon=True)
+            self._syncer.start()
         return self
 
     def _start_observer(self) -> list[Any]:
@@ -149,6 +173,10 @@ class Watcher:
         """Stop watching, after indexing and committing what was already seen."""
         if self._thread is None:
             return
+        if self._syncer is not None:
+            self._sync_stop.set()
+            self._syncer.join()
+            self._syncer = None
         for observer in self._observer:
             observer.stop()
         for observer in self._observer:
@@ -270,6 +298,56 @@ class Watcher:
                 self._uncommitted.update(touched + self.engine.take_found_edits() if full else dirty)
         if self._uncommitted:
             self._commit()
+
+    # -- sync ----------------------------------------------------------------------------
+
+    def _sync_loop(self) -> None:
+        """Sync every ``sync_every`` seconds, and ``sync_debounce`` seconds after the last new commit."""
+        assert self.sync_every is not None
+        every = self.sync_every
+        failures = 0
+        due = time.monotonic()  # a first sync at once: catch up with what happened while not watching
+        seen = self._head_mark()
+        changed_at: float | None = None
+        while not self._sync_stop.wait(min(1.0, max(0.0, due - time.monotonic()))):
+            mark = self._head_mark()
+            if mark != seen:
+                seen, changed_at = mark, time.monotonic()
+            now = time.monotonic()
+            if changed_at is not None and now - changed_at >= self.sync_debounce:
+                due, changed_at = min(due, now), None
+            if now < due:
+                continue
+            try:
+                report = sync(self.engine, self.remote)
+            except (MemfsError, OSError) as exc:
+                failures += 1
+                wait = min(every * 2**failures, max(every, 600.0))
+                log.warning("sync with %s failed (%s); trying again in %.0f s", self.remote, exc, wait)
+                self._tell("problem", [f"sync with {self.remote} failed: {exc}"])
+                due = time.monotonic() + wait
+                continue
+            except Exception:  # a bug must not stop the watcher either
+                failures += 1
+                log.exception("sync with %s failed", self.remote)
+                due = time.monotonic() + min(every * 2**failures, max(every, 600.0))
+                continue
+            failures = 0
+            seen = self._head_mark()  # the sync's own commit is no reason to sync again
+            due = time.monotonic() + every
+            if report.received or report.pushed:
+                self._tell("synced", report.received or [f"pushed to {self.remote}"])
+            if report.conflicts:
+                self._tell("problem", [f"{c.path}: conflict with {self.remote}, theirs kept as {c.copy}"
+                                       for c in report.conflicts])  # fmt: skip
+
+    def _head_mark(self) -> tuple[int, int] | None:
+        """Cheap sign that a commit happened: the stat of git's HEAD reflog (no git process)."""
+        try:
+            info = os.stat(self.engine.history.git_dir / "logs" / "HEAD")
+        except OSError:
+            return None
+        return info.st_mtime_ns, info.st_size
 
     def _tell(self, kind: str, paths: list[str]) -> None:
         if self.on_change is None:

@@ -31,6 +31,6 @@ def test_cli_quick_start_runs() -> None:
     commands = [line for block in blocks("bash") for line in block.splitlines() if line.startswith("memfs ")]
     assert len(commands) >= 5
     for line in commands:
-        args = [a.replace("~", home) for a in shlex.split(line)[1:]]
+        args = [a.replace("~", home) for a in shlex.split(line, comments=True)[1:]]
         result = runner.invoke(cli, args, catch_exceptions=False)
         assert result.exit_code == 0, (line, result.output)

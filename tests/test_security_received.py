@@ -112,6 +112,7 @@ def test_the_library_runs_nothing_a_received_vault_planted(received: tuple[Path,
         finally:
             watcher.stop()
         assert vault.search("postgresql")[0].path == "memories/projects/atlas/db.md"
+        assert vault.sync().pushed  # fetches from and pushes to origin
         report = vault.purge(text=TOKEN, rewrite_remotes=True)  # fetches from and pushes to origin
         assert report.changed and report.remotes[0].rewritten, report
     # The remote is a folder here, a repository of its own: git runs its hooks on a push into it
@@ -147,8 +148,11 @@ def test_the_cli_runs_nothing_a_received_vault_planted(received: tuple[Path, Pat
     memfs_("restore", "users/alice/token.md", "--to", "HEAD~1")
     memfs_("reindex")
     memfs_("purge", "--dry-run", "--text", TOKEN)
+    memfs_("conflicts")
     assert state()[0] != head
     assert markers(ran) == [], markers(ran)
+    memfs_("sync")  # pushes into origin, a repository of its own: only its hooks may run
+    assert [m for m in markers(ran) if not m.startswith("remote-hook-")] == []
 
 
 @pytest.mark.slow

@@ -1,0 +1,375 @@
+"""Sync a vault through a git remote: fetch, join by meaning, push; nothing lost, no conflict markers.
+
+A sync round, ``sync(engine, "origin")``:
+
+1. **Fetch** the remote's branch (outside the vault lock: the network may be slow).
+2. Under the vault lock, **commit what is not committed yet**: a person's edits (as theirs) and
+   the messages of sessions that commit by hand (as the agent), so the join starts from HEAD.
+3. **Join** (:func:`_join`): for every file the other side changed since the common ancestor,
+   :func:`memfs.merge.merge_file` decides; files the remote sends that a vault never holds (links,
+   files outside ``memories/`` and ``sessions/``, case twins, oversized files, conflict markers)
+   are not taken and are reported. A true conflict keeps the local version at its path and the
+   other side's as a conflict copy under ``conflicts/`` (committed, so nothing is lost anywhere),
+   listed by :func:`conflicts` and ``memfs doctor``, settled with :func:`resolve`. The files are
+   written and committed in one engine transaction whose commit has both histories as parents
+   (or HEAD simply moves forward when nothing here was new).
+4. **Push** (never forced). If the remote moved meanwhile, go round again (bounded).
+
+After a sync the index catches up from exactly the files the join wrote (they are pending like
+any write), and a watcher sees files that match HEAD, so it commits nothing as a person's edit.
+Credentials are git's business: memfs never asks for them or keeps them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import unicodedata
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from .documents import load_bytes
+from .engine import MAX_CONTENT_BYTES, WriteEngine, check_content
+from .errors import DocumentError, InvalidArgumentError, MemfsError, NotFoundError, PathError, SyncError
+from .history import has_conflict_markers
+from .layout import CONFLICTS_DIR, CONTENT_DIRS, TOMBSTONES, conflict_copy, conflicted_path, is_memory, label
+from .merge import merge_file
+from .paths import clean_relpath
+from .purge import Tombstones, tombstones
+
+MAX_ROUNDS = 5  # fetch-join-push rounds before giving up on a remote that keeps moving
+MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024
+_FILE_MODES = ("100644", "100755")
+_DELETED = "000000"
+
+
+@dataclass(frozen=True)
+class ConflictCopy:
+    """A file both sides changed in the same place: the local version stays at ``path``."""
+
+    path: str
+    copy: str  # the other side's version (vault path under ``conflicts/``)
+
+
+@dataclass
+class SyncResult:
+    """What a sync did.
+
+    Attributes:
+        remote: The remote's name (never its URL, which may hold credentials).
+        branch: The branch synced.
+        received: Vault paths the other side changed that this vault took in.
+        merged: Those of them both sides had changed, joined by meaning.
+        conflicts: Files changed on both sides in the same place (the other side kept as a copy).
+        skipped: ``path: reason`` for what the remote sent that a vault never holds.
+        notes: Decisions a person may want to know of (an edit kept over a deletion, a rename followed).
+        pushed: True when this sync sent commits to the remote.
+        head: The commit both sides are at afterwards.
+        rounds: Fetch-join-push rounds it took (more than one when the remote moved meanwhile).
+    """
+
+    remote: str
+    branch: str
+    received: list[str] = field(default_factory=list)
+    merged: list[str] = field(default_factory=list)
+    conflicts: list[ConflictCopy] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    pushed: bool = False
+    head: str | None = None
+    rounds: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        """The report as plain JSON data (``memfs sync --json``)."""
+        return asdict(self)
+
+
+def sync(engine: WriteEngine, remote: str = "origin", branch: str | None = None, *,
+         max_rounds: int = MAX_ROUNDS) -> SyncResult:  # fmt: skip
+    """Fetch ``branch`` of ``remote``, join it with this vault's history, push the result.
+
+    Args:
+        engine: The vault's write engine.
+        remote: A configured remote's name.
+        branch: The branch on both sides; by default the branch HEAD is on.
+        max_rounds: Rounds to try when the remote keeps moving between fetch and push.
+
+    Raises:
+        SyncError: No such remote, a detached HEAD, a vault inside a larger repository, the remote
+            unreachable, or still moving after ``max_rounds`` rounds.
+        RepositoryStateError: A person's merge, rebase... is in progress here.
+    """
+    history = engine.history
+    if history.prefix:
+        raise SyncError(f"{engine.root} is a folder inside a larger git repository; sync the repository "
+                        "with git, or give the vault a repository of its own")  # fmt: skip
+    if not isinstance(remote, str) or remote not in history.remotes():
+        raise SyncError(f"no remote named {remote!r}; add one with `git remote add {remote} URL`")
+    branch = branch or history.branch()
+    if branch is None:
+        raise SyncError("HEAD is detached (no branch to sync); check out a branch first")
+    report = SyncResult(remote, branch)
+    for round_ in range(1, max_rounds + 1):
+        report.rounds = round_
+        history.check_can_commit()
+        theirs = _fetch(engine, remote, branch)
+        with engine.locked():
+            _commit_pending(engine)
+            ours = history.head()
+            if theirs is not None and not history.is_ancestor(theirs, ours):
+                try:
+                    _join(engine, ours, theirs, report)
+                except SyncError:
+                    history.drop_fetched(remote, branch)  # nothing refused stays in the object store
+                    raise
+            if theirs is not None:
+                history.accept_fetched(remote, branch, theirs)
+            head = history.head()
+        report.head = head
+        if head is None or head == theirs:
+            return report
+        if _push(engine, remote, branch, head):
+            report.pushed = True
+            return report
+    raise SyncError(f"{remote}/{branch} kept moving during {max_rounds} rounds of sync; try again")
+
+
+def _fetch(engine: WriteEngine, remote: str, branch: str) -> str | None:
+    try:
+        return engine.history.fetch(remote, branch)
+    except MemfsError as exc:
+        raise SyncError(f"could not fetch {branch} from {remote}: {exc}") from exc
+
+
+def _push(engine: WriteEngine, remote: str, branch: str, head: str) -> bool:
+    try:
+        return engine.history.push(remote, branch, head)
+    except MemfsError as exc:
+        raise SyncError(f"could not push {branch} to {remote}: {exc}") from exc
+
+
+def _commit_pending(engine: WriteEngine) -> None:
+    """Commit a person's edits (as theirs) and sessions' uncommitted messages (as the agent)."""
+    engine.commit_outside_edits()
+    own = sorted(engine.own_uncommitted())
+    if own:
+        engine.commit(own, f"session: {len(own)} transcripts before a sync", {"Memfs-Op": "sync"})
+
+
+# -- the join ---------------------------------------------------------------------------------
+
+
+def _join(engine: WriteEngine, ours: str | None, theirs: str, report: SyncResult) -> None:
+    history = engine.history
+    base = history.merge_base(ours, theirs) if ours else None
+    mine = history.tree_changes(base, ours) if ours else {}
+    other = history.tree_changes(base, theirs)
+    paths = sorted(set(mine) | set(other))
+    old = history.files_at(base, paths) if base else dict.fromkeys(paths)
+    here = history.files_at(ours, paths) if ours else dict.fromkeys(paths)
+    there = history.files_at(theirs, paths)
+    _refuse_purged(engine, ours, theirs, there.get(TOMBSTONES) if TOMBSTONES in other else None)
+    known = {unicodedata.normalize("NFC", p).casefold(): p for p in history.tracked(ours)} if ours else {}
+    renamed_there = _renames(other, old, there)
+    renamed_here = _renames(mine, old, here)
+    files: dict[str, tuple[bytes | None, bytes | None]] = {}
+    tag = theirs[:10]
+    handled: set[str] = set()
+    for path in sorted(other):
+        if path in handled:
+            continue
+        refusal = _refusal(path, other[path], there[path], known)
+        if refusal:
+            report.skipped.append(f"{path}: {refusal}")
+            continue
+        b, o, t = old[path], here[path], there[path]
+        if path == TOMBSTONES:  # what either side purged stays purged: the union of both lists
+            joined = (Tombstones.parse(o or b"") | Tombstones.parse(t or b"")).render()
+            if joined != o:
+                files[path] = (o, joined)
+            continue
+        target = path
+        if t is None and o is not None and o != b and path in renamed_there:  # renamed there, edited here
+            target = renamed_there[path]
+            refusal = _refusal(target, other[target], there[target], known)
+            if refusal:
+                report.skipped.append(f"{target}: {refusal}")
+                continue
+            handled.add(target)
+            t = there[target]
+            files[path] = (o, None)  # the old name goes, as it went there
+            report.notes.append(f"{label(path)}: renamed there to {label(target)}; the edit made here follows it")
+        elif o is None and t is not None and t != b and path in renamed_here:  # renamed here, edited there
+            target = renamed_here[path]
+            o = here[target]
+            report.notes.append(f"{label(path)}: renamed here to {label(target)}; the edit made there follows it")
+        merged = merge_file(target, b, o, t)
+        if merged.note and not merged.conflict:
+            report.notes.append(merged.note)
+        if merged.conflict and t is not None:
+            copy = conflict_copy(target, tag)
+            files[copy] = (None, t)
+            report.conflicts.append(ConflictCopy(target, copy))
+        elif o not in (b, t) and t != b:
+            report.merged.append(target)
+        if merged.data != here[target]:
+            files[target] = (here[target], merged.data)
+        report.received.append(target)
+    for rel, (expected, _) in list(files.items()):
+        if expected is None and os.path.lexists(engine.root / rel) and rel.startswith(CONFLICTS_DIR + "/"):
+            files[rel] = (_read(engine, rel), files[rel][1])  # a copy from an earlier sync of the same commit
+    message = f"sync: {len(report.received)} files from {report.remote}/{report.branch}"
+    if report.conflicts:
+        message += f", {len(report.conflicts)} conflicts kept as copies"
+    engine.integrate(files, merge=theirs, message=message, trailers={"Memfs-Op": "sync"})
+
+
+def _refuse_purged(engine: WriteEngine, ours: str | None, theirs: str, sent: bytes | None) -> None:
+    """Raise SyncError rather than let a purged file version or text back into either history."""
+    here = tombstones(engine)
+    there = Tombstones.parse(sent) if sent is not None else Tombstones()
+    every = here | there
+    if not (every.blobs or every.texts):
+        return
+    history = engine.history
+    if any(every.is_purged(data) for data in history.new_blobs(theirs, ours)):
+        raise SyncError("the remote still holds content purged from this vault; purge it there too "
+                        "(`memfs purge ... --rewrite-remotes` from a clone that has it) before syncing")  # fmt: skip
+    if ours and (there.blobs - here.blobs or there.texts - here.texts):
+        if any(there.is_purged(data) for data in history.new_blobs(ours, theirs)):
+            raise SyncError("the remote purged content this vault still holds; clone the vault again "
+                            "from the remote (`memfs clone`), or purge the same content here first")  # fmt: skip
+
+
+def _refusal(path: str, mode: str, data: bytes | None, known: dict[str, str]) -> str:
+    """Why a file the remote sends is not taken in ("" if it is)."""
+    top = path.split("/", 1)[0]
+    if path == TOMBSTONES:
+        return "" if mode in (*_FILE_MODES, _DELETED) else "not a file"
+    if top not in (*CONTENT_DIRS, CONFLICTS_DIR):
+        return "outside memories/ and sessions/; a sync takes in only memories and transcripts"
+    try:
+        clean_relpath(path)
+    except PathError as exc:
+        return f"not a safe vault path ({exc})"
+    if mode == _DELETED:
+        return ""
+    if mode not in _FILE_MODES:
+        return "a symbolic link or submodule, which memfs never follows" if mode != "040000" else "not a file"
+    twin = known.get(unicodedata.normalize("NFC", path).casefold())
+    if twin is not None and twin != path:
+        return f"differs from {twin} only in letter case"
+    size = len(data or b"")
+    limit = MAX_TRANSCRIPT_BYTES if top == "sessions" else MAX_CONTENT_BYTES
+    if size > limit:
+        return f"{size} bytes, over the {limit}-byte limit"
+    if data is not None and has_conflict_markers(data):
+        return "holds git's conflict markers from a merge nobody resolved"
+    return ""
+
+
+def _renames(changes: dict[str, str], old: dict[str, bytes | None], new: dict[str, bytes | None]) -> dict[str, str]:
+    """Memories one side renamed: old path -> new path, matched by their stable ``id``."""
+    added = {}
+    for path, mode in changes.items():
+        if mode != _DELETED and old.get(path) is None and is_memory(path):
+            ident = _id_of(new.get(path))
+            if ident:
+                added[ident] = path
+    moved = {}
+    for path, mode in changes.items():
+        if mode == _DELETED and is_memory(path):
+            ident = _id_of(old.get(path))
+            if ident and ident in added:
+                moved[path] = added[ident]
+    return moved
+
+
+def _id_of(data: bytes | None) -> str | None:
+    if data is None:
+        return None
+    try:
+        ident = load_bytes(data).metadata.get("id")
+    except DocumentError:
+        return None
+    return ident if isinstance(ident, str) and ident else None
+
+
+def _read(engine: WriteEngine, rel: str) -> bytes | None:
+    with contextlib.suppress(OSError):
+        return (engine.root / rel).read_bytes()
+    return None
+
+
+# -- conflicts ------------------------------------------------------------------------------
+
+
+def conflicts(engine: WriteEngine) -> list[ConflictCopy]:
+    """The conflict copies a sync kept, oldest path first; each names the file it is a version of."""
+    folder = engine.root / CONFLICTS_DIR
+    found = []
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = sorted(d for d in dirnames if not os.path.islink(os.path.join(dirpath, d)))
+        for name in sorted(filenames):
+            copy = os.path.relpath(os.path.join(dirpath, name), engine.root).replace(os.sep, "/")
+            original = conflicted_path(copy)
+            if original is not None:
+                found.append(ConflictCopy(original, copy))
+    return sorted(found, key=lambda c: (c.path, c.copy))
+
+
+def resolve(engine: WriteEngine, path: str, keep: str | bytes, *, copy: str | None = None) -> str | None:
+    """Settle a conflict in one commit: keep the local version, the other side's, or given bytes.
+
+    Args:
+        engine: The vault's write engine.
+        path: The vault path in conflict (as :func:`conflicts` lists it).
+        keep: ``"local"`` (the file as it is), ``"remote"`` (the conflict copy), or the bytes to keep.
+        copy: Which copy ``remote`` means when a file has several; by default the only one.
+
+    Returns:
+        The commit id.
+
+    Raises:
+        NotFoundError: ``path`` has no conflict copy.
+        InvalidArgumentError: ``keep`` is none of the three, or ``remote`` is ambiguous.
+    """
+    mine = [c for c in conflicts(engine) if c.path == path]
+    if not mine:
+        raise NotFoundError(f"{path} has no conflict copy; `memfs conflicts` lists those that do")
+    if keep == "remote":
+        chosen = [c for c in mine if copy is None or c.copy == copy]
+        if len(chosen) != 1:
+            raise InvalidArgumentError(f"{path} has {len(mine)} conflict copies; name the one to keep: "
+                                       + ", ".join(c.copy for c in mine))  # fmt: skip
+        data: bytes | None = (engine.root / chosen[0].copy).read_bytes()
+    elif keep == "local":
+        data = None
+    elif isinstance(keep, bytes):
+        data = check_content(keep.decode("utf-8", "surrogateescape")) if is_memory(path) else keep
+    else:
+        raise InvalidArgumentError(f"keep must be 'local', 'remote' or the bytes to keep, got {keep!r}")
+    with engine.batch(f"resolve: {label(path)}", trailers={"Memfs-Op": "resolve"}):
+        if data is not None:
+            engine.write(path, data.decode("utf-8"), message=f"keep the chosen version of {label(path)}")
+        for conflict in mine:
+            engine.delete(conflict.copy, message=f"drop the conflict copy {conflict.copy}")
+    return engine.history.head()
+
+
+def report_lines(report: SyncResult) -> list[str]:
+    """The report as lines a person reads (``memfs sync``)."""
+    lines = [f"{len(report.received)} files in from {report.remote}/{report.branch}"
+             + (f" ({len(report.merged)} merged)" if report.merged else "")
+             + ("; pushed" if report.pushed else "; nothing to push")]  # fmt: skip
+    lines += [f"conflict: {c.path} (theirs kept as {c.copy}; `memfs resolve {c.path} --keep local|remote|FILE`)"
+              for c in report.conflicts]  # fmt: skip
+    lines += [f"skipped: {s}" for s in report.skipped]
+    lines += [f"note: {n}" for n in report.notes]
+    return lines
+
+
+def dumps_report(report: SyncResult) -> str:
+    """The report as JSON."""
+    return json.dumps(report.to_json(), indent=2, ensure_ascii=False)
