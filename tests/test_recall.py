@@ -11,7 +11,7 @@ import pytest
 
 import memfs
 from memfs.errors import InvalidArgumentError
-from memfs.index import ANALYZER
+from memfs.index import ANALYZER, speaker_of
 
 FILLER = ["The weather was fine all week.", "We watched a film about whales.", "Dinner was pasta again.",
           "The neighbours painted their fence.", "My cousin called about the wedding."]  # fmt: skip
@@ -106,6 +106,38 @@ def test_appends_and_pops_index_neighbours_as_a_rebuild_does(vault: memfs.Vault)
     assert incremental[-1]  # the filler is found
     vault.reindex(full=True)
     assert ranked() == incremental
+
+
+def test_plain_words_rank_as_whooshs_own_query_does(vault: memfs.Vault) -> None:
+    """Plain words are scored straight from the postings; a query with syntax goes through Whoosh."""
+    vault.session("one").append(chat("I adopted a greyhound from the shelter.", *FILLER, "Whales again?"))
+    vault.session("two").append(chat(*FILLER, "The shelter needs volunteers for the whales film."))
+    plain = [(h.session, h.position, h.score) for h in vault.search_messages("shelter whales greyhound", k=20)]
+    syntax = [(h.session, h.position, h.score) for h in vault.search_messages("shelter OR whales OR greyhound", k=20)]
+    assert len(plain) > 5 and plain == syntax
+    in_two = vault.search_messages("shelter", k=20, session="sessions/two.md")
+    assert [(h.session, h.position) for h in in_two] == [("sessions/two.md", n) for n in (6, 5, 4)]
+
+
+# -- speakers ------------------------------------------------------------------------------------
+
+
+def test_speaker_of_a_message() -> None:
+    assert speaker_of({"role": "user", "content": "Mel: I ran a charity race."}) == "Mel"
+    assert speaker_of({"role": "user", "content": "Anna Maria Lopez: hello"}) == "Anna Maria Lopez"
+    assert speaker_of({"role": "user", "name": "alice", "content": "Hi"}) == "alice"
+    assert speaker_of({"role": "user", "content": "no label: here"}) is None  # a label is capitalised
+    assert speaker_of({"role": "user", "content": "Plain text."}) is None
+
+
+def test_a_question_naming_a_speaker_prefers_their_messages(vault: memfs.Vault) -> None:
+    session = vault.session("talk")
+    session.append(chat("Mel: I ran a charity race last weekend.", *[f"Jon: {f}" for f in FILLER[:2]],
+                        "Jon: I ran a charity race too, years ago."))  # fmt: skip
+    hits = session.search("did Mel run a charity race")
+    assert hits[0].position == 1 and hits[0].item["content"].startswith("Mel:")
+    hits = session.search("did Jon run a charity race")
+    assert hits[0].position == 4
 
 
 # -- session dates -------------------------------------------------------------------------------
