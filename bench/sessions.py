@@ -161,8 +161,9 @@ def locomo_ablation() -> dict[str, Callable[[], Any]]:
         "without the session date's words": _patched(DATE_WEIGHT=0),
         "without the speaker field": _patched(speaker_of=lambda item: None),
         "Porter instead of Snowball, no possessive rule": _patched(stem=_porter),
-        "none of them (as before)": _patched(CONTEXT_WEIGHTS=(1,), DATE_WEIGHT=0, stem=_porter,
-                                             speaker_of=lambda item: None),  # fmt: skip
+        "none of them (as before)": _patched(
+            CONTEXT_WEIGHTS=(1,), DATE_WEIGHT=0, stem=_porter, speaker_of=lambda item: None
+        ),  # fmt: skip
     }
 
 
