@@ -17,9 +17,11 @@ with SIGBUS; the same list tells a long-lived reader when the index on disk is n
 it opened (a random id per index, and Whoosh's generation within it).
 
 Speed comes from three choices, measured in docs/benchmarks.md: one analyzer pass in plain
-Python (a regex, a stop list of ~170 English words, a cached Porter stemmer) instead of
-Whoosh's chain of generators; no term positions; and queries that are a flat OR of the
-question's content words, dropping words so common they cannot change the ranking.
+Python (a regex, a stop list of ~170 English words, possessives folded, a cached Snowball
+stemmer) instead of Whoosh's chain of generators; no term positions; and queries that are a
+flat OR of the question's content words, dropping words so common they cannot change the
+ranking. Messages are indexed with their neighbours' words and scored straight from the
+postings (:meth:`SearchIndex._rank`), memories too.
 """
 
 from __future__ import annotations
@@ -883,12 +885,18 @@ class SearchIndex:
             with self._lock:
                 try:
                     searcher = self._reader()
-                    q = self._query(text, searcher)
-                    if q is None:
-                        return []
-                    results = searcher.search(q, limit=k, filter=query.And(filters) if len(filters) > 1 else None,
-                                              mask=others)  # fmt: skip
-                    found = [(r.fields(), r.score) for r in results]
+                    parsed = self._parse(text, ("title", "body", "tags")) if _SYNTAX.search(text) else None
+                    if parsed is not None:
+                        results = searcher.search(parsed, limit=k, mask=others,
+                                                  filter=query.And(filters) if len(filters) > 1 else None)  # fmt: skip
+                        found = [(r.fields(), r.score) for r in results]
+                    else:
+                        terms = self._terms(text, searcher, "body")
+                        if not terms:
+                            return []
+                        words = _WORD.findall(text.lower())[:MAX_QUERY_TERMS]
+                        pairs = [(f, t) for t in terms for f in ("title", "body")] + [("tags", w) for w in words]
+                        found = self._rank(searcher, pairs, k, filters[1:])
                 except Exception as exc:
                     raise SearchIndexError(f"search failed ({exc.__class__.__name__}: {exc})") from exc
             stale = {s["path"] for s, _ in found if file_stat(self.root, s["path"]) != tuple(s["stat"][:2])}
@@ -927,7 +935,9 @@ class SearchIndex:
                         found = [(r.fields(), r.score) for r in searcher.search(parsed, limit=k,
                                                                                 filter=query.And(filters))]  # fmt: skip
                     else:
-                        found = self._rank_messages(searcher, self._terms(text, searcher, "message"), k, filters[1:])
+                        terms = self._terms(text, searcher, "message")
+                        pairs = [(f, t) for t in terms for f in MESSAGE_FIELDS]
+                        found = self._rank(searcher, pairs, k, filters[1:])
                     indexed = {s["session"]: self._transcript_stat(s["session"]) for s, _ in found}
                 except Exception as exc:
                     raise SearchIndexError(f"search failed ({exc.__class__.__name__}: {exc})") from exc
@@ -948,14 +958,15 @@ class SearchIndex:
                                    stored.get("time"), stored.get("date"), stored.get("day")))  # fmt: skip
         return hits
 
-    def _rank_messages(self, searcher: Any, terms: list[str], k: int,
-                       filters: list[Any]) -> list[tuple[dict[str, Any], float]]:  # fmt: skip
-        """The top ``k`` messages for ``terms`` by BM25F, scored straight from the postings.
+    def _rank(self, searcher: Any, pairs: list[tuple[str, str]], k: int,
+              filters: list[Any]) -> list[tuple[dict[str, Any], float]]:  # fmt: skip
+        """The top ``k`` documents for an OR of ``(field, term)`` pairs by BM25F, scored straight from the postings.
 
-        The same scores as Whoosh's ``Or`` of the terms under :data:`WEIGHTING`, at a fraction of
-        the cost: its matcher tree spends several microseconds of Python per posting, and a
-        message's postings are several times as many as its own words (its neighbours' are in
-        them). Only messages have these fields, so no filter by kind is needed.
+        The same scores and order as Whoosh's search of ``Or([Term(field, term), ...])`` under
+        :data:`WEIGHTING` (tested against it), at a fraction of the cost: Whoosh's matcher tree
+        spends several microseconds of Python per posting, here a few calls do. Only memories
+        have ``title``, ``body`` and ``tags``, and only messages ``message`` and ``speaker``, so
+        no filter by kind is needed; ``filters`` are Whoosh queries every hit must match.
         """
         reader = searcher.reader()
         allowed: set[int] | None = None
@@ -963,27 +974,26 @@ class SearchIndex:
             docs = set(searcher.docs_for_query(f))
             allowed = docs if allowed is None else allowed & docs
         scores: dict[int, float] = {}
-        for name in MESSAGE_FIELDS:
+        for name, term in dict.fromkeys(pairs):
+            if (name, term) not in reader:
+                continue
             k1 = WEIGHTING.K1 * (CONTEXT_WEIGHTS[0] if name == "message" else 1)
-            b = WEIGHTING.B
+            b = WEIGHTING._field_B.get(name, WEIGHTING.B)
             avgfl = searcher.avg_field_length(name) or 1
+            idf = searcher.idf(name, term)
             lengths = self._field_lengths.setdefault(name, {})
-            for term in terms:
-                if (name, term) not in reader:
-                    continue
-                idf = searcher.idf(name, term)
-                postings = reader.postings(name, term)
-                while postings.is_active():
-                    doc = postings.id()
-                    if allowed is None or doc in allowed:
-                        length = lengths.get(doc)
-                        if length is None:
-                            length = lengths[doc] = searcher.doc_field_length(doc, name, 1)
-                        tf = postings.weight()
-                        scores[doc] = scores.get(doc, 0.0) + idf * (tf * (k1 + 1)) / (
-                            tf + k1 * ((1 - b) + b * length / avgfl)
-                        )
-                    postings.next()
+            postings = reader.postings(name, term)
+            while postings.is_active():
+                doc = postings.id()
+                if allowed is None or doc in allowed:
+                    length = lengths.get(doc)
+                    if length is None:
+                        length = lengths[doc] = searcher.doc_field_length(doc, name, 1)
+                    tf = postings.weight()
+                    scores[doc] = scores.get(doc, 0.0) + idf * (tf * (k1 + 1)) / (
+                        tf + k1 * ((1 - b) + b * length / avgfl)
+                    )
+                postings.next()
         best = heapq.nsmallest(k, scores.items(), key=lambda pair: (-pair[1], pair[0]))  # ties: index order
         return [(searcher.stored_fields(doc), score) for doc, score in best]
 
@@ -994,18 +1004,6 @@ class SearchIndex:
             st = stored.get("stat") if stored else None
             self._transcript_stats[rel] = (int(st[0]), int(st[1])) if st else None
         return self._transcript_stats[rel]
-
-    def _query(self, text: str, searcher: Any) -> Any:
-        parsed = None
-        if _SYNTAX.search(text):
-            parsed = self._parse(text, ("title", "body", "tags"))
-        if parsed is not None:
-            return parsed
-        terms = self._terms(text, searcher, "body")
-        if not terms:
-            return None
-        return query.Or([query.Term(f, t) for t in terms for f in ("title", "body")] +
-                        [query.Term("tags", w) for w in _WORD.findall(text.lower())[:MAX_QUERY_TERMS]])  # fmt: skip
 
     @staticmethod
     def _terms(text: str, searcher: Any, field: str) -> list[str]:
