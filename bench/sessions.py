@@ -241,7 +241,38 @@ def locomo_bench(variants: dict[str, Callable[[], Any]] | None = None) -> dict[s
     return result
 
 
-if __name__ == "__main__" and sys.argv[1:2] != ["first-managed-append"]:
+def locomo_cost(k: int) -> dict[str, Any]:
+    """Wall and CPU time per message search over the LoCoMo conversations, one vault each.
+
+    CPU time says what a search costs when the machine is shared; run it with ``PYTHONPATH``
+    pointing at two checkouts, one after the other, to compare them.
+    """
+    wall: list[float] = []
+    cpu: list[float] = []
+    for conv in locomo_conversations():
+        folder = Path(tempfile.mkdtemp(prefix="memfs-locomo-cost-"))
+        try:
+            vault = memfs.Vault.open(folder / "vault", create=True, durable=False)
+            for n, sess in enumerate(conv["sessions"], 1):
+                session = vault.session(f"{conv['name']}-s{n}", commit="manual", metadata={"date": sess["date"]})
+                session.append(sess["items"])
+                session.commit()
+            vault.search_messages("warm up", k=k)
+            for q in conv["questions"]:
+                start, start_cpu = time.perf_counter(), time.process_time()
+                vault.search_messages(q["question"], k=k)
+                cpu.append((time.process_time() - start_cpu) * 1000)
+                wall.append((time.perf_counter() - start) * 1000)
+            vault.close()
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+    return {"memfs": memfs.__file__, "k": k, "wall": stats(wall), "cpu": stats(cpu)}
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["locomo-cost"]:
+    print(json.dumps(locomo_cost(int(sys.argv[2]) if len(sys.argv) > 2 else 20), indent=2))
+
+if __name__ == "__main__" and sys.argv[1:2] not in (["first-managed-append"], ["locomo-cost"]):
     print(json.dumps({"sessions": session_bench([100, 10_000], 30), "locomo": locomo_bench()}, indent=2))
 
 
