@@ -286,6 +286,7 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="2,000 memories and fewer repetitions")
     parser.add_argument("--sizes", type=int, nargs="+", help="vault sizes for the search benchmark")
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--ablation", action="store_true", help="LoCoMo: memfs with each retrieval rule left out too")
     parser.add_argument("--only", choices=["search", "write", "watch", "sessions", "locomo", "extraction"], nargs="+")
     args = parser.parse_args()
     sizes = args.sizes or ([2000] if args.quick else [10_000, 100_000])
@@ -318,7 +319,8 @@ def main() -> int:
         import sessions as session_benchmarks
 
         say("locomo: message retrieval beside bm25s")
-        result["locomo"] = session_benchmarks.locomo_bench()
+        variants = session_benchmarks.locomo_ablation() if args.ablation else None
+        result["locomo"] = session_benchmarks.locomo_bench(variants)
     if "extraction" in only:
         import sessions as session_benchmarks
 

@@ -11,6 +11,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -82,84 +83,196 @@ def _evidence(raw: list[str], known: set[str]) -> set[str]:
     return ids & known
 
 
-def locomo_bench() -> dict[str, Any]:
-    """The retrieval measurement of shared/data/locomo-dev/README.md, with bm25s beside it."""
+LOCOMO_DEPTH = 20  # hits taken per question: enough to find 3 distinct sessions
+
+
+def _recall(ranked: list[str], evidence: set[str], session_of: dict[str, str]) -> dict[str, float]:
+    """Turn Recall@5/@10 over the ranked turn ids; session Recall@1/@3 over the first k distinct sessions."""
+    sessions = list(dict.fromkeys(session_of[d] for d in ranked if d in session_of))
+    wanted = {session_of[d] for d in evidence}
+    return {
+        "turn_R@5": len(evidence & set(ranked[:5])) / len(evidence),
+        "turn_R@10": len(evidence & set(ranked[:10])) / len(evidence),
+        "session_R@1": len(wanted & set(sessions[:1])) / len(wanted),
+        "session_R@3": len(wanted & set(sessions[:3])) / len(wanted),
+    }
+
+
+def _summary(per_cat: dict[str, dict[str, list[float]]]) -> dict[str, Any]:
+    metrics = ("turn_R@5", "turn_R@10", "session_R@1", "session_R@3")
+    overall = {m: round(statistics.fmean([x for c in per_cat.values() for x in c[m]]), 3) for m in metrics}
+    by_category = {c: {m: round(statistics.fmean(v), 3) for m, v in scores.items()} | {"n": len(scores["turn_R@5"])}
+                   for c, scores in sorted(per_cat.items())}  # fmt: skip
+    return {"overall": overall, "by_category": by_category}
+
+
+def locomo_conversations() -> list[dict[str, Any]]:
+    """The development conversations as turns (dia_id, session number, speaker, text) and questions."""
+    out = []
+    for path in sorted(corpus.DATA.glob("*.json")):
+        data = json.loads(path.read_text())
+        sessions, n = [], 1
+        while f"session_{n}" in data:
+            turns = []
+            for t in data[f"session_{n}"]:
+                text = f"{t['speaker']}: {t['text']}"
+                if t.get("blip_caption"):
+                    text += f" [shares a photo: {t['blip_caption']}]"
+                turns.append({"role": "user" if t["speaker"] == data["speaker_a"] else "assistant",
+                              "content": text, "id": t["dia_id"]})  # fmt: skip
+            sessions.append({"date": data.get(f"session_{n}_date_time", ""), "items": turns})
+            n += 1
+        questions = [q for q in data["qa"] if q.get("category") in (1, 2, 3, 4)]
+        out.append({"name": path.stem, "sessions": sessions, "questions": questions})
+    return out
+
+
+def _patched(**values: Any) -> Callable[[], Callable[[], None]]:
+    """A variant of the ablation: memfs.index with some of its rules turned off, put back after."""
+    from memfs import index
+
+    def setup() -> Callable[[], None]:
+        saved = {name: getattr(index, name) for name in values}
+        for name, value in values.items():
+            setattr(index, name, value)
+        index.ANALYZER._stems.clear()
+
+        def restore() -> None:
+            for name, value in saved.items():
+                setattr(index, name, value)
+            index.ANALYZER._stems.clear()
+
+        return restore
+
+    return setup
+
+
+def _porter(word: str) -> str:
+    from whoosh.lang.porter import stem
+
+    return str(stem(word))
+
+
+def locomo_ablation() -> dict[str, Callable[[], Any]]:
+    """memfs with all its rules, then with each left out, then with none (the index before issue 15)."""
+    return {
+        "memfs": lambda: None,
+        "without neighbours": _patched(CONTEXT_WEIGHTS=(1,)),
+        "without the session date's words": _patched(DATE_WEIGHT=0),
+        "without the speaker field": _patched(speaker_of=lambda item: None),
+        "Porter instead of Snowball, no possessive rule": _patched(stem=_porter),
+        "none of them (as before)": _patched(
+            CONTEXT_WEIGHTS=(1,), DATE_WEIGHT=0, stem=_porter, speaker_of=lambda item: None
+        ),  # fmt: skip
+    }
+
+
+def locomo_bench(variants: dict[str, Callable[[], Any]] | None = None) -> dict[str, Any]:
+    """The retrieval measurement of shared/data/locomo-dev/README.md, with the protocol's bm25s beside it.
+
+    ``variants`` maps a name to a function that sets memfs up for it (the ablation): each
+    variant builds its own vaults, so the index is built the way that variant says.
+    """
     try:
         import bm25s
+        import Stemmer
     except ImportError:
-        return {"skipped": "bm25s is not installed (pip install 'memfs-vault[bench]')"}
-    files = sorted(corpus.DATA.glob("*.json"))
-    if not files:
+        return {"skipped": "bm25s or PyStemmer is not installed (pip install 'memfs-vault[bench]')"}
+    conversations = locomo_conversations()
+    if not conversations:
         return {"skipped": "LoCoMo data not found"}
-    per_cat: dict[str, dict[str, list[float]]] = {}
-    latency: list[float] = []
-    for path in files:
-        data = json.loads(path.read_text())
-        folder = Path(tempfile.mkdtemp(prefix="memfs-locomo-"))
-        try:
-            vault = memfs.Vault.open(folder / "vault", create=True, durable=False)
-            turns: list[tuple[str, str, str]] = []  # (dia_id, session path, text)
-            speaker_a = data["speaker_a"]
-            n = 1
-            while f"session_{n}" in data:
-                session = vault.session(f"{path.stem}-s{n}", commit="manual",
-                                        metadata={"date": data.get(f"session_{n}_date_time", "")})  # fmt: skip
-                items = []
-                for t in data[f"session_{n}"]:
-                    text = f"{t['speaker']}: {t['text']}"
-                    if t.get("blip_caption"):
-                        text += f" [shares a photo: {t['blip_caption']}]"
-                    items.append({"role": "user" if t["speaker"] == speaker_a else "assistant", "content": text,
-                                  "id": t["dia_id"]})  # fmt: skip
-                    turns.append((t["dia_id"], session.path, text))
-                session.append(items)
-                session.commit()
-                n += 1
-            known = {d for d, _, _ in turns}
-            session_of = {d: s for d, s, _ in turns}
-            tokenized = bm25s.tokenize([t for _, _, t in turns], stopwords="en", show_progress=False)
-            retriever = bm25s.BM25()
-            retriever.index(tokenized, show_progress=False)
-            vault.search_messages("warm up", k=10)
-            for q in data["qa"]:
-                if q.get("category") not in (1, 2, 3, 4):
-                    continue
-                evidence = _evidence(q.get("evidence", []), known)
-                if not evidence:
-                    continue
-                start = time.perf_counter()
-                hits = vault.search_messages(q["question"], k=10)
-                latency.append((time.perf_counter() - start) * 1000)
-                ours = [h.item.get("id") for h in hits]
-                idx, _ = retriever.retrieve(bm25s.tokenize([q["question"]], stopwords="en", show_progress=False),
-                                            k=min(10, len(turns)), show_progress=False)  # fmt: skip
-                theirs = [turns[i][0] for i in idx[0]]
-                for engine, ranked in (("memfs", ours), ("bm25s", theirs)):
-                    scores = per_cat.setdefault(f"{engine}:{q['category']}", {})
-                    sessions = [session_of.get(d) for d in ranked]
-                    wanted = {session_of[d] for d in evidence}
-                    for name, value in (
-                        ("turn_R@5", len(evidence & set(ranked[:5])) / len(evidence)),
-                        ("turn_R@10", len(evidence & set(ranked[:10])) / len(evidence)),
-                        ("session_R@1", len(wanted & set(sessions[:1])) / len(wanted)),
-                        ("session_R@3", len(wanted & set(sessions[:3])) / len(wanted)),
-                    ):
-                        scores.setdefault(name, []).append(value)
-            vault.close()
-        finally:
-            shutil.rmtree(folder, ignore_errors=True)
-    result: dict[str, Any] = {"questions": len(latency), "search_latency": stats(latency)}
-    for engine in ("memfs", "bm25s"):
-        cats = {k.split(":")[1]: v for k, v in per_cat.items() if k.startswith(engine + ":")}
-        overall = {m: round(statistics.fmean([x for c in cats.values() for x in c[m]]), 3)
-                   for m in ("turn_R@5", "turn_R@10", "session_R@1", "session_R@3")}  # fmt: skip
-        result[engine] = {"overall": overall, "by_category": {
-            c: {m: round(statistics.fmean(v), 3) for m, v in scores.items()} | {"n": len(scores["turn_R@5"])}
-            for c, scores in sorted(cats.items())}}  # fmt: skip
+    stemmer = Stemmer.Stemmer("english")
+    result: dict[str, Any] = {}
+    base_cat: dict[str, dict[str, list[float]]] = {}
+    base_latency: list[float] = []
+    variants = variants or {"memfs": lambda: None}
+    for name, setup in variants.items():
+        baseline_too = name == next(iter(variants))  # the baseline is measured once, beside the first
+        restore = setup()
+        per_cat: dict[str, dict[str, list[float]]] = {}
+        latency: list[float] = []
+        messages = 0
+        for conv in conversations:
+            folder = Path(tempfile.mkdtemp(prefix="memfs-locomo-"))
+            try:
+                vault = memfs.Vault.open(folder / "vault", create=True, durable=False)
+                turns: list[tuple[str, str, str]] = []  # (dia_id, session path, text)
+                for n, sess in enumerate(conv["sessions"], 1):
+                    session = vault.session(f"{conv['name']}-s{n}", commit="manual", metadata={"date": sess["date"]})
+                    session.append(sess["items"])
+                    session.commit()
+                    turns += [(t["id"], session.path, t["content"]) for t in sess["items"]]
+                messages += len(turns)
+                known = {d for d, _, _ in turns}
+                session_of = {d: s for d, s, _ in turns}
+                retriever = None
+                if baseline_too:
+                    retriever = bm25s.BM25()
+                    retriever.index(bm25s.tokenize([t for _, _, t in turns], stopwords="en", stemmer=stemmer,
+                                                   show_progress=False), show_progress=False)  # fmt: skip
+                vault.search_messages("warm up", k=LOCOMO_DEPTH)
+                for q in conv["questions"]:
+                    evidence = _evidence(q.get("evidence", []), known)
+                    if not evidence:
+                        continue
+                    start = time.perf_counter()
+                    hits = vault.search_messages(q["question"], k=LOCOMO_DEPTH)
+                    latency.append((time.perf_counter() - start) * 1000)
+                    cat = str(q["category"])
+                    for metric, value in _recall([h.item.get("id") for h in hits], evidence, session_of).items():
+                        per_cat.setdefault(cat, {}).setdefault(metric, []).append(value)
+                    if retriever is not None:
+                        start = time.perf_counter()
+                        tokens = bm25s.tokenize([q["question"]], stopwords="en", stemmer=stemmer, show_progress=False)
+                        idx, _ = retriever.retrieve(tokens, k=min(LOCOMO_DEPTH, len(turns)), show_progress=False)
+                        base_latency.append((time.perf_counter() - start) * 1000)
+                        ranked = [turns[i][0] for i in idx[0]]
+                        for metric, value in _recall(ranked, evidence, session_of).items():
+                            base_cat.setdefault(cat, {}).setdefault(metric, []).append(value)
+                vault.close()
+            finally:
+                shutil.rmtree(folder, ignore_errors=True)
+        if callable(restore):
+            restore()
+        result[name] = _summary(per_cat) | {"search_latency": stats(latency)}
+        result.setdefault("questions", len(latency))
+        result.setdefault("messages", messages)
+    result["bm25s"] = _summary(base_cat) | {"search_latency": stats(base_latency)}
     return result
 
 
-if __name__ == "__main__" and sys.argv[1:2] != ["first-managed-append"]:
+def locomo_cost(k: int) -> dict[str, Any]:
+    """Wall and CPU time per message search over the LoCoMo conversations, one vault each.
+
+    CPU time says what a search costs when the machine is shared; run it with ``PYTHONPATH``
+    pointing at two checkouts, one after the other, to compare them.
+    """
+    wall: list[float] = []
+    cpu: list[float] = []
+    for conv in locomo_conversations():
+        folder = Path(tempfile.mkdtemp(prefix="memfs-locomo-cost-"))
+        try:
+            vault = memfs.Vault.open(folder / "vault", create=True, durable=False)
+            for n, sess in enumerate(conv["sessions"], 1):
+                session = vault.session(f"{conv['name']}-s{n}", commit="manual", metadata={"date": sess["date"]})
+                session.append(sess["items"])
+                session.commit()
+            vault.search_messages("warm up", k=k)
+            for q in conv["questions"]:
+                start, start_cpu = time.perf_counter(), time.process_time()
+                vault.search_messages(q["question"], k=k)
+                cpu.append((time.process_time() - start_cpu) * 1000)
+                wall.append((time.perf_counter() - start) * 1000)
+            vault.close()
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+    return {"memfs": memfs.__file__, "k": k, "wall": stats(wall), "cpu": stats(cpu)}
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["locomo-cost"]:
+    print(json.dumps(locomo_cost(int(sys.argv[2]) if len(sys.argv) > 2 else 20), indent=2))
+
+if __name__ == "__main__" and sys.argv[1:2] not in (["first-managed-append"], ["locomo-cost"]):
     print(json.dumps({"sessions": session_bench([100, 10_000], 30), "locomo": locomo_bench()}, indent=2))
 
 

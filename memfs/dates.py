@@ -134,3 +134,62 @@ def iso(moment: datetime) -> str:
 
 def _shown(value: Any) -> str:
     return repr(value) if isinstance(value, str) else repr(str(value))
+
+
+def day_range(since: Any, until: Any, *, now: datetime | None = None) -> tuple[str | None, str | None]:
+    """:func:`time_range` as the local days it starts and ends on (``2026-11-01``), for filters by day."""
+    start, stop = time_range(since, until, now=now)
+    return (start.astimezone().date().isoformat() if start else None), (
+        stop.astimezone().date().isoformat() if stop else None
+    )
+
+
+_MONTHS = {m: n for n, m in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split(), 1)}
+_MONTH = (
+    r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+)
+_WRITTEN = (
+    re.compile(r"(?<!\d)(\d{4})-(\d{1,2})-(\d{1,2})(?!\d)"),  # 2023-05-08, 2023-05-08T13:56:00Z
+    re.compile(rf"(?<!\w)(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH},?\s+(\d{{4}})(?!\d)", re.IGNORECASE),
+    re.compile(rf"(?<!\w){_MONTH}\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})(?!\d)", re.IGNORECASE),
+)
+
+
+def written_date(text: Any) -> date | None:
+    """The calendar day a date written by people names, or None if none is found.
+
+    Reads ISO dates and the common English forms ("8 May, 2023", "May 8th 2023", "1:56 pm on 8
+    May, 2023"), month names in full or abbreviated: what a transcript's ``date`` holds when a
+    person or another tool wrote it. Nothing is guessed: "05/08/2023" is May or August.
+    """
+    if isinstance(value := text, datetime):
+        return value.date()
+    if isinstance(value, date):
+        return value
+    if not isinstance(value, str):
+        return None
+    for kind, pattern in enumerate(_WRITTEN):
+        match = pattern.search(value)
+        if match is None:
+            continue
+        if kind == 0:
+            year, month, day = int(match[1]), int(match[2]), int(match[3])
+        elif kind == 1:
+            day, month, year = int(match[1]), _MONTHS[match[2][:3].lower()], int(match[3])
+        else:
+            month, day, year = _MONTHS[match[1][:3].lower()], int(match[2]), int(match[3])
+        try:
+            return date(year, month, day)
+        except ValueError:  # the 31st of April
+            return None
+    return None
+
+
+def date_words(day: date) -> str:
+    """A day in English words and numbers, as questions name it: ``8 May 2023``."""
+    return f"{day.day} {_MONTH_NAMES[day.month - 1]} {day.year}"
+
+
+_MONTH_NAMES = ("January February March April May June July August September October November "
+                "December").split()  # fmt: skip

@@ -1202,11 +1202,13 @@ class WriteEngine:
                 self._sync_index(None)
             return self.index.search(query, resync=self._resync, **options)
 
-    def search_messages(self, query: str, *, k: int = 10, session: str | None = None) -> list[MessageHit]:
-        """Search the messages of every session (or of one transcript, by vault path)."""
+    def search_messages(self, query: str, *, k: int = 10, session: str | None = None, since: str | None = None,
+                        until: str | None = None) -> list[MessageHit]:  # fmt: skip
+        """Search the messages of every session (or of one transcript, by vault path), ``since``/``until`` ISO days."""
         check_count("k", k)
         self.catch_up()
-        return self.index.search_messages(query, k=k, session=session, resync=self._resync)
+        return self.index.search_messages(query, k=k, session=session, since=since, until=until,
+                                          resync=self._resync)  # fmt: skip
 
     def path_of(self, memory_id: str) -> str | None:
         """The vault path of the memory with this id, or None."""

@@ -17,15 +17,18 @@ with SIGBUS; the same list tells a long-lived reader when the index on disk is n
 it opened (a random id per index, and Whoosh's generation within it).
 
 Speed comes from three choices, measured in docs/benchmarks.md: one analyzer pass in plain
-Python (a regex, a stop list of ~170 English words, a cached Porter stemmer) instead of
-Whoosh's chain of generators; no term positions; and queries that are a flat OR of the
-question's content words, dropping words so common they cannot change the ranking.
+Python (a regex, a stop list of ~170 English words, possessives folded, a cached Snowball
+stemmer) instead of Whoosh's chain of generators; no term positions; and queries that are a
+flat OR of the question's content words, dropping words so common they cannot change the
+ranking. Messages are indexed with their neighbours' words and scored straight from the
+postings (:meth:`SearchIndex._rank`), memories too.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import heapq
 import hmac
 import json
 import logging
@@ -40,14 +43,15 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from whoosh import fields, qparser, query
+from whoosh import fields, qparser, query, scoring
 from whoosh.analysis import Analyzer, Token
 from whoosh.filedb.filestore import FileStorage
 from whoosh.filedb.structfile import BufferFile
 from whoosh.index import TOC, FileIndex
-from whoosh.lang.porter import stem as porter_stem
+from whoosh.lang.snowball.english import EnglishStemmer
 
 from . import transcript
+from .dates import date_words, written_date
 from .documents import Document, load_bytes, normalize_time, tags_of, timestamp
 from .errors import DocumentError, SearchIndexError
 from .freshness import ChangeFinder, file_stat, walk
@@ -56,7 +60,7 @@ from .layout import CONTENT_DIRS, is_transcript, split_memory_path
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 MAX_INDEXED_BYTES = 4 * 1024 * 1024
 MAX_QUERY_TERMS = 32
 COMMON_TERM_SHARE = 0.2  # a term in more than this share of documents is dropped ...
@@ -80,8 +84,24 @@ STOP_WORDS = frozenset(
 )
 
 
+_SNOWBALL = EnglishStemmer()
+
+
+def stem(word: str) -> str:
+    """The index term of one lowercase word.
+
+    A possessive is the name it belongs to ("audrey's" → "audrey"), and words are stemmed with
+    Snowball's English (Porter2) stemmer, which unlike Porter's keeps "try", "tried" and
+    "trying" together.
+    """
+    word = word.replace("’", "'")
+    if word.endswith("'s"):
+        word = word[:-2]
+    return str(_SNOWBALL.stem(word))
+
+
 class _ContentAnalyzer(Analyzer):  # type: ignore[misc]
-    """Lowercase words, English stop words removed, Porter stems, in one pass."""
+    """Lowercase words, English stop words removed, possessives dropped, Snowball stems, in one pass."""
 
     def __init__(self) -> None:
         self._stems: dict[str, str] = {}
@@ -106,7 +126,7 @@ class _ContentAnalyzer(Analyzer):  # type: ignore[misc]
                 continue
             stemmed = cache.get(word)
             if stemmed is None:
-                stemmed = cache[word] = porter_stem(word.replace("’", "'"))
+                stemmed = cache[word] = stem(word)
             yield stemmed
 
     def __call__(self, value: str, positions: bool = False, chars: bool = False,
@@ -122,6 +142,30 @@ class _ContentAnalyzer(Analyzer):  # type: ignore[misc]
 
 
 ANALYZER = _ContentAnalyzer()
+
+# A message is indexed with the words of the messages around it, weaker, because a question
+# often repeats the words of the turn before its answer ("How long have you been doing yoga?" /
+# "Three years now"). Whoosh counts whole occurrences only, so weights are repetitions: a
+# message's own words count 4 times, its neighbours' twice, those two away once, and K1 of the
+# ``message`` field is scaled by the first weight, which makes BM25 rank exactly as with
+# weights 1, 1/2, 1/4 (docs/benchmarks.md has the measurements behind these numbers).
+CONTEXT_WEIGHTS = (4, 2, 1)
+DATE_WEIGHT = 1  # the words of the session's date ("8 May 2023") count like a turn two away
+K1 = 1.2
+
+
+class _Weighting(scoring.BM25F):  # type: ignore[misc]
+    """Whoosh's BM25F, with K1 of the ``message`` field scaled to its repeated terms."""
+
+    def scorer(self, searcher: Any, fieldname: str, text: Any, qf: int = 1) -> Any:
+        if fieldname != "message":
+            return super().scorer(searcher, fieldname, text, qf=qf)
+        return scoring.BM25FScorer(searcher, fieldname, text, self._field_B.get(fieldname, self.B),
+                                   self.K1 * CONTEXT_WEIGHTS[0], qf=qf)  # fmt: skip
+
+
+WEIGHTING = _Weighting(K1=K1)
+MESSAGE_FIELDS = ("message", "speaker")
 
 
 def _schema() -> fields.Schema:
@@ -141,6 +185,10 @@ def _schema() -> fields.Schema:
         error=fields.STORED(),
         session=fields.ID(stored=True),
         session_id=fields.STORED(),
+        message=fields.TEXT(analyzer=ANALYZER, phrase=False),  # a message's words and its neighbours'
+        speaker=fields.TEXT(analyzer=ANALYZER, phrase=False),  # who said a message, when known
+        date=fields.STORED(),  # a message's session date, as its transcript writes it
+        day=fields.ID(stored=True),  # the same as an ISO date, for since/until
         position=fields.STORED(),
         role=fields.ID(stored=True),
         time=fields.ID(stored=True),
@@ -367,6 +415,9 @@ class MessageHit:
         snippet: A passage of the message with matched words in ``**bold**``.
         item: The stored item itself (with its own ``id`` if it had one).
         time: When the message was appended (ISO 8601), if recorded.
+        date: When the conversation took place, as its transcript's front matter says (``date``,
+            else ``created``): what a question asking "when" needs.
+        day: The same as an ISO date (``2023-05-08``) when it reads as one.
     """
 
     session_id: str
@@ -377,6 +428,8 @@ class MessageHit:
     snippet: str
     item: dict[str, Any]
     time: str | None = None
+    date: str | None = None
+    day: str | None = None
 
 
 @dataclass(frozen=True)
@@ -430,6 +483,7 @@ class SearchIndex:
         self._id = ""
         self._searcher: Any = None
         self._transcript_stats: dict[str, tuple[int, int] | None] = {}
+        self._field_lengths: dict[str, dict[int, int]] = {}  # per field, per document of the open searcher
         self._open()
 
     # -- lifecycle -------------------------------------------------------------
@@ -481,7 +535,7 @@ class SearchIndex:
             cache = self._storage.cache
             storage.cache = {k: v for k, v in cache.items() if storage.trusted.get(k[0], (0, ""))[1] == k[1]}
         ix = FileIndex(storage, schema=_schema(), indexname=INDEX_NAME)  # the schema is never unpickled
-        searcher = ix.searcher()  # reads every segment now, so damage shows here
+        searcher = ix.searcher(weighting=WEIGHTING)  # reads every segment now, so damage shows here
         self._release()
         self._ix, self._storage, self._searcher, self._manifest = ix, storage, searcher, data
         if body["id"] != self._id:
@@ -492,6 +546,7 @@ class SearchIndex:
         searcher, self._searcher = self._searcher, None
         self._ix, self._manifest = None, None
         self._transcript_stats = {}
+        self._field_lengths = {}
         with contextlib.suppress(Exception):  # closing a damaged index must not fail
             if searcher is not None:
                 searcher.close()
@@ -556,7 +611,7 @@ class SearchIndex:
             if self._ix is None and not self.refresh():
                 raise SearchIndexError(f"the search index is unusable: {self.problem}")
             if self._searcher is None:
-                self._searcher = self._ix.searcher()
+                self._searcher = self._ix.searcher(weighting=WEIGHTING)
         return self._searcher
 
     # -- keeping it in step with the files -------------------------------------
@@ -641,49 +696,75 @@ class SearchIndex:
         """Index a transcript's messages; after an append or a pop, only what changed.
 
         The transcript's own entry keeps digests of the file's prefix at its last entries and at
-        its end: if the file still starts with one of them, only entries from there are re-read.
+        its end. A message's document holds its neighbours' words, so a change reaches the
+        messages just before it too: if the file still starts with one of the digested prefixes,
+        entries are re-read from a few messages before it, the first ones for their words alone.
         """
         stored = dict(self._reader().document(path=rel) or {}) if known else {}
+        marks = sorted(((n, off, digest) for off, (digest, n) in (stored.get("checkpoints") or {}).items()
+                        if off <= len(data)), reverse=True)  # fmt: skip
+        # the marks were taken from one version of the file: those before a matching one match too
+        same = next((n for n, off, digest in marks if hashlib.sha256(data[:off]).hexdigest() == digest), None)
+        reach = len(CONTEXT_WEIGHTS) - 1
         start, first = None, 1
-        for offset, (digest, n) in (stored.get("checkpoints") or {}).items():
-            if offset <= len(data) and (start is None or offset > start):
-                if hashlib.sha256(data[:offset]).hexdigest() == digest:
-                    start, first = offset, n
+        if same is not None:
+            first, start = next(((n, off) for n, off, _ in marks if n <= same - 2 * reach), (1, None))
         (report.updated if known else report.added).append(rel)
         try:
-            if start is None:
-                parsed = transcript.parse(data, path=rel)
-                entries, problems = parsed.entries, parsed.problems
-                session_id = str(parsed.metadata.get("session_id", rel))
-            else:
-                entries, problems = transcript.parse_entries(data, start)
-                session_id = str(stored.get("session_id") or rel)
+            entries, problems, meta = self._transcript_entries(data, rel, start, stored)
+            if start is not None and sum(e.kind == "item" and e.n < (same or 0) for e in entries) < 2 * reach:
+                start, first = None, 1  # manager entries in between: too few messages read for their neighbours
+                entries, problems, meta = self._transcript_entries(data, rel, None, stored)
         except DocumentError as exc:
             report.problems.append(Problem(rel, exc.reason))
             writer.delete_by_term("session", rel)
             writer.update_document(path=rel, kind="invalid", stat=(st[0], st[1], sha), error=exc.reason)
             return
+        messages = [e for e in entries if e.kind == "item"]
+        context = 0 if start is None else reach  # the first messages read are only their neighbours' context
         if start is None:
             writer.delete_by_term("session", rel)
         else:
-            for n in range(first, int(stored.get("position") or 0) + 1):
+            changed = messages[context].n if len(messages) > context else first
+            for n in range(changed, int(stored.get("position") or 0) + 1):
                 writer.delete_by_term("path", f"{rel}#{n}")
         for problem in problems:
             report.problems.append(Problem(rel, f"byte {problem.offset}: {problem.reason}"))
-        for entry in entries:
-            if entry.kind == "item":
-                role = str(entry.item.get("role") or entry.item.get("type") or "")
-                writer.add_document(**_with_terms({
-                    "path": f"{rel}#{entry.n}", "kind": "message", "session": rel, "session_id": session_id,
-                    "namespace": "",
-                    "title": role, "body": text_of(entry.item), "position": entry.n, "role": role,
-                    "time": entry.time, "item": json.dumps(entry.item, ensure_ascii=False),
-                }))  # fmt: skip
+        day = written_date(meta["date"])
+        date_terms = list(ANALYZER.stems(date_words(day) if day else meta["date"] or "")) * DATE_WEIGHT
+        own = [list(ANALYZER.stems(text_of(e.item))) for e in messages]
+        for i in range(context, len(messages)):
+            entry = messages[i]
+            role = str(entry.item.get("role") or entry.item.get("type") or "")
+            writer.add_document(**_with_terms({
+                "path": f"{rel}#{entry.n}", "kind": "message", "session": rel, "session_id": meta["session_id"],
+                "namespace": "", "message": _message_terms(own, i, date_terms), "position": entry.n,
+                "speaker": speaker_of(entry.item),
+                "role": role, "time": entry.time, "item": json.dumps(entry.item, ensure_ascii=False),
+                "date": meta["date"], "day": day.isoformat() if day else None,
+            }))  # fmt: skip
         last = entries[-1].n if entries else first - 1
-        marks = [(e.offset, e.n) for e in entries[-8:]] + [(len(data), last + 1)]
-        checkpoints = {off: (hashlib.sha256(data[:off]).hexdigest(), n) for off, n in marks}
-        writer.update_document(path=rel, kind="transcript", stat=(st[0], st[1], sha), session_id=session_id,
-                               checkpoints=checkpoints, position=last)  # fmt: skip
+        marks_now = [(e.offset, e.n) for e in entries[-8:]] + [(len(data), last + 1)]
+        checkpoints = {off: (hashlib.sha256(data[:off]).hexdigest(), n) for off, n in marks_now}
+        writer.update_document(path=rel, kind="transcript", stat=(st[0], st[1], sha), checkpoints=checkpoints,
+                               position=last, **{k: v for k, v in meta.items() if v is not None})  # fmt: skip
+
+    @staticmethod
+    def _transcript_entries(data: bytes, rel: str, start: int | None,
+                            stored: dict[str, Any]) -> tuple[list[Any], list[Any], dict[str, Any]]:  # fmt: skip
+        """A transcript's entries (all, or from ``start``) and what its messages take from its front matter.
+
+        That is the session's id and date: ``date`` if the front matter has one (the day the
+        conversation took place, as written), else ``created``. Read from the transcript's own
+        index entry when only the end of the file is parsed.
+        """
+        if start is not None:
+            entries, problems = transcript.parse_entries(data, start)
+            return entries, problems, {"session_id": str(stored.get("session_id") or rel), "date": stored.get("date")}
+        parsed = transcript.parse(data, path=rel)
+        written = parsed.metadata.get("date") or parsed.metadata.get("created")
+        meta = {"session_id": str(parsed.metadata.get("session_id", rel)), "date": str(written) if written else None}
+        return parsed.entries, parsed.problems, meta
 
     def _fields(self, rel: str, doc: Document, st: tuple[int, int], sha: str) -> dict[str, Any]:
         meta = doc.metadata
@@ -804,12 +885,18 @@ class SearchIndex:
             with self._lock:
                 try:
                     searcher = self._reader()
-                    q = self._query(text, searcher)
-                    if q is None:
-                        return []
-                    results = searcher.search(q, limit=k, filter=query.And(filters) if len(filters) > 1 else None,
-                                              mask=others)  # fmt: skip
-                    found = [(r.fields(), r.score) for r in results]
+                    parsed = self._parse(text, ("title", "body", "tags")) if _SYNTAX.search(text) else None
+                    if parsed is not None:
+                        results = searcher.search(parsed, limit=k, mask=others,
+                                                  filter=query.And(filters) if len(filters) > 1 else None)  # fmt: skip
+                        found = [(r.fields(), r.score) for r in results]
+                    else:
+                        terms = self._terms(text, searcher, "body")
+                        if not terms:
+                            return []
+                        words = _WORD.findall(text.lower())[:MAX_QUERY_TERMS]
+                        pairs = [(f, t) for t in terms for f in ("title", "body")] + [("tags", w) for w in words]
+                        found = self._rank(searcher, pairs, k, filters[1:])
                 except Exception as exc:
                     raise SearchIndexError(f"search failed ({exc.__class__.__name__}: {exc})") from exc
             stale = {s["path"] for s, _ in found if file_stat(self.root, s["path"]) != tuple(s["stat"][:2])}
@@ -822,26 +909,35 @@ class SearchIndex:
         stems = set(ANALYZER.stems(text))
         return [self._hit(stored, score, stems if snippets else None) for stored, score in found]
 
-    def search_messages(self, text: str, *, k: int = 10, session: str | None = None,
-                        resync: Resync | None = None) -> list[MessageHit]:  # fmt: skip
+    def search_messages(self, text: str, *, k: int = 10, session: str | None = None, since: str | None = None,
+                        until: str | None = None, resync: Resync | None = None) -> list[MessageHit]:  # fmt: skip
         """Rank conversation messages for ``text`` (all sessions, or one transcript path).
 
-        Hits are checked against their transcript as :meth:`search` checks memories.
+        A message is found by its own words and, weaker, by those of the two messages either
+        side of it and of its session's date. ``since`` and ``until`` are ISO days
+        (``2023-05-08``), compared with the session's date. Hits are checked against their
+        transcript as :meth:`search` checks memories.
         """
         if not isinstance(text, str):
             raise TypeError(f"query must be a string, got {text.__class__.__name__}")
         if k <= 0:
             return []
         filters = [query.Term("kind", "message")] + ([query.Term("session", session)] if session else [])
+        if since or until:
+            filters.append(query.TermRange("day", since, until))
         found: list[tuple[dict[str, Any], float]] = []
         for attempt in range(VERIFY_ATTEMPTS):
             with self._lock:
                 try:
                     searcher = self._reader()
-                    q = self._query(text, searcher)
-                    if q is None:
-                        return []
-                    found = [(r.fields(), r.score) for r in searcher.search(q, limit=k, filter=query.And(filters))]
+                    parsed = self._parse(text, MESSAGE_FIELDS) if _SYNTAX.search(text) else None
+                    if parsed is not None:
+                        found = [(r.fields(), r.score) for r in searcher.search(parsed, limit=k,
+                                                                                filter=query.And(filters))]  # fmt: skip
+                    else:
+                        terms = self._terms(text, searcher, "message")
+                        pairs = [(f, t) for t in terms for f in MESSAGE_FIELDS]
+                        found = self._rank(searcher, pairs, k, filters[1:])
                     indexed = {s["session"]: self._transcript_stat(s["session"]) for s, _ in found}
                 except Exception as exc:
                     raise SearchIndexError(f"search failed ({exc.__class__.__name__}: {exc})") from exc
@@ -859,8 +955,47 @@ class SearchIndex:
             hits.append(MessageHit(stored.get("session_id") or stored["session"], stored["session"],
                                    stored["position"], stored.get("role", ""),
                                    round(float(score), 4), make_snippet(text_of(item), stems), item,
-                                   stored.get("time")))  # fmt: skip
+                                   stored.get("time"), stored.get("date"), stored.get("day")))  # fmt: skip
         return hits
+
+    def _rank(self, searcher: Any, pairs: list[tuple[str, str]], k: int,
+              filters: list[Any]) -> list[tuple[dict[str, Any], float]]:  # fmt: skip
+        """The top ``k`` documents for an OR of ``(field, term)`` pairs by BM25F, scored straight from the postings.
+
+        The same scores and order as Whoosh's search of ``Or([Term(field, term), ...])`` under
+        :data:`WEIGHTING` (tested against it), at a fraction of the cost: Whoosh's matcher tree
+        spends several microseconds of Python per posting, here a few calls do. Only memories
+        have ``title``, ``body`` and ``tags``, and only messages ``message`` and ``speaker``, so
+        no filter by kind is needed; ``filters`` are Whoosh queries every hit must match.
+        """
+        reader = searcher.reader()
+        allowed: set[int] | None = None
+        for f in filters:
+            docs = set(searcher.docs_for_query(f))
+            allowed = docs if allowed is None else allowed & docs
+        scores: dict[int, float] = {}
+        for name, term in dict.fromkeys(pairs):
+            if (name, term) not in reader:
+                continue
+            k1 = WEIGHTING.K1 * (CONTEXT_WEIGHTS[0] if name == "message" else 1)
+            b = WEIGHTING._field_B.get(name, WEIGHTING.B)
+            avgfl = searcher.avg_field_length(name) or 1
+            idf = searcher.idf(name, term)
+            lengths = self._field_lengths.setdefault(name, {})
+            postings = reader.postings(name, term)
+            while postings.is_active():
+                doc = postings.id()
+                if allowed is None or doc in allowed:
+                    length = lengths.get(doc)
+                    if length is None:
+                        length = lengths[doc] = searcher.doc_field_length(doc, name, 1)
+                    tf = postings.weight()
+                    scores[doc] = scores.get(doc, 0.0) + idf * (tf * (k1 + 1)) / (
+                        tf + k1 * ((1 - b) + b * length / avgfl)
+                    )
+                postings.next()
+        best = heapq.nsmallest(k, scores.items(), key=lambda pair: (-pair[1], pair[0]))  # ties: index order
+        return [(searcher.stored_fields(doc), score) for doc, score in best]
 
     def _transcript_stat(self, rel: str) -> tuple[int, int] | None:
         """The ``(mtime_ns, size)`` a transcript was indexed at (cached until the searcher changes)."""
@@ -870,24 +1005,18 @@ class SearchIndex:
             self._transcript_stats[rel] = (int(st[0]), int(st[1])) if st else None
         return self._transcript_stats[rel]
 
-    def _query(self, text: str, searcher: Any) -> Any:
-        parsed = None
-        if _SYNTAX.search(text):
-            parsed = self._parse(text)
-        if parsed is not None:
-            return parsed
+    @staticmethod
+    def _terms(text: str, searcher: Any, field: str) -> list[str]:
+        """The query's terms, less those in so many documents of ``field`` that they cannot change the ranking."""
         terms = list(dict.fromkeys(ANALYZER.stems(text)))[:MAX_QUERY_TERMS]
         total = searcher.doc_count()
         if total >= PRUNE_FROM_DOCS and len(terms) > 1:
-            rare = [t for t in terms if searcher.doc_frequency("body", t) < COMMON_TERM_SHARE * total]
+            rare = [t for t in terms if searcher.doc_frequency(field, t) < COMMON_TERM_SHARE * total]
             terms = rare or terms
-        if not terms:
-            return None
-        return query.Or([query.Term(f, t) for t in terms for f in ("title", "body")] +
-                        [query.Term("tags", w) for w in _WORD.findall(text.lower())[:MAX_QUERY_TERMS]])  # fmt: skip
+        return terms
 
-    def _parse(self, text: str) -> Any:
-        parser = qparser.MultifieldParser(["title", "body", "tags"], self._ix.schema, group=qparser.OrGroup)
+    def _parse(self, text: str, fields: tuple[str, ...]) -> Any:
+        parser = qparser.MultifieldParser(list(fields), self._ix.schema, group=qparser.OrGroup)
         for plugin in (qparser.WildcardPlugin, qparser.FuzzyTermPlugin, qparser.RangePlugin,
                        qparser.PhrasePlugin, qparser.BoostPlugin):  # fmt: skip
             parser.remove_plugin_class(plugin)
@@ -925,6 +1054,33 @@ def _with_terms(fields_: dict[str, Any]) -> dict[str, Any]:
     parts = namespace.split("/") if namespace else []
     fields_["ns"] = " ".join("/".join(parts[: i + 1]) for i in range(len(parts))) or None
     return {k: v for k, v in fields_.items() if v is not None}
+
+
+_LABEL = re.compile(r"\s*([A-Z][\w'’.-]*(?: [A-Z][\w'’.-]*){0,2}):\s")
+
+
+def speaker_of(item: dict[str, Any]) -> str | None:
+    """Who said a message: the item's ``name``, else a chat log's leading label ("Alice: ...")."""
+    name = item.get("name")
+    if isinstance(name, str) and name.strip():
+        return name
+    match = _LABEL.match(text_of(item))
+    return match[1] if match else None
+
+
+def _message_terms(own: list[list[str]], i: int, date_terms: list[str]) -> list[str] | None:
+    """The terms of message ``i``: its own words, its neighbours' and its date's, repeated by weight.
+
+    A message with no words of its own gets none: it could only be found by its neighbours'.
+    """
+    if not own[i]:
+        return None
+    terms = own[i] * CONTEXT_WEIGHTS[0]
+    for distance, weight in enumerate(CONTEXT_WEIGHTS[1:], 1):
+        for j in (i - distance, i + distance):
+            if 0 <= j < len(own):
+                terms += own[j] * weight
+    return terms + date_terms
 
 
 def make_snippet(body: str, stems: set[str], *, width: int = 200) -> str:

@@ -18,7 +18,7 @@ from types import TracebackType
 from typing import Any
 
 from ._fs import PRIVATE, SHARED, make_folders
-from .dates import iso_range, time_range
+from .dates import day_range, iso_range, time_range
 from .doctor import Finding, examine
 from .documents import Document
 from .engine import DEFAULT_FRESHNESS, WriteEngine
@@ -264,9 +264,16 @@ class Vault:
         return self.engine.search(query, k=k, namespace=namespace, type=type, tags=list(tags),
                                   since=since, until=until)  # fmt: skip
 
-    def search_messages(self, query: str, *, k: int = 10, session: str | None = None) -> list[MessageHit]:
-        """Search the messages of every session (or of one transcript, by vault path)."""
-        return self.engine.search_messages(query, k=k, session=session)
+    def search_messages(self, query: str, *, k: int = 10, session: str | None = None,
+                        since: str | datetime | None = None,
+                        until: str | datetime | None = None) -> list[MessageHit]:  # fmt: skip
+        """Search the messages of every session (or of one transcript, by vault path).
+
+        ``since`` and ``until`` (the syntax of :mod:`memfs.dates`) keep messages whose session
+        took place within those days (``MessageHit.day``); one whose date reads as no day is left out then.
+        """
+        first, last = day_range(since, until)
+        return self.engine.search_messages(query, k=k, session=session, since=first, until=last)
 
     def path_of(self, memory_id: str) -> str | None:
         """The vault path of the memory with this id, or None."""

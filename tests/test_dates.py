@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from datetime import datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, timezone
 
 import pytest
 
-from memfs.dates import iso, iso_range, parse_moment, time_range
+from memfs.dates import date_words, day_range, iso, iso_range, parse_moment, time_range, written_date
 from memfs.errors import InvalidArgumentError
 
 # 2026-03-31 10:30:00 in New York (EDT, UTC-4) is 14:30 UTC
@@ -87,3 +87,35 @@ def test_ranges_are_checked() -> None:
     with pytest.raises(InvalidArgumentError, match="--since 'today' .* is after --until 'yesterday'"):
         time_range("today", "yesterday", names=("--since", "--until"), now=NOW)
     assert time_range("today", "today", now=NOW)[0] is not None  # one whole day
+
+
+@pytest.mark.parametrize(
+    ("text", "day"),
+    [
+        ("1:56 pm on 8 May, 2023", date(2023, 5, 8)),
+        ("May 8th, 2023", date(2023, 5, 8)),
+        ("8th of May 2023", date(2023, 5, 8)),
+        ("Sept. 3 2021", date(2021, 9, 3)),
+        ("december 1, 1999", date(1999, 12, 1)),
+        ("2023-05-08", date(2023, 5, 8)),
+        ("2026-11-22T10:00:01Z", date(2026, 11, 22)),
+        (date(2024, 2, 29), date(2024, 2, 29)),
+        ("31 April 2023", None),  # no such day
+        ("05/08/2023", None),  # May or August: not guessed
+        ("last spring", None),
+        (None, None),
+    ],
+)
+def test_a_date_as_people_write_it(text: object, day: date | None) -> None:
+    assert written_date(text) == day
+
+
+def test_date_words_name_the_day_as_questions_do() -> None:
+    assert date_words(date(2023, 5, 8)) == "8 May 2023"
+
+
+def test_day_range_is_local_days() -> None:
+    assert day_range("2026-03-01", "2026-03-02", now=NOW) == ("2026-03-01", "2026-03-02")
+    assert day_range(None, "yesterday", now=NOW) == (None, "2026-03-30")
+    with pytest.raises(InvalidArgumentError):
+        day_range("someday", None, now=NOW)
