@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import UNEXPECTED, err, ok
+from helpers import UNEXPECTED, err, isolate, ok
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -182,17 +182,6 @@ class HostileVaults:
     def close(self) -> None:
         if self.current is not None:
             self.current.close()
-
-
-def isolate(monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
-    """What conftest's isolated_env does per test, for a fixture that lives longer than one test."""
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / "gitconfig"))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    for var in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL",
-                "EMAIL", "MEMFS_VAULT", "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):  # fmt: skip
-        monkeypatch.delenv(var, raising=False)
 
 
 @pytest.fixture(scope="module")
