@@ -20,8 +20,8 @@ demo: $(STAMP)
 	$(PY) scripts/demo.py
 
 # The suite runs in parallel (pytest-xdist): one worker per core by default; `make test WORKERS=0`
-# runs it in this process (pdb, or a test that misbehaves only in parallel). Idle tests are handed
-# to whichever worker is free (worksteal), so a few long tests do not leave a core waiting.
+# runs it in this process (pdb, or a test that misbehaves only in parallel). A worker that runs out
+# of tests takes some from the other's queue (worksteal), so a few long tests leave no core idle.
 WORKERS ?= auto
 PARALLEL := $(if $(filter 0,$(WORKERS)),,-n $(WORKERS) --dist worksteal)
 

@@ -1,9 +1,9 @@
 """Fixtures shared by the suite: an isolated home and git config, a vault, a store.
 
-A new vault costs a ``git init``, a first commit and an empty index (about 0.2 s on the 2-core
-machine); ``vault`` and ``vault_dir`` copy one built once per test process instead (about half
-that, most of it the open). Use them for "a fresh vault"; build one with ``Vault.open(...,
-create=True)`` only when the test is about how a vault is created or opened.
+A new vault costs a ``git init``, a first commit and an empty index; ``vault`` and ``vault_dir``
+copy one built once per test process instead (about a third less CPU; docs/benchmarks.md). Use
+them for "a fresh vault"; build one with ``Vault.open(..., create=True)`` only when the test is
+about how a vault is created or opened.
 
 The suite runs in parallel (``make test``: pytest-xdist, one process per core), so a test may use
 only its own ``tmp_path`` and the isolated home below, never a fixed port, a fixed path outside
