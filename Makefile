@@ -19,11 +19,17 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(PY) scripts/demo.py
 
+# The suite runs in parallel (pytest-xdist): one worker per core by default; `make test WORKERS=0`
+# runs it in this process (pdb, or a test that misbehaves only in parallel). A worker that runs out
+# of tests takes some from the other's queue (worksteal), so a few long tests leave no core idle.
+WORKERS ?= auto
+PARALLEL := $(if $(filter 0,$(WORKERS)),,-n $(WORKERS) --dist worksteal)
+
 test: $(STAMP)
-	$(PY) -m pytest -q -m "not package and not faults"
+	$(PY) -m pytest -q $(PARALLEL) -m "not package and not faults"
 
 test-fast: $(STAMP)
-	$(PY) -m pytest -q -m "not slow and not package and not faults"
+	$(PY) -m pytest -q $(PARALLEL) -m "not slow and not package and not faults"
 
 package-test: $(STAMP)
 	$(PY) -m pytest -q -m package

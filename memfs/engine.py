@@ -147,6 +147,7 @@ class WriteEngine:
         self._change: Change | None = None
         self._rewinds: dict[str, _Rewind] = {}
         self._freshness: float | None = None
+        self._index_failed = False  # a Whoosh write failed: its open files are collected at close
         with self._lock.hold():
             self.history = GitHistory(root, self.state_dir, lock_timeout=lock_timeout,
                                       holds_vault_lock=lambda: self._lock.held, shared=bool(shared))  # fmt: skip
@@ -190,9 +191,11 @@ class WriteEngine:
         try:
             self.flush_index()
         except Exception as exc:  # best effort: the next open catches up from file stats
+            self._index_failed = True
             log.warning("could not update the search index on close: %s", str(exc))  # no traceback kept alive
         self.index.close()
-        _close_leaked_files()
+        if self._index_failed:  # a full collection costs a fraction of a second in a large program: only then
+            _close_leaked_files()
         self.history.close()
 
     @property
@@ -1095,14 +1098,23 @@ class WriteEngine:
         except Exception as exc:  # the index is derived: rebuild it rather than fail a write
             if isinstance(exc, (KeyboardInterrupt, GitLockError)):
                 raise
+            self._index_failed = True
             _close_leaked_files(exc)
             log.warning("search index failed to update (%s); rebuilding it from the files", str(exc))
-            self.index.clear()
+            self._clear_index()
             try:
                 return self.index.sync(None, progress=progress)
             except Exception as again:
                 _close_leaked_files(again)
                 raise again from None
+
+    def _clear_index(self) -> None:
+        """Empty the index for a rebuild; a failure (a full disk) is remembered so close collects Whoosh's files."""
+        try:
+            self.index.clear()
+        except BaseException:
+            self._index_failed = True
+            raise
 
     def _resync(self, paths: list[str]) -> None:
         """Index ``paths`` again now (files a search found changed since they were indexed)."""
@@ -1124,7 +1136,7 @@ class WriteEngine:
                 if not self.index.refresh():  # another process may have rebuilt it meanwhile
                     log.warning("search index at %s is unusable (%s); rebuilding it from the files",
                                 self.index.folder, self.index.problem)  # fmt: skip
-                    self.index.clear()
+                    self._clear_index()
                     self._sync_index(None)
         self.flush_index()
         delay = 0.0 if full else self._freshness
@@ -1184,7 +1196,7 @@ class WriteEngine:
         """Update the index from the files; ``full=True`` rebuilds it from scratch."""
         with self._lock.hold():
             if full:
-                self.index.clear()
+                self._clear_index()
             return self.reconcile(progress=progress)
 
     # -- reading through the index ------------------------------------------------------
@@ -1198,7 +1210,7 @@ class WriteEngine:
         except SearchIndexError as exc:
             log.warning("%s; rebuilding the search index from the files", exc)
             with self._lock.hold():
-                self.index.clear()
+                self._clear_index()
                 self._sync_index(None)
             return self.index.search(query, resync=self._resync, **options)
 

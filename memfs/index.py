@@ -45,6 +45,7 @@ from typing import Any
 
 from whoosh import fields, qparser, query, scoring
 from whoosh.analysis import Analyzer, Token
+from whoosh.codec.whoosh3 import W3Codec, W3Segment
 from whoosh.filedb.filestore import FileStorage
 from whoosh.filedb.structfile import BufferFile
 from whoosh.index import TOC, FileIndex
@@ -68,6 +69,9 @@ PRUNE_FROM_DOCS = 2000  # ... once the index is at least this large
 PARALLEL_FROM_DOCS = 2000  # a fresh build this large uses two indexing processes
 _SYNTAX = re.compile(r"\b(?:AND|OR|NOT|ANDNOT|ANDMAYBE)\b|[():\"+\-]")
 _WORD = re.compile(r"\w+(?:['’]\w+)*")
+#: A longer word is not indexed: nobody searches for it, and Whoosh's Porter stemmer takes seconds
+#: over a word of megabytes (a pasted blob in a message). Lucene's default token limit, too.
+MAX_WORD_CHARS = 255
 STOP_WORDS = frozenset(
     """a about above after again against all also am an and any are aren't as at be because
     been before being below between both but by can can't cannot could couldn't did didn't do
@@ -101,7 +105,7 @@ def stem(word: str) -> str:
 
 
 class _ContentAnalyzer(Analyzer):  # type: ignore[misc]
-    """Lowercase words, English stop words removed, possessives dropped, Snowball stems, in one pass."""
+    """Lowercase words; stop words and words over MAX_WORD_CHARS dropped; possessives folded; Snowball stems."""
 
     def __init__(self) -> None:
         self._stems: dict[str, str] = {}
@@ -122,7 +126,7 @@ class _ContentAnalyzer(Analyzer):  # type: ignore[misc]
         """The index terms of ``text``, in order."""
         cache = self._stems
         for word in _WORD.findall(text.lower()):
-            if word in STOP_WORDS:
+            if word in STOP_WORDS or len(word) > MAX_WORD_CHARS:
                 continue
             stemmed = cache.get(word)
             if stemmed is None:
@@ -308,6 +312,23 @@ def _read_fd(fd: int, size: int) -> bytes:
         chunks.append(chunk)
         size -= len(chunk)
     return b"".join(chunks)
+
+
+class _Codec(W3Codec):  # type: ignore[misc]
+    """Whoosh's codec, except that a new segment's name comes from the OS, not from :mod:`random`.
+
+    Whoosh names segments with ``random.choice``: a program that seeds :mod:`random` (for
+    reproducible runs; Hypothesis does it before every example) would name its next segment
+    like an earlier run did, and Whoosh's commit then fails on the name clash (the index was
+    rebuilt from the files each time). The segment keeps a plain codec, so the pickled segment
+    list names only Whoosh's classes.
+    """
+
+    def new_segment(self, storage: Any, indexname: str) -> Any:
+        return W3Segment(W3Codec(), indexname, segid="".join(secrets.choice(_SEGMENT_CHARS) for _ in range(16)))
+
+
+_SEGMENT_CHARS = "0123456789abcdefghijklmnopqrstuvwxyz"  # what Whoosh's own segment names use
 
 
 class _Storage(FileStorage):  # type: ignore[misc]
@@ -638,7 +659,7 @@ class SearchIndex:
                 # A build from scratch: two processes index halves into two segments (measured 1.4x on
                 # 2 cores). Only for fresh builds: Whoosh's multiprocess writer merges updates poorly.
                 options.update(procs=2, multisegment=True)
-            writer = self._ix.writer(**options)
+            writer = self._ix.writer(codec=_Codec(), **options)
             try:
                 for done, rel in enumerate(todo, 1):
                     self._index_file(writer, rel, on_disk[rel], known, report)

@@ -1,12 +1,24 @@
-"""Fixtures shared by the suite: an isolated home and git config, a vault, a store."""
+"""Fixtures shared by the suite: an isolated home and git config, a vault, a store.
+
+A new vault costs a ``git init``, a first commit and an empty index; ``vault`` and ``vault_dir``
+copy one built once per test process instead (about a third less CPU; docs/benchmarks.md). Use
+them for "a fresh vault"; build one with ``Vault.open(..., create=True)`` only when the test is
+about how a vault is created or opened.
+
+The suite runs in parallel (``make test``: pytest-xdist, one process per core), so a test may use
+only its own ``tmp_path`` and the isolated home below, never a fixed port, a fixed path outside
+``tmp_path``, or a count of the machine's processes.
+"""
 
 from __future__ import annotations
 
+import shutil
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers import isolate
 
 import memfs
 
@@ -14,15 +26,7 @@ import memfs
 @pytest.fixture(autouse=True)
 def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """No test sees the developer's home folder or git identity (CI has none either)."""
-    home = tmp_path_factory.mktemp("home")
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))  # where the index key lives
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / "gitconfig"))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    for var in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL",
-                "EMAIL", "MEMFS_VAULT", "MEMFS_AUTHOR", "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):  # fmt: skip
-        monkeypatch.delenv(var, raising=False)
+    isolate(monkeypatch, tmp_path_factory.mktemp("home"))
 
 
 @pytest.fixture(autouse=True)
@@ -33,9 +37,34 @@ def no_leaked_threads() -> Iterator[None]:
     assert not leaked, f"test leaked threads: {leaked}"
 
 
+@pytest.fixture(scope="session")
+def vault_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A new, closed vault built once per test process, for ``vault_dir`` to copy.
+
+    Its search index is removed: it was signed with this fixture's key, and each copy opened
+    under a test's own home builds an empty one signed with that test's key (no warning, no
+    rebuild of anything).
+    """
+    with pytest.MonkeyPatch.context() as monkeypatch:  # never the developer's home, even here
+        isolate(monkeypatch, tmp_path_factory.mktemp("template-home"))
+        root = tmp_path_factory.mktemp("template") / "vault"
+        memfs.Vault.open(root, create=True, durable=False).close()
+    shutil.rmtree(root / ".memfs" / "index")
+    return root
+
+
 @pytest.fixture
-def vault(tmp_path: Path) -> Iterator[memfs.Vault]:
-    with memfs.Vault.open(tmp_path / "vault", create=True, durable=False) as v:
+def vault_dir(vault_template: Path, tmp_path: Path) -> Path:
+    """``tmp_path / "vault"``: a new vault (layout, first commit), closed, for the test to open as it likes."""
+    root = tmp_path / "vault"
+    shutil.copytree(vault_template, root, symlinks=True)
+    return root
+
+
+@pytest.fixture
+def vault(vault_dir: Path) -> Iterator[memfs.Vault]:
+    """A new vault at ``tmp_path / "vault"``, open (``durable=False``), closed after the test."""
+    with memfs.Vault.open(vault_dir, durable=False) as v:
         yield v
 
 

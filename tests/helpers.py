@@ -1,14 +1,36 @@
-"""Small helpers several test files share: waiting for a condition, and calling the memory tools."""
+"""Small helpers several test files share: an isolated home, waiting for a condition, calling the memory tools."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from memfs.tools import MemoryTools, ToolResult
 
 UNEXPECTED = "failed unexpectedly"  # what a tool says when a bug, not a reason, refused a call
+
+#: Identity and location variables of the developer's (or CI's) environment that memfs or git would read.
+FOREIGN_VARS = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "EMAIL",
+                "MEMFS_VAULT", "MEMFS_AUTHOR", "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")  # fmt: skip
+
+
+def isolate(monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
+    """Point HOME, the XDG folders (the index key lives in the state one) and git's config at ``home``.
+
+    conftest's ``isolated_env`` does it for every test; a fixture that lives longer than one test
+    (scope "module" or "session") does it itself, with a ``pytest.MonkeyPatch.context()``.
+    """
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / "gitconfig"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for var in FOREIGN_VARS:
+        monkeypatch.delenv(var, raising=False)
 
 
 def wait_for(condition: Callable[[], object], timeout: float = 15.0) -> None:

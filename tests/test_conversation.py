@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import multiprocessing
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -91,9 +92,11 @@ def test_a_window_never_splits_a_tool_pair(items: list[dict[str, Any]], size: in
 @settings(max_examples=40, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])  # fmt: skip
 @given(conversations(), st.integers(2, 12))
-def test_managed_views_never_split_a_tool_pair(tmp_path_factory: pytest.TempPathFactory, items: list,
-                                               size: int) -> None:  # fmt: skip
-    with memfs.Vault.open(tmp_path_factory.mktemp("v"), create=True, durable=False) as vault:
+def test_managed_views_never_split_a_tool_pair(tmp_path_factory: pytest.TempPathFactory, vault_template: Path,
+                                               items: list, size: int) -> None:  # fmt: skip
+    root = tmp_path_factory.mktemp("v") / "vault"
+    shutil.copytree(vault_template, root, symlinks=True)  # a new vault per example, as conftest's vault_dir
+    with memfs.Vault.open(root, durable=False) as vault:
         for manager in (SlidingWindowConversationManager(size), TokenWindowConversationManager(size * 20)):
             session = vault.session(type(manager).__name__, manager=manager, commit="manual")
             for item in items:

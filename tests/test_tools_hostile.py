@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import UNEXPECTED, err, ok
+from helpers import UNEXPECTED, err, isolate, ok
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -182,17 +182,6 @@ class HostileVaults:
     def close(self) -> None:
         if self.current is not None:
             self.current.close()
-
-
-def isolate(monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
-    """What conftest's isolated_env does per test, for a fixture that lives longer than one test."""
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / "gitconfig"))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    for var in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL",
-                "EMAIL", "MEMFS_VAULT", "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):  # fmt: skip
-        monkeypatch.delenv(var, raising=False)
 
 
 @pytest.fixture(scope="module")
@@ -720,15 +709,17 @@ def test_after_a_refused_edit_the_agent_must_view_again_and_the_persons_edit_is_
 # -- a race ------------------------------------------------------------------------------------
 
 
-@pytest.mark.slow  # about 2 s: 100 commits
+@pytest.mark.slow  # about 1 s: 60 commits
 def test_two_agents_inserting_into_one_file_lose_nothing(vault: memfs.Vault) -> None:
+    # 30 inserts each (it was 50): the two threads insert side by side all the way, as they did
+    # with 50; more inserts only repeat the same race at one commit each.
     MemoryTools(vault, NS).run("create", path="/memories/shared.md", file_text="start\n")
     head = front_matter_lines(vault, "shared.md")
     failures: list[str] = []
 
     def agent(name: str) -> None:
         tools = MemoryTools(vault, NS, session=name)
-        for i in range(50):
+        for i in range(30):
             result = tools.call({"command": "insert", "path": "/memories/shared.md", "insert_line": head,
                                  "insert_text": f"{name}-line-{i}"})  # fmt: skip
             if result.is_error:
@@ -742,11 +733,11 @@ def test_two_agents_inserting_into_one_file_lose_nothing(vault: memfs.Vault) -> 
     assert not any(thread.is_alive() for thread in threads)
     assert failures == []
     lines = loads(text_of(vault, "shared.md")).body.splitlines()
-    expected = {f"{name}-line-{i}" for name in ("s1", "s2") for i in range(50)}
-    assert expected <= set(lines) and len(lines) == 101 and lines[-1] == "start"
+    expected = {f"{name}-line-{i}" for name in ("s1", "s2") for i in range(30)}
+    assert expected <= set(lines) and len(lines) == 61 and lines[-1] == "start"
     assert vault.history.status() == []
     sessions = [r.trailers.get("Memfs-Session") for r in vault.log(f"memories/{NS}/shared.md")]
-    assert sessions.count("s1") == 50 and sessions.count("s2") == 50
+    assert sessions.count("s1") == 30 and sessions.count("s2") == 30
 
 
 # -- fuzzed paths ------------------------------------------------------------------------------
