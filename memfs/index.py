@@ -47,9 +47,9 @@ from whoosh.filedb.structfile import BufferFile
 from whoosh.index import TOC, FileIndex
 from whoosh.lang.porter import stem as porter_stem
 
-from . import transcript
-from .documents import Document, load_bytes, normalize_time, tags_of, timestamp
-from .errors import DocumentError, SearchIndexError
+from . import _fs, transcript
+from .documents import MAX_FRONT_MATTER_BYTES, Document, load_bytes, loads, normalize_time, tags_of, timestamp
+from .errors import DocumentError, FileTooLargeError, QueryTooLongError, SearchIndexError
 from .freshness import ChangeFinder, file_stat, walk
 from .items import text_of
 from .layout import CONTENT_DIRS, is_transcript, split_memory_path
@@ -57,13 +57,19 @@ from .layout import CONTENT_DIRS, is_transcript, split_memory_path
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = "3"
-MAX_INDEXED_BYTES = 4 * 1024 * 1024
-MAX_QUERY_TERMS = 32
+MAX_INDEXED_BYTES = 4 * 1024 * 1024  # a memory file larger than this is neither read nor indexed
+MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024  # a transcript larger than this is neither read nor indexed
+MAX_INDEXED_ENTRIES = 5_000  # message search covers the last this many entries of a transcript
+MAX_QUERY_CHARS = 4096  # a longer query is refused (QueryTooLongError)
+MAX_QUERY_TERMS = 32  # the first this many distinct content words of a query are searched
+SNIPPET_SCAN_CHARS = 16_384  # a snippet is taken from this much of a body at most ...
+SNIPPET_MAX_MATCHES = 64  # ... and from its first this many matched words
 COMMON_TERM_SHARE = 0.2  # a term in more than this share of documents is dropped ...
 PRUNE_FROM_DOCS = 2000  # ... once the index is at least this large
 PARALLEL_FROM_DOCS = 2000  # a fresh build this large uses two indexing processes
 _SYNTAX = re.compile(r"\b(?:AND|OR|NOT|ANDNOT|ANDMAYBE)\b|[():\"+\-]")
 _WORD = re.compile(r"\w+(?:['’]\w+)*")
+_NON_SPACE = re.compile(r"\S+")
 STOP_WORDS = frozenset(
     """a about above after again against all also am an and any are aren't as at be because
     been before being below between both but by can can't cannot could couldn't did didn't do
@@ -613,10 +619,16 @@ class SearchIndex:
 
     def _index_file(self, writer: Any, rel: str, st: tuple[int, int],
                     known: dict[str, tuple[Any, ...]], report: SyncReport) -> None:  # fmt: skip
-        try:
-            data = (self.root / rel).read_bytes()
+        limit = MAX_TRANSCRIPT_BYTES if is_transcript(rel) else MAX_INDEXED_BYTES
+        try:  # the size is checked before a byte is read: a huge (or sparse) file costs a stat
+            data = _fs.read_file(self.root / rel, limit=limit, name=rel)
+        except FileTooLargeError as exc:
+            self._index_too_large(writer, rel, st, exc, known, report)
+            return
         except OSError as exc:
             log.warning("cannot read %s: %s", rel, exc)
+            return
+        if data is None:  # gone (or replaced by a link) since the walk: the next sync removes it
             return
         sha = hashlib.sha256(data).hexdigest()
         if is_transcript(rel):
@@ -625,8 +637,6 @@ class SearchIndex:
         if known.get(rel, (None, None, None))[2] != sha:  # a touched file is not reported
             (report.updated if rel in known else report.added).append(rel)
         try:
-            if len(data) > MAX_INDEXED_BYTES:
-                raise DocumentError(rel, f"file is larger than {MAX_INDEXED_BYTES // 2**20} MiB; not indexed")
             doc = load_bytes(data, path=rel)
         except DocumentError as exc:
             log.warning("skipping malformed file: %s", exc)
@@ -636,42 +646,67 @@ class SearchIndex:
         # add_document when the path was never indexed: update_document would search for it first
         (writer.update_document if rel in known else writer.add_document)(**self._fields(rel, doc, st, sha))
 
+    def _index_too_large(self, writer: Any, rel: str, st: tuple[int, int], error: FileTooLargeError,
+                         known: dict[str, tuple[Any, ...]], report: SyncReport) -> None:  # fmt: skip
+        """Record a file over its size limit as skipped, unread: masked from search, listed as a problem.
+
+        Its stat is kept (with no content digest), so it is not looked at again until it changes.
+        """
+        what = "its messages are not searchable" if is_transcript(rel) else "not searchable, not committed"
+        reason = (
+            f"{error.size:,} bytes, larger than the {error.limit:,} bytes memfs reads; {what}: shorten or remove it"
+        )
+        log.warning("skipping %s: %s", rel, reason)
+        if known.get(rel, (None, None, None))[2] != "":
+            (report.updated if rel in known else report.added).append(rel)
+        report.problems.append(Problem(rel, reason))
+        if is_transcript(rel):
+            writer.delete_by_term("session", rel)
+        writer.update_document(path=rel, kind="invalid", stat=(st[0], st[1], ""), error=reason)
+
     def _index_transcript(self, writer: Any, rel: str, st: tuple[int, int], data: bytes, sha: str,
                           known: tuple[Any, ...] | None, report: SyncReport) -> None:  # fmt: skip
         """Index a transcript's messages; after an append or a pop, only what changed.
 
         The transcript's own entry keeps digests of the file's prefix at its last entries and at
         its end: if the file still starts with one of them, only entries from there are re-read.
+        Only the last :data:`MAX_INDEXED_ENTRIES` entries are indexed (a transcript of 100,000
+        messages costs what one of 5,000 does); older ones leave the index as new ones come.
         """
         stored = dict(self._reader().document(path=rel) or {}) if known else {}
-        start, first = None, 1
-        for offset, (digest, n) in (stored.get("checkpoints") or {}).items():
-            if offset <= len(data) and (start is None or offset > start):
-                if hashlib.sha256(data[:offset]).hexdigest() == digest:
-                    start, first = offset, n
+        start, first = _resume_point(data, stored.get("checkpoints") or {})
+        indexed_to = int(stored.get("position") or 0)  # the last entry indexed so far
         (report.updated if known else report.added).append(rel)
         try:
-            if start is None:
-                parsed = transcript.parse(data, path=rel)
-                entries, problems = parsed.entries, parsed.problems
-                session_id = str(parsed.metadata.get("session_id", rel))
-            else:
+            entries: list[transcript.Entry] = []
+            if start is not None:
                 entries, problems = transcript.parse_entries(data, start)
                 session_id = str(stored.get("session_id") or rel)
+                last = entries[-1].n if entries else first - 1
+                if last < indexed_to and indexed_to > MAX_INDEXED_ENTRIES:
+                    start = None  # a pop: older entries come back into the window, so read them again
+            if start is None:
+                parsed = transcript.parse(data, path=rel, last=MAX_INDEXED_ENTRIES)
+                entries, problems = parsed.entries, parsed.problems
+                session_id = str(parsed.metadata.get("session_id", rel))
         except DocumentError as exc:
             report.problems.append(Problem(rel, exc.reason))
             writer.delete_by_term("session", rel)
             writer.update_document(path=rel, kind="invalid", stat=(st[0], st[1], sha), error=exc.reason)
             return
+        last = entries[-1].n if entries else first - 1
+        floor = last - MAX_INDEXED_ENTRIES  # entries at or below it are not indexed
         if start is None:
             writer.delete_by_term("session", rel)
         else:
-            for n in range(first, int(stored.get("position") or 0) + 1):
+            for n in range(first, indexed_to + 1):
                 writer.delete_by_term("path", f"{rel}#{n}")
+            for n in range(max(1, indexed_to - MAX_INDEXED_ENTRIES + 1), min(first, floor + 1)):
+                writer.delete_by_term("path", f"{rel}#{n}")  # out of the window now
         for problem in problems:
             report.problems.append(Problem(rel, f"byte {problem.offset}: {problem.reason}"))
         for entry in entries:
-            if entry.kind == "item":
+            if entry.kind == "item" and entry.n > floor:
                 role = str(entry.item.get("role") or entry.item.get("type") or "")
                 writer.add_document(**_with_terms({
                     "path": f"{rel}#{entry.n}", "kind": "message", "session": rel, "session_id": session_id,
@@ -679,9 +714,9 @@ class SearchIndex:
                     "title": role, "body": text_of(entry.item), "position": entry.n, "role": role,
                     "time": entry.time, "item": json.dumps(entry.item, ensure_ascii=False),
                 }))  # fmt: skip
-        last = entries[-1].n if entries else first - 1
         marks = [(e.offset, e.n) for e in entries[-8:]] + [(len(data), last + 1)]
-        checkpoints = {off: (hashlib.sha256(data[:off]).hexdigest(), n) for off, n in marks}
+        digests = _prefix_digests(data, [off for off, _ in marks])
+        checkpoints = {off: (digest, n) for (off, n), digest in zip(marks, digests, strict=True)}
         writer.update_document(path=rel, kind="transcript", stat=(st[0], st[1], sha), session_id=session_id,
                                checkpoints=checkpoints, position=last)  # fmt: skip
 
@@ -732,11 +767,23 @@ class SearchIndex:
             return known
 
     def problems(self) -> list[Problem]:
-        """The files that were skipped as malformed."""
+        """The files that were skipped: malformed, or larger than memfs reads."""
         with self._lock:
             reader = self._reader()
             return [Problem(f["path"], f.get("error", "")) for f in
                     reader.documents(kind="invalid")]  # fmt: skip
+
+    def partly_indexed(self) -> list[Problem]:
+        """The transcripts whose older entries message search does not cover (over :data:`MAX_INDEXED_ENTRIES`)."""
+        with self._lock:
+            found = []
+            for f in self._reader().documents(kind="transcript"):
+                last = int(f.get("position") or 0)
+                if last > MAX_INDEXED_ENTRIES:
+                    found.append(Problem(f["path"], f"{last:,} entries; message search covers the last "
+                                                    f"{MAX_INDEXED_ENTRIES:,} (entries 1 to "
+                                                    f"{last - MAX_INDEXED_ENTRIES:,} are not indexed)"))  # fmt: skip
+            return sorted(found, key=lambda p: p.path)
 
     def entries(self) -> dict[str, str]:
         """Every indexed path with the sha256 of the content it was built from."""
@@ -785,9 +832,12 @@ class SearchIndex:
         returned, and one whose file changed since it was indexed is handed to ``resync`` (which
         indexes it again) and the query runs again, so it is ranked by what the file says now.
         Without ``resync``, such hits are left out.
+
+        A query may be up to :data:`MAX_QUERY_CHARS` characters (QueryTooLongError beyond); its
+        first :data:`MAX_QUERY_TERMS` distinct content words are searched, and its Whoosh syntax
+        is honoured only in queries of at most three times as many words.
         """
-        if not isinstance(text, str):
-            raise TypeError(f"query must be a string, got {text.__class__.__name__}")
+        check_query(text)
         if k <= 0:
             return []
         filters = [query.Term("kind", "memory")]
@@ -826,10 +876,10 @@ class SearchIndex:
                         resync: Resync | None = None) -> list[MessageHit]:  # fmt: skip
         """Rank conversation messages for ``text`` (all sessions, or one transcript path).
 
-        Hits are checked against their transcript as :meth:`search` checks memories.
+        Hits are checked against their transcript as :meth:`search` checks memories, and the
+        query is bounded as there.
         """
-        if not isinstance(text, str):
-            raise TypeError(f"query must be a string, got {text.__class__.__name__}")
+        check_query(text)
         if k <= 0:
             return []
         filters = [query.Term("kind", "message")] + ([query.Term("session", session)] if session else [])
@@ -872,7 +922,7 @@ class SearchIndex:
 
     def _query(self, text: str, searcher: Any) -> Any:
         parsed = None
-        if _SYNTAX.search(text):
+        if _SYNTAX.search(text) and len(_NON_SPACE.findall(text)) <= 3 * MAX_QUERY_TERMS:  # Whoosh's parser is slow
             parsed = self._parse(text)
         if parsed is not None:
             return parsed
@@ -904,19 +954,52 @@ class SearchIndex:
         return parsed
 
     def _hit(self, stored: dict[str, Any], score: float, stems: set[str] | None) -> Hit:
-        snippet = ""
-        if stems is not None:
-            try:
-                doc = load_bytes((self.root / stored["path"]).read_bytes(), path=stored["path"])
-                snippet = make_snippet(doc.body, stems)
-            except (OSError, DocumentError):
-                snippet = ""
+        snippet = make_snippet(self._body_start(stored["path"]), stems) if stems is not None else ""
         return Hit(
             path=stored["path"], title=stored.get("title", ""), score=round(float(score), 4),
             snippet=snippet, id=stored.get("id"), namespace=stored.get("namespace", ""),
             type=stored.get("type"), tags=tuple(t for t in stored.get("tags", "").split(",") if t),
             updated=stored.get("updated"),
         )  # fmt: skip
+
+    def _body_start(self, rel: str) -> str:
+        """The start of a memory's body, as much as a snippet looks at: only the file's head is read."""
+        try:
+            head = _fs.read_head(self.root / rel, MAX_FRONT_MATTER_BYTES + 4 * SNIPPET_SCAN_CHARS + 16)
+            return loads(head.decode("utf-8", "ignore"), path=rel).body if head else ""
+        except (OSError, DocumentError):
+            return ""
+
+
+def check_query(text: Any) -> str:
+    """``text`` if it is a query memfs searches; TypeError or QueryTooLongError (which never quotes it) if not."""
+    if not isinstance(text, str):
+        raise TypeError(f"query must be a string, got {text.__class__.__name__}")
+    if len(text) > MAX_QUERY_CHARS:
+        raise QueryTooLongError(f"the query is {len(text):,} characters; memfs searches queries of up to "
+                                f"{MAX_QUERY_CHARS:,} (the first {MAX_QUERY_TERMS} distinct words count): "
+                                "search with fewer words")  # fmt: skip
+    return text
+
+
+def _prefix_digests(data: bytes, offsets: Sequence[int]) -> list[str]:
+    """The sha256 of ``data[:offset]`` for each of ``offsets`` (ascending), in one pass over ``data``."""
+    digest, view, done, out = hashlib.sha256(), memoryview(data), 0, []
+    for offset in offsets:
+        digest.update(view[done:offset])
+        done = offset
+        out.append(digest.copy().hexdigest())
+    return out
+
+
+def _resume_point(data: bytes, checkpoints: dict[int, tuple[str, int]]) -> tuple[int | None, int]:
+    """The last checkpoint ``data`` still starts with: its offset and the entry number there; else (None, 1)."""
+    usable = sorted((off, digest, n) for off, (digest, n) in checkpoints.items() if off <= len(data))
+    found: tuple[int | None, int] = (None, 1)
+    for (offset, digest, n), now in zip(usable, _prefix_digests(data, [u[0] for u in usable]), strict=True):
+        if now == digest:
+            found = (offset, n)
+    return found
 
 
 def _with_terms(fields_: dict[str, Any]) -> dict[str, Any]:
@@ -928,33 +1011,59 @@ def _with_terms(fields_: dict[str, Any]) -> dict[str, Any]:
 
 
 def make_snippet(body: str, stems: set[str], *, width: int = 200) -> str:
-    """The passage of ``body`` (about ``width`` characters) richest in ``stems``, words in bold."""
-    text = " ".join(body.split())
-    if not text:
-        return ""
-    words = list(re.finditer(r"\S+", text))
-    matched = [i for i, w in enumerate(words) if any(s in stems for s in ANALYZER.stems(w.group()))]
-    start = 0
-    if matched:
-        best, best_count = matched[0], 0
-        for i in matched:
-            end_char = words[i].start() + width
-            count = sum(1 for j in matched if i <= j and words[j].end() <= end_char)
-            if count > best_count:
-                best, best_count = i, count
-        start = max(0, best - 3)
-    pieces: list[str] = []
+    """The passage of ``body`` (about ``width`` characters) richest in ``stems``, words in bold.
+
+    Bounded whatever the body: only its first :data:`SNIPPET_SCAN_CHARS` characters are looked
+    at, the scan stops once :data:`SNIPPET_MAX_MATCHES` words matched (and the window after the
+    last of them is read), each word is stemmed once, and the window richest in matches is found
+    in one pass over the matches (two pointers), so the cost is linear in what was scanned.
+    """
+    scanned = body[:SNIPPET_SCAN_CHARS]
+    words: list[str] = []
+    ends: list[int] = []  # where each word ends, counted in the one-space-joined text
+    matched: list[int] = []
     length = 0
+    stopped = False  # words were left unscanned
+    for found in _NON_SPACE.finditer(scanned):
+        if len(matched) >= SNIPPET_MAX_MATCHES and length > ends[matched[-1]] + width:
+            stopped = True
+            break
+        word = found.group()
+        if len(word) > width:  # one huge "word" is shown cut, never whole
+            word = word[:width] + "…"
+        if any(stem in stems for stem in ANALYZER.stems(word)):
+            matched.append(len(words))
+        length += len(word) + (1 if words else 0)
+        words.append(word)
+        ends.append(length)
+    if not words:
+        return ""
+    start = _best_window(words, ends, matched, width)
+    pieces: list[str] = []
+    used = 0
     hits = set(matched)
     for i in range(start, len(words)):
-        word = words[i].group()
-        if length + len(word) > width and pieces:
+        if used + len(words[i]) > width and pieces:
             break
-        pieces.append(_bold(word) if i in hits else word)
-        length += len(word) + 1
-    prefix = "… " if start > 0 else ""
-    suffix = " …" if start + len(pieces) < len(words) else ""
-    return prefix + " ".join(pieces) + suffix
+        pieces.append(_bold(words[i]) if i in hits else words[i])
+        used += len(words[i]) + 1
+    more = start + len(pieces) < len(words) or stopped or _NON_SPACE.search(body, len(scanned)) is not None
+    return ("… " if start > 0 else "") + " ".join(pieces) + (" …" if more else "")
+
+
+def _best_window(words: list[str], ends: list[int], matched: list[int], width: int) -> int:
+    """The word a snippet starts at: a few words before the match that begins the richest window."""
+    if not matched:
+        return 0
+    best, best_count, j = matched[0], 0, 0
+    for a, i in enumerate(matched):  # matches in [i, j) fit in ``width`` characters from word i
+        begin = ends[i] - len(words[i])
+        j = max(j, a)
+        while j < len(matched) and ends[matched[j]] <= begin + width:
+            j += 1
+        if j - a > best_count:
+            best, best_count = i, j - a
+    return max(0, best - 3)
 
 
 def _bold(word: str) -> str:

@@ -66,7 +66,7 @@ class Injected:
     Attributes:
         path: Its label (``users/alice/window-seats.md``).
         id: Its id, if it has one.
-        text: Its body on one line.
+        text: Its body on one line (its start, for a body far longer than the budget).
         store: The namespace of the store it was found through (said by memfs, not by the file).
         title: Its title, as stored.
         updated: The day it last changed (``2026-11-20``), if known.
@@ -232,7 +232,8 @@ class LongTermMemory:
         """The memories of every store for ``query``, best first, without duplicates.
 
         A hit outside the store it was searched in is dropped, and so is a memory whose ``review``
-        marker a person has not cleared (an extracted instruction).
+        marker a person has not cleared (an extracted instruction). Only the start of a body (twice
+        the budget) is flattened and compared, so a memory of a megabyte costs what a short one does.
         """
         hits = []
         for scope in self.scopes:
@@ -247,7 +248,7 @@ class LongTermMemory:
                 continue
             if awaits_review(doc.metadata):
                 continue
-            text = flatten(doc.body)
+            text = flatten(doc.body[: 2 * self.budget])  # the block shows no more: a 1 MiB body costs what 4 KB does
             key = normalize(text)
             if hit.path in seen or key in seen:
                 continue
