@@ -744,12 +744,12 @@ def _check_arguments(command: Command, args: dict[str, Any]) -> None:
         if kind == "string" and not isinstance(value, str):
             raise ToolCallError(f"Parameter `{name}` must be a string, got {type(value).__name__}.")
         if kind == "integer" and (not isinstance(value, int) or isinstance(value, bool)):
-            raise ToolCallError(f"Parameter `{name}` must be an integer, got {_echo(value)}.")
+            raise ToolCallError(f"Parameter `{name}` must be an integer, got {_SHORT_REPR.repr(value)}.")
         if kind == "array" and (
             not isinstance(value, (list, tuple)) or len(value) != 2
             or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)
         ):  # fmt: skip
-            raise ToolCallError(f"Parameter `{name}` must be a list of two integers, got {_echo(value)}.")
+            raise ToolCallError(f"Parameter `{name}` must be a list of two integers, got {_SHORT_REPR.repr(value)}.")
 
 
 def _echo(value: Any, limit: int = ECHO_CHARS) -> str:
