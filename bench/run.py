@@ -269,6 +269,59 @@ def watch_bench(edits: int, storm: int) -> dict[str, object]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def hostile_bench(reps: int, messages: int) -> dict[str, object]:
+    """Inputs made to stall memfs (docs/security.md, "Bounded work"), each on a vault of 200 memories.
+
+    A memory at the size limit repeating one word (searched, injected, searched through the tool),
+    the longest query memfs accepts (plain words, and Whoosh syntax), and the first open of a vault
+    holding a transcript of ``messages`` hand-written messages (past the entry budget).
+    """
+    from memfs.engine import MAX_CONTENT_BYTES
+    from memfs.index import MAX_QUERY_CHARS
+    from memfs.transcript import FORMAT, new_head, render_entry
+
+    folder = Path(tempfile.mkdtemp(prefix="memfs-hostile-"))
+    try:
+        vault = memfs.Vault.open(folder / "vault", create=True, durable=False)
+        store = vault.memories("users/alice")
+        with vault.batch("corpus"):
+            for item in corpus.memories(200, seed=3):
+                store.add(str(item["body"]), title=str(item["title"]))
+        plain = [timed(lambda: vault.search("apple pie", k=10)) for _ in range(reps)]
+        store.add(("apple " * (MAX_CONTENT_BYTES // 6))[: MAX_CONTENT_BYTES - 400], title="Fruit")
+        store.add("Alice bakes apple pie on Sundays.", title="Baking")
+        manager = memfs.LongTermMemory(vault, stores=["users/alice"])
+        tools = memfs.MemoryTools(vault, "users/alice")
+        question = [{"role": "user", "content": "What do I do with apples?"}]
+        vault.search("apple")
+        say(f"hostile: {reps} searches hitting a {MAX_CONTENT_BYTES // 1024} KB repeated-word memory")
+        search = [timed(lambda: vault.search("apple pie", k=10)) for _ in range(reps)]
+        inject = [timed(lambda: manager.context_for(question)) for _ in range(reps)]
+        tool = [timed(lambda: tools.run("search", query="apple pie")) for _ in range(reps)]
+        words = " ".join(f"w{i}" for i in range(2000))[:MAX_QUERY_CHARS]
+        syntax = " OR ".join(f"w{i}" for i in range(2000))[:MAX_QUERY_CHARS]
+        longest = [timed(lambda: vault.search(words)) for _ in range(reps)]
+        longest_syntax = [timed(lambda: vault.search(syntax)) for _ in range(reps)]
+        vault.close()
+        say(f"hostile: first open of a vault with a {messages}-message transcript written by hand")
+        head = new_head({"memfs": FORMAT, "session_id": "long"}).encode()
+        entries = (render_entry({"role": "user", "content": f"message {n} about the trip"}, n)
+                   for n in range(1, messages + 1))  # fmt: skip
+        (folder / "vault" / "sessions").mkdir(exist_ok=True)
+        (folder / "vault" / "sessions" / "long.md").write_bytes(head + b"".join(entries))
+        start = time.perf_counter()
+        memfs.Vault.open(folder / "vault", durable=False).close()
+        long_open = time.perf_counter() - start
+        return {
+            "search_without_the_big_memory": stats(plain), "search_hitting_1mib_repeated_word": stats(search),
+            "context_for_hitting_it": stats(inject), "tool_search_hitting_it": stats(tool),
+            "longest_query_words": stats(longest), "longest_query_syntax": stats(longest_syntax),
+            "transcript_messages": messages, "first_open_with_that_transcript_s": round(long_open, 1),
+        }  # fmt: skip
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def machine() -> dict[str, object]:
     versions = {}
     for package in ("whoosh-reloaded", "GitPython", "PyYAML", "watchdog"):
@@ -287,10 +340,11 @@ def main() -> int:
     parser.add_argument("--sizes", type=int, nargs="+", help="vault sizes for the search benchmark")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--ablation", action="store_true", help="LoCoMo: memfs with each retrieval rule left out too")
-    parser.add_argument("--only", choices=["search", "write", "watch", "sessions", "locomo", "extraction"], nargs="+")
+    parts = ["search", "hostile", "write", "watch", "sessions", "locomo", "extraction"]
+    parser.add_argument("--only", choices=parts, nargs="+")
     args = parser.parse_args()
     sizes = args.sizes or ([2000] if args.quick else [10_000, 100_000])
-    only = set(args.only or ["search", "write", "watch", "sessions", "locomo", "extraction"])
+    only = set(args.only or parts)
     result: dict[str, object] = {
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "machine": machine(),
         "corpus": "LoCoMo turns stitched into 100-400 word memories; LoCoMo questions (categories 1-4)"
@@ -298,6 +352,8 @@ def main() -> int:
     }  # fmt: skip
     if "search" in only:
         result["search"] = [search_bench(n, args.queries, 10 if args.quick else 50) for n in sizes]
+    if "hostile" in only:
+        result["hostile"] = hostile_bench(20 if args.quick else 50, 20_000 if args.quick else 100_000)
     if "write" in only:
         result["write"] = write_bench(2000 if args.quick else 10_000, 30 if args.quick else 100)
     if "watch" in only:

@@ -9,6 +9,10 @@ command that writes) passes through :func:`checkpoint` first. In production that
 a global; a test installs a :class:`FaultPlan` to make the N-th operation fail with ENOSPC or
 EIO, write only part of its bytes, or kill the process there, the way SQLite's test VFS does, and
 then checks that nothing acknowledged was lost and nothing unacknowledged was kept.
+
+Reads are bounded: :func:`read_file` looks at a file's size (``fstat``) before it reads a byte
+and refuses one over the caller's limit, so a 2 GiB sparse file dropped into a vault costs a
+stat, not the process's memory.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import LockTimeoutError
+from .errors import FileTooLargeError, LockTimeoutError
 
 TEMP_PREFIX = ".memfs-tmp-"
 FAULTS = ("enospc", "eio", "short", "full", "kill")
@@ -254,6 +258,90 @@ def write_back(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
+
+
+def read_file(path: Path | str, *, limit: int | None, name: str | None = None) -> bytes | None:
+    """The bytes of a regular file, or None if there is none (a symbolic link reads as none).
+
+    The size is checked (``fstat`` of the open file) before anything is read, and no more than
+    ``limit`` bytes are ever read, so a huge or sparse file costs a stat.
+
+    Args:
+        path: The file.
+        limit: The most bytes to read (None: no limit, for files memfs wrote itself).
+        name: How errors name the file (its vault path); ``path`` by default.
+
+    Raises:
+        FileTooLargeError: The file is larger than ``limit`` (or grew past it while read).
+    """
+    fd = _open_regular(path)
+    if fd is None:
+        return None
+    try:
+        st = os.fstat(fd)
+        if limit is not None and st.st_size > limit:
+            raise FileTooLargeError(name or os.fspath(path), st.st_size, limit)
+        data = _read_up_to(fd, st.st_size if limit is None else limit + 1, to_end=limit is None)
+        if limit is not None and len(data) > limit:  # it grew since the stat
+            raise FileTooLargeError(name or os.fspath(path), os.fstat(fd).st_size, limit)
+        return data
+    finally:
+        os.close(fd)
+
+
+def read_head(path: Path | str, size: int) -> bytes | None:
+    """At most the first ``size`` bytes of a regular file; None if there is none (a link reads as none)."""
+    fd = _open_regular(path)
+    if fd is None:
+        return None
+    try:
+        return _read_up_to(fd, size)
+    finally:
+        os.close(fd)
+
+
+def _open_regular(path: Path | str) -> int | None:
+    """A descriptor open for reading on a regular file, never through a final link; None if there is none."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return None
+        raise
+    if stat.S_ISREG(os.fstat(fd).st_mode):
+        return fd
+    os.close(fd)
+    return None
+
+
+def _read_up_to(fd: int, size: int, *, to_end: bool = False) -> bytes:
+    """``size`` bytes from ``fd``, fewer at its end; ``to_end``: on to the end, however far that is."""
+    chunks = []
+    while size > 0 or to_end:
+        chunk = os.read(fd, min(size, 1 << 20) if size > 0 else 1 << 20)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+def holds(path: Path | str, data: bytes | None) -> bool:
+    """True if ``path`` is a regular file of exactly these bytes (``data`` None: there is no such file).
+
+    Sizes are compared first, so a file someone made huge is never read.
+    """
+    if data is None:
+        try:
+            return not stat.S_ISREG(os.lstat(path).st_mode)
+        except (FileNotFoundError, NotADirectoryError):
+            return True
+    try:
+        return read_file(path, limit=len(data)) == data
+    except FileTooLargeError:
+        return False
 
 
 def unlink(path: Path) -> None:

@@ -465,8 +465,14 @@ def session(vault: Vault, session_id: str, limit: int | None, raw: bool) -> None
     chat = vault.session(session_id)
     if not chat.file.exists():
         raise click.ClickException(shown(f"no session {session_id!r}; `memfs sessions` lists them"))
-    if raw:
-        _print_whole(chat.file.read_text("utf-8"))
+    if raw:  # streamed: a transcript of any size is printed in bounded memory
+        with open(chat.file, "rb") as handle:
+            if sys.stdout.isatty():  # escaped on a terminal, line by line
+                for line in handle:
+                    _print_whole(line.decode("utf-8", "replace"))
+            else:
+                while chunk := handle.read(1 << 20):
+                    click.echo(chunk, nl=False)  # into a pipe: the bytes as they are
         return
     out = _out()
     items = chat.items(limit)
@@ -727,7 +733,7 @@ def reindex(vault: Vault, full: bool) -> None:
 
         report = vault.reindex(full=full, progress=progress)
     _out().print(f"indexed: {len(report.added)} added, {len(report.updated)} updated, "
-                 f"{len(report.removed)} removed, {len(report.problems)} skipped as malformed")  # fmt: skip
+                 f"{len(report.removed)} removed, {len(report.problems)} skipped (malformed or too large)")  # fmt: skip
     for problem in report.problems:
         click.echo(shown(f"skipped {problem.path}: {problem.reason}"), err=True)
 

@@ -4,7 +4,9 @@ git's state covers what a person can leave a repository in: a merge, rebase, che
 or bisect in progress (memfs commits nothing then), files holding conflict markers (never
 committed as a person's edit, never changed by memfs), a detached HEAD (commits go on no branch),
 a left-over ``index.lock`` and uncommitted edits, among them those memfs will not commit because
-they bring in a credential (named with its kind and line, never its value).
+they bring in a credential (named with its kind and line, never its value). Files are looked at
+within bounds: one larger than memfs reads is reported from its size (a stat), never read, and a
+transcript longer than message search covers is reported with what is indexed of it.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from dataclasses import dataclass
 
 from . import _fs
 from .credentials import secret_advice
-from .engine import WriteEngine
+from .engine import WriteEngine, read_limit
+from .errors import FileTooLargeError
 from .history import has_conflict_markers
 from .layout import MEMORIES_DIR
 from .sync import conflicts
@@ -39,7 +42,7 @@ def examine(engine: WriteEngine) -> list[Finding]:
         engine.flush_index()
         on_disk = dict(engine.index.scan())
         busy = engine.history.operation_in_progress()
-        findings += _repository_state(engine, busy, sorted(on_disk))
+        findings += _repository_state(engine, busy, on_disk)
         known = engine.index.known(None)
         missing = sorted(set(on_disk) - set(known))
         ghosts = sorted(set(known) - set(on_disk))
@@ -52,6 +55,8 @@ def examine(engine: WriteEngine) -> list[Finding]:
             findings.append(Finding("ok", "index", f"{len(known)} files indexed, all current"))
         for problem in engine.index.problems():
             findings.append(Finding("error", "file", f"{problem.path}: {problem.reason}"))
+        for partial in engine.index.partly_indexed():
+            findings.append(Finding("warning", "limits", f"{partial.path}: {partial.reason}"))
         lock = engine.history.git_dir / "index.lock"
         if lock.exists():
             age = time.time() - lock.stat().st_mtime
@@ -60,6 +65,7 @@ def examine(engine: WriteEngine) -> list[Finding]:
         own = engine.own_uncommitted()
         prefix = engine.history.prefix
         edits = set(engine.outside_edits())
+        edits -= {rel for rel in edits if on_disk.get(rel, (0, 0))[1] > read_limit(rel)}  # listed as files above
         status = {line[3:].removeprefix(prefix): line[:2] for line in engine.history.status()}
         if own:
             findings.append(Finding("ok", "sessions",
@@ -102,18 +108,26 @@ def examine(engine: WriteEngine) -> list[Finding]:
     return findings
 
 
-def _repository_state(engine: WriteEngine, busy: tuple[str, str] | None, files: list[str]) -> list[Finding]:
-    """An operation in progress, files holding conflict markers, a detached HEAD."""
+def _repository_state(engine: WriteEngine, busy: tuple[str, str] | None,
+                      files: dict[str, tuple[int, int]]) -> list[Finding]:  # fmt: skip
+    """An operation in progress, files holding conflict markers, a detached HEAD.
+
+    ``files`` maps each content file to its ``(mtime_ns, size)``; one larger than memfs reads is
+    not read (the index's problems list it).
+    """
     findings = []
     if busy is not None:
         findings.append(Finding("error", "git", f"{busy[1]}; memfs commits nothing until then"))
     marked = []
-    for rel in files:
-        try:
-            if has_conflict_markers((engine.root / rel).read_bytes()):
-                marked.append(rel)
-        except OSError:
+    for rel, (_, size) in sorted(files.items()):
+        if size > read_limit(rel):
             continue
+        try:
+            data = _fs.read_file(engine.root / rel, limit=read_limit(rel), name=rel)
+        except (OSError, FileTooLargeError):
+            continue
+        if data is not None and has_conflict_markers(data):
+            marked.append(rel)
     if marked:
         findings.append(Finding("error", "git",
             f"{len(marked)} files hold git's conflict markers (first: {marked[0]}); memfs neither commits "

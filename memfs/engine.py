@@ -48,6 +48,7 @@ from .errors import (
     ConflictMarkersError,
     ContentError,
     DocumentError,
+    FileTooLargeError,
     GitLockError,
     InvalidArgumentError,
     MemfsError,
@@ -56,7 +57,7 @@ from .errors import (
     SearchIndexError,
 )
 from .history import DEFAULT_PERSON, GitHistory, Identity, has_conflict_markers
-from .index import MAX_INDEXED_BYTES, Hit, MessageHit, Problem, Progress, SearchIndex, SyncReport
+from .index import MAX_INDEXED_BYTES, MAX_TRANSCRIPT_BYTES, Hit, MessageHit, Problem, Progress, SearchIndex, SyncReport
 from .layout import (
     CONFLICTS_DIR,
     CONTENT_DIRS,
@@ -79,6 +80,7 @@ _GITIGNORE_LINES = (".memfs/", _fs.TEMP_PREFIX + "*")
 _MARKER_TEXT = b"memfs vault: this file keeps memories/ in git, so a clone of a vault with no memories yet opens\n"
 
 Stat = tuple[int, int, int]  # (inode, size, mtime_ns): how memfs recognises a file it wrote
+MAX_STATE_BYTES = 16 * 1024 * 1024  # a record under .memfs/ (pending, found, own, held) is never larger
 OWN_KEPT = 64  # committed transcripts whose last write the own record keeps (besides every uncommitted one)
 
 
@@ -293,7 +295,7 @@ class WriteEngine:
         since (or one memfs's compare-and-swap gave way to) is never overwritten.
         """
         for rel, wrote in sorted(change.contents.items(), key=lambda item: change.originals[item[0]] is not None):
-            if _read_regular(self.root / rel) == wrote:
+            if _fs.holds(self.root / rel, wrote):
                 _put_back(self.root / rel, change.originals[rel], durable=self.durable)
         _fs.sweep_temp_files(self.root, folders={(self.root / rel).parent for rel in change.originals})
         self._end_journal()
@@ -319,8 +321,21 @@ class WriteEngine:
             os.close(fd)
 
     def _as_committed(self, rel: str) -> bytes | None:
-        data = _read_regular(self.root / rel)
+        data = _read_regular(self.root, rel)
         return None if data is None else self.history.committed_form(data)
+
+    def _landed(self, rel: str, digest: str | None) -> bool:
+        """True if ``rel`` holds the bytes of this digest (None: no file); a file too large to read does not."""
+        try:
+            return _digest(_read_regular(self.root, rel)) == digest
+        except FileTooLargeError:
+            return False
+
+    def _committed_now(self, rel: str, head: str | None) -> bool:
+        try:
+            return self._as_committed(rel) == self.history.bytes_at(rel, head)
+        except FileTooLargeError:  # memfs never wrote that
+            return False
 
     def _end_journal(self) -> None:
         with contextlib.suppress(FileNotFoundError):
@@ -351,12 +366,12 @@ class WriteEngine:
                 files.setdefault(record["path"], (old, None))
                 files[record["path"]] = (files[record["path"]][0], record.get("new"))
         head = self.history.head()
-        if head != base and all(self._as_committed(rel) == self.history.bytes_at(rel, head) for rel in files):
+        if head != base and all(self._committed_now(rel, head) for rel in files):
             log.warning("a change interrupted after its commit (%s) was completed", head)
         else:
             log.warning("rolling back a change interrupted before its commit (%d files)", len(files))
             for rel, (original, new) in sorted(files.items(), key=lambda item: item[1][0] is not None):
-                if _digest(_read_regular(self.root / rel)) == new:  # memfs's bytes landed: take them back
+                if self._landed(rel, new):  # memfs's bytes landed: take them back
                     _put_back(self.root / rel, original, durable=self.durable)
             self.mark_pending(files)
         _fs.sweep_temp_files(self.root, folders={(self.root / rel).parent for rel in files})
@@ -365,8 +380,16 @@ class WriteEngine:
     # -- whole files (memories) -------------------------------------------------------
 
     def read_bytes(self, rel: str) -> bytes:
-        """The bytes of a vault file (``rel`` is a vault path); MemoryNotFoundError if absent."""
-        return self._existing(rel).read_bytes()
+        """The bytes of a vault file (``rel`` is a vault path); MemoryNotFoundError if absent.
+
+        Raises:
+            FileTooLargeError: The file is larger than memfs reads (:func:`read_limit`); it was
+                not read (its size comes from a stat).
+        """
+        data = _read_regular(self.root, rel)
+        if data is None:
+            raise MemoryNotFoundError(f"no file at {rel}")
+        return data
 
     def read(self, rel: str) -> Document:
         """Parse a vault file."""
@@ -402,7 +425,7 @@ class WriteEngine:
         data = check_content(dumps(content) if isinstance(content, Document) else content)
         with self._transaction(message, trailers) as change:
             target = self.root / rel
-            original = _read_regular(target)
+            original = _read_regular(self.root, rel)
             if create is True and (original is not None or os.path.lexists(target)):
                 raise AlreadyExistsError(f"{rel} already exists")
             if create is False and original is None:
@@ -426,11 +449,9 @@ class WriteEngine:
                 except FileExistsError:
                     raise ConflictError(f"{rel} was created by someone else while memfs was writing it") from None
             elif _fs.exchange(tmp, target):
-                replaced = _read_regular(tmp)
-                if replaced != original:  # a save landed between memfs's read and its replace
+                if not _fs.holds(tmp, original):  # a save landed between memfs's read and its replace
                     _fs.exchange(tmp, target)  # theirs back in place
-                    stray = _read_regular(tmp)
-                    if stray is not None and stray != data:  # yet another save: never drop it
+                    if not _fs.holds(tmp, None) and not _fs.holds(tmp, data):  # yet another save: never drop it
                         self._keep_conflict_copy(tmp, rel)
                     raise ConflictError(f"{rel} was saved by another program while memfs was writing it; "
                                         "read it again and retry")  # fmt: skip
@@ -455,13 +476,13 @@ class WriteEngine:
         """Delete a vault file and commit the deletion (a save that races it is kept, not deleted)."""
         with self._transaction(message, trailers) as change:
             target = self._existing(rel)
-            original = _read_regular(target)
+            original = _read_regular(self.root, rel)
             _refuse_conflict_markers(rel, original)
             self._remember(change, rel, original, None)
             aside = target.with_name(_fs.TEMP_PREFIX + target.name)
             _fs.checkpoint("rename")
             os.rename(target, aside)
-            if _read_regular(aside) != original:  # saved between the read and the rename: keep it
+            if not _fs.holds(aside, original):  # saved between the read and the rename: keep it
                 os.rename(aside, target)
                 raise ConflictError(f"{rel} was saved by another program while memfs was deleting it")
             change.contents[rel] = None
@@ -482,7 +503,7 @@ class WriteEngine:
             if not target.parent.is_dir():
                 _fs.checkpoint("mkdir")
                 _fs.make_folders(target.parent, self.modes)
-            data = _read_regular(source)
+            data = _read_regular(self.root, src)
             _refuse_conflict_markers(src, data)
             self._remember(change, src, data, None)
             self._remember(change, dst, None, data)
@@ -526,7 +547,7 @@ class WriteEngine:
                 if not _inside(self.root, rel):
                     raise InvalidArgumentError(f"{rel} is not a path a sync may write")
                 target = self.root / rel
-                original = _read_regular(target)
+                original = _read_regular(self.root, rel)
                 if original != expected or (original is None and os.path.lexists(target)):
                     raise ConflictError(f"{rel} changed while the sync was merging; sync again")
                 self._remember(change, rel, original, data)
@@ -539,7 +560,7 @@ class WriteEngine:
                 else:
                     if not target.parent.is_dir():
                         _fs.checkpoint("mkdir")
-                        target.parent.mkdir(parents=True, exist_ok=True)
+                        _fs.make_folders(target.parent, self.modes)
                     self._swap_in(change, rel, data, original)
             self.mark_pending(rel for rel in files if _is_content(rel))
         return change.sha
@@ -808,7 +829,7 @@ class WriteEngine:
         paths = sorted(set(paths))
         with self._lock.hold():
             given = contents or {}
-            exact = {rel: given[rel] if rel in given else _read_regular(self.root / rel) for rel in paths}
+            exact = {rel: given[rel] if rel in given else _read_regular(self.root, rel, own=True) for rel in paths}
             sha = self.history.commit(exact, message, author=author or self.author, committer=self.author,
                                       trailers=trailers, durable=self.durable, merge=merge)  # fmt: skip
             self._forget_own(paths)
@@ -830,8 +851,8 @@ class WriteEngine:
     def _own_record(self) -> dict[str, list[int]]:
         """``{rel: [inode, size, mtime_ns, uncommitted]}``, least recently written first."""
         try:
-            raw = json.loads(self._own_file.read_text("utf-8"))
-        except (FileNotFoundError, ValueError, UnicodeDecodeError):
+            raw = json.loads(_read_state(self._own_file) or b"{}")
+        except (ValueError, UnicodeDecodeError):
             return {}
         if not isinstance(raw, dict):
             return {}
@@ -965,7 +986,7 @@ class WriteEngine:
         looked at again by every later call, so an edit made meanwhile is committed once the
         conflict, the operation or the credential is gone, even if it does not change again.
         """
-        marked = [rel for rel in changed if _has_conflict_markers(self.root / rel)]
+        marked = [rel for rel in changed if _has_conflict_markers(self.root, rel)]
         for rel in marked:
             log.warning("not committing %s: it holds git's conflict markers; resolve the conflict first", rel)
         secret = {}
@@ -1013,8 +1034,8 @@ class WriteEngine:
 
     def _held_back(self) -> set[str]:
         try:
-            return set(filter(None, self._held_file.read_text("utf-8").splitlines()))
-        except (FileNotFoundError, UnicodeDecodeError):
+            return set(filter(None, (_read_state(self._held_file) or b"").decode("utf-8").splitlines()))
+        except UnicodeDecodeError:
             return set()
 
     # -- the index --------------------------------------------------------------------
@@ -1042,9 +1063,8 @@ class WriteEngine:
         watcher's full scans take these paths to commit them (the index no longer shows them
         as changed). The caller holds the vault lock.
         """
-        try:
-            raw = self._found_file.read_bytes()
-        except FileNotFoundError:
+        raw = _read_state(self._found_file)
+        if raw is None:
             return []
         found = self._listed_paths(raw, self._found_file)
         with contextlib.suppress(FileNotFoundError), open(self._found_file, "r+b") as handle:
@@ -1060,10 +1080,15 @@ class WriteEngine:
             return SyncReport()
         with self._lock.hold():
             try:
-                raw = self._pending_file.read_bytes()
-            except FileNotFoundError:
+                raw = _fs.read_file(self._pending_file, limit=MAX_STATE_BYTES)
+            except FileTooLargeError as exc:  # not memfs's list: the whole vault is looked at instead
+                log.warning("ignoring %s: %s", self._pending_file, exc)
+                raw, paths = b"", None
+            else:
+                paths = self._listed_paths(raw, self._pending_file) if raw is not None else []
+            if raw is None:
                 return SyncReport()
-            report = self._sync_index(self._listed_paths(raw, self._pending_file))
+            report = self._sync_index(paths)
             with contextlib.suppress(FileNotFoundError), open(self._pending_file, "r+b") as handle:
                 handle.truncate(0)
             return report
@@ -1186,10 +1211,7 @@ class WriteEngine:
 
     def _seen(self) -> list[str]:
         """The files :meth:`_note_seen` noted, less any line that is not a content file's vault path."""
-        try:
-            lines = self._seen_file.read_text("utf-8", "replace").splitlines()
-        except FileNotFoundError:
-            return []
+        lines = (_read_state(self._seen_file) or b"").decode("utf-8", "replace").splitlines()
         return sorted({p for p in lines if _is_content(p)})
 
     def reindex(self, *, full: bool = False, progress: Progress | None = None) -> SyncReport:
@@ -1231,14 +1253,14 @@ class WriteEngine:
                 try:
                     if str(self.read(rel).metadata.get("id")) == memory_id:
                         return rel
-                except (MemoryNotFoundError, DocumentError):
+                except (MemoryNotFoundError, DocumentError, FileTooLargeError):
                     pass
             if attempt == 0:
                 self.catch_up(full=True)  # the id may have moved to a file changed by hand
         return None
 
     def problems(self) -> list[Problem]:
-        """Files the index skipped as malformed."""
+        """Files the index skipped: malformed, or larger than memfs reads."""
         self.catch_up()
         return self.index.problems()
 
@@ -1288,11 +1310,13 @@ def _refuse_conflict_markers(rel: str, data: bytes | None) -> None:
                                    "resolves the conflict in the file", rel)  # fmt: skip
 
 
-def _has_conflict_markers(path: Path) -> bool:
+def _has_conflict_markers(root: Path, rel: str) -> bool:
+    """True if the file holds git's conflict markers; False for one too large to read (never committed anyway)."""
     try:
-        return has_conflict_markers(path.read_bytes())
-    except OSError:
+        data = _read_regular(root, rel)
+    except (OSError, FileTooLargeError):
         return False
+    return data is not None and has_conflict_markers(data)
 
 
 def _stat(path: Path) -> Stat | None:
@@ -1320,25 +1344,32 @@ def _digest(data: bytes | None) -> str | None:
     return None if data is None else hashlib.sha256(data).hexdigest()
 
 
-def _read_regular(path: Path) -> bytes | None:
-    """The bytes of a regular file, None if there is none; a link is never followed (reads as None)."""
+def _read_state(file: Path) -> bytes | None:
+    """A record memfs keeps under ``.memfs/`` (None if absent); one too large to be memfs's is ignored, unread.
+
+    Records are small (paths, stats); a huge one was planted (a received vault) or is garbage,
+    and what it held is found again from the files.
+    """
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    except (FileNotFoundError, NotADirectoryError):
+        return _fs.read_file(file, limit=MAX_STATE_BYTES)
+    except FileTooLargeError as exc:
+        log.warning("ignoring %s: %s", file, exc)
         return None
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            return None
-        raise
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        chunks = []
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
+
+
+def read_limit(rel: str) -> int:
+    """The most bytes memfs reads of the vault file ``rel``: a transcript's budget, else the size it indexes."""
+    return MAX_TRANSCRIPT_BYTES if is_transcript(rel) else MAX_INDEXED_BYTES
+
+
+def _read_regular(root: Path, rel: str, *, own: bool = False) -> bytes | None:
+    """The bytes of a regular file, None if there is none; a link is never followed (reads as None).
+
+    Bounded by :func:`read_limit` (FileTooLargeError, before any byte is read), except with
+    ``own``: a transcript memfs wrote itself and is committing.
+    """
+    limit = None if own and is_transcript(rel) else read_limit(rel)
+    return _fs.read_file(root / rel, limit=limit, name=rel)
 
 
 def _read_text_file(path: Path) -> str | None:
@@ -1373,7 +1404,7 @@ def _put_back(target: Path, original: bytes | None, *, durable: bool) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(target)
         return
-    if _read_regular(target) == original:
+    if _fs.holds(target, original):
         return
     try:
         _fs.atomic_write(target, original, durable=durable)

@@ -4,6 +4,7 @@
 
     MemfsError
     ├── InvalidArgumentError (ValueError, TypeError)  an argument of the wrong type or value
+    │   └── QueryTooLongError      a search query over the length memfs searches
     ├── DocumentError              a memory or transcript file that cannot be parsed (names the file)
     ├── PathError (ValueError)     a path or namespace from outside that is unsafe or malformed
     ├── NotFoundError (KeyError)
@@ -15,6 +16,7 @@
     ├── ConflictMarkersError       the file holds git's conflict markers (a merge not resolved yet)
     ├── ContentError (ValueError)  content too large, binary, or not valid text
     │   └── SecretError            a credential where memfs was asked to refuse one (names its kind, never its value)
+    ├── FileTooLargeError          a file in the vault larger than memfs reads (left unread)
     ├── LockTimeoutError           the vault lock could not be taken in time
     ├── HistoryError               git failed
     │   ├── GitLockError           a git lock file is in the way (stale or held)
@@ -44,6 +46,10 @@ class MemfsError(Exception):
 
 class InvalidArgumentError(MemfsError, ValueError, TypeError):
     """An argument of the wrong type or value; also a ValueError and a TypeError."""
+
+
+class QueryTooLongError(InvalidArgumentError):
+    """A search query longer than memfs searches; say it in fewer words."""
 
 
 class DocumentError(MemfsError):
@@ -117,6 +123,26 @@ class SecretError(ContentError):
     def __init__(self, message: str, kinds: tuple[str, ...] = ()) -> None:
         self.kinds = kinds
         super().__init__(message)
+
+
+class FileTooLargeError(MemfsError):
+    """A file in the vault is larger than memfs reads; it was not read at all (its size comes from a stat).
+
+    Such a file is neither indexed nor committed as a person's edit, and memfs does not change it:
+    shorten or remove it by hand. ``memfs doctor`` lists it.
+
+    Attributes:
+        path: The file (a vault path when memfs knows it, else the path given).
+        size: Its size in bytes.
+        limit: The largest size memfs reads for such a file.
+    """
+
+    def __init__(self, path: str, size: int, limit: int) -> None:
+        self.path = path
+        self.size = size
+        self.limit = limit
+        super().__init__(f"{path} is {size:,} bytes, larger than the {limit:,} bytes memfs reads; "
+                         "shorten or remove it by hand")  # fmt: skip
 
 
 class LockTimeoutError(MemfsError):

@@ -51,10 +51,10 @@ from whoosh.filedb.structfile import BufferFile
 from whoosh.index import TOC, FileIndex
 from whoosh.lang.snowball.english import EnglishStemmer
 
-from . import transcript
+from . import _fs, transcript
 from .dates import date_words, written_date
-from .documents import Document, load_bytes, normalize_time, tags_of, timestamp
-from .errors import DocumentError, SearchIndexError
+from .documents import MAX_FRONT_MATTER_BYTES, Document, load_bytes, loads, normalize_time, tags_of, timestamp
+from .errors import DocumentError, FileTooLargeError, QueryTooLongError, SearchIndexError
 from .freshness import ChangeFinder, file_stat, walk
 from .items import text_of
 from .layout import CONTENT_DIRS, is_transcript, split_memory_path
@@ -62,8 +62,13 @@ from .layout import CONTENT_DIRS, is_transcript, split_memory_path
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = "4"
-MAX_INDEXED_BYTES = 4 * 1024 * 1024
-MAX_QUERY_TERMS = 32
+MAX_INDEXED_BYTES = 4 * 1024 * 1024  # a memory file larger than this is neither read nor indexed
+MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024  # a transcript larger than this is neither read nor indexed
+MAX_INDEXED_ENTRIES = 5_000  # message search covers the last this many entries of a transcript
+MAX_QUERY_CHARS = 4096  # a longer query is refused (QueryTooLongError)
+MAX_QUERY_TERMS = 32  # the first this many distinct content words of a query are searched
+SNIPPET_SCAN_CHARS = 16_384  # a snippet is taken from this much of a body at most ...
+SNIPPET_MAX_MATCHES = 64  # ... and from its first this many matched words
 COMMON_TERM_SHARE = 0.2  # a term in more than this share of documents is dropped ...
 PRUNE_FROM_DOCS = 2000  # ... once the index is at least this large
 PARALLEL_FROM_DOCS = 2000  # a fresh build this large uses two indexing processes
@@ -72,6 +77,7 @@ _WORD = re.compile(r"\w+(?:['’]\w+)*")
 #: A longer word is not indexed: nobody searches for it, and Whoosh's Porter stemmer takes seconds
 #: over a word of megabytes (a pasted blob in a message). Lucene's default token limit, too.
 MAX_WORD_CHARS = 255
+_NON_SPACE = re.compile(r"\S+")
 STOP_WORDS = frozenset(
     """a about above after again against all also am an and any are aren't as at be because
     been before being below between both but by can can't cannot could couldn't did didn't do
@@ -689,10 +695,16 @@ class SearchIndex:
 
     def _index_file(self, writer: Any, rel: str, st: tuple[int, int],
                     known: dict[str, tuple[Any, ...]], report: SyncReport) -> None:  # fmt: skip
-        try:
-            data = (self.root / rel).read_bytes()
+        limit = MAX_TRANSCRIPT_BYTES if is_transcript(rel) else MAX_INDEXED_BYTES
+        try:  # the size is checked before a byte is read: a huge (or sparse) file costs a stat
+            data = _fs.read_file(self.root / rel, limit=limit, name=rel)
+        except FileTooLargeError as exc:
+            self._index_too_large(writer, rel, st, exc, known, report)
+            return
         except OSError as exc:
             log.warning("cannot read %s: %s", rel, exc)
+            return
+        if data is None:  # gone (or replaced by a link) since the walk: the next sync removes it
             return
         sha = hashlib.sha256(data).hexdigest()
         if is_transcript(rel):
@@ -701,8 +713,6 @@ class SearchIndex:
         if known.get(rel, (None, None, None))[2] != sha:  # a touched file is not reported
             (report.updated if rel in known else report.added).append(rel)
         try:
-            if len(data) > MAX_INDEXED_BYTES:
-                raise DocumentError(rel, f"file is larger than {MAX_INDEXED_BYTES // 2**20} MiB; not indexed")
             doc = load_bytes(data, path=rel)
         except DocumentError as exc:
             log.warning("skipping malformed file: %s", exc)
@@ -712,6 +722,24 @@ class SearchIndex:
         # add_document when the path was never indexed: update_document would search for it first
         (writer.update_document if rel in known else writer.add_document)(**self._fields(rel, doc, st, sha))
 
+    def _index_too_large(self, writer: Any, rel: str, st: tuple[int, int], error: FileTooLargeError,
+                         known: dict[str, tuple[Any, ...]], report: SyncReport) -> None:  # fmt: skip
+        """Record a file over its size limit as skipped, unread: masked from search, listed as a problem.
+
+        Its stat is kept (with no content digest), so it is not looked at again until it changes.
+        """
+        what = "its messages are not searchable" if is_transcript(rel) else "not searchable, not committed"
+        reason = (
+            f"{error.size:,} bytes, larger than the {error.limit:,} bytes memfs reads; {what}: shorten or remove it"
+        )
+        log.warning("skipping %s: %s", rel, reason)
+        if known.get(rel, (None, None, None))[2] != "":
+            (report.updated if rel in known else report.added).append(rel)
+        report.problems.append(Problem(rel, reason))
+        if is_transcript(rel):
+            writer.delete_by_term("session", rel)
+        writer.update_document(path=rel, kind="invalid", stat=(st[0], st[1], ""), error=reason)
+
     def _index_transcript(self, writer: Any, rel: str, st: tuple[int, int], data: bytes, sha: str,
                           known: tuple[Any, ...] | None, report: SyncReport) -> None:  # fmt: skip
         """Index a transcript's messages; after an append or a pop, only what changed.
@@ -720,21 +748,29 @@ class SearchIndex:
         its end. A message's document holds its neighbours' words, so a change reaches the
         messages just before it too: if the file still starts with one of the digested prefixes,
         entries are re-read from a few messages before it, the first ones for their words alone.
+        Only the last :data:`MAX_INDEXED_ENTRIES` entries are indexed (a transcript of 100,000
+        messages costs what one of 5,000 does); older ones leave the index as new ones come.
         """
         stored = dict(self._reader().document(path=rel) or {}) if known else {}
-        marks = sorted(((n, off, digest) for off, (digest, n) in (stored.get("checkpoints") or {}).items()
-                        if off <= len(data)), reverse=True)  # fmt: skip
+        usable = sorted((off, digest, n) for off, (digest, n) in (stored.get("checkpoints") or {}).items()
+                        if off <= len(data))  # fmt: skip
+        now = _prefix_digests(data, [off for off, _, _ in usable])
         # the marks were taken from one version of the file: those before a matching one match too
-        same = next((n for n, off, digest in marks if hashlib.sha256(data[:off]).hexdigest() == digest), None)
+        same = max((n for (_, digest, n), digest_now in zip(usable, now, strict=True) if digest == digest_now),
+                   default=None)  # fmt: skip
         reach = len(CONTEXT_WEIGHTS) - 1
         start, first = None, 1
         if same is not None:
-            first, start = next(((n, off) for n, off, _ in marks if n <= same - 2 * reach), (1, None))
+            first, start = next(((n, off) for off, _, n in reversed(usable) if n <= same - 2 * reach), (1, None))
+        indexed_to = int(stored.get("position") or 0)  # the last entry indexed so far
         (report.updated if known else report.added).append(rel)
         try:
             entries, problems, meta = self._transcript_entries(data, rel, start, stored)
             if start is not None and sum(e.kind == "item" and e.n < (same or 0) for e in entries) < 2 * reach:
                 start, first = None, 1  # manager entries in between: too few messages read for their neighbours
+            elif start is not None and entries and entries[-1].n < indexed_to and indexed_to > MAX_INDEXED_ENTRIES:
+                start, first = None, 1  # a pop: older entries come back into the window, so read them again
+            if start is None:
                 entries, problems, meta = self._transcript_entries(data, rel, None, stored)
         except DocumentError as exc:
             report.problems.append(Problem(rel, exc.reason))
@@ -743,12 +779,16 @@ class SearchIndex:
             return
         messages = [e for e in entries if e.kind == "item"]
         context = 0 if start is None else reach  # the first messages read are only their neighbours' context
+        last = entries[-1].n if entries else first - 1
+        floor = last - MAX_INDEXED_ENTRIES  # entries at or below it are not indexed
         if start is None:
             writer.delete_by_term("session", rel)
         else:
             changed = messages[context].n if len(messages) > context else first
-            for n in range(changed, int(stored.get("position") or 0) + 1):
+            for n in range(changed, indexed_to + 1):
                 writer.delete_by_term("path", f"{rel}#{n}")
+            for n in range(max(1, indexed_to - MAX_INDEXED_ENTRIES + 1), min(changed, floor + 1)):
+                writer.delete_by_term("path", f"{rel}#{n}")  # out of the window now
         for problem in problems:
             report.problems.append(Problem(rel, f"byte {problem.offset}: {problem.reason}"))
         day = written_date(meta["date"])
@@ -756,6 +796,8 @@ class SearchIndex:
         own = [list(ANALYZER.stems(text_of(e.item))) for e in messages]
         for i in range(context, len(messages)):
             entry = messages[i]
+            if entry.n <= floor:
+                continue
             role = str(entry.item.get("role") or entry.item.get("type") or "")
             writer.add_document(**_with_terms({
                 "path": f"{rel}#{entry.n}", "kind": "message", "session": rel, "session_id": meta["session_id"],
@@ -764,25 +806,25 @@ class SearchIndex:
                 "role": role, "time": entry.time, "item": json.dumps(entry.item, ensure_ascii=False),
                 "date": meta["date"], "day": day.isoformat() if day else None,
             }))  # fmt: skip
-        last = entries[-1].n if entries else first - 1
-        marks_now = [(e.offset, e.n) for e in entries[-8:]] + [(len(data), last + 1)]
-        checkpoints = {off: (hashlib.sha256(data[:off]).hexdigest(), n) for off, n in marks_now}
+        marks = [(e.offset, e.n) for e in entries[-8:]] + [(len(data), last + 1)]
+        digests = _prefix_digests(data, [off for off, _ in marks])
+        checkpoints = {off: (digest, n) for (off, n), digest in zip(marks, digests, strict=True)}
         writer.update_document(path=rel, kind="transcript", stat=(st[0], st[1], sha), checkpoints=checkpoints,
                                position=last, **{k: v for k, v in meta.items() if v is not None})  # fmt: skip
 
     @staticmethod
     def _transcript_entries(data: bytes, rel: str, start: int | None,
                             stored: dict[str, Any]) -> tuple[list[Any], list[Any], dict[str, Any]]:  # fmt: skip
-        """A transcript's entries (all, or from ``start``) and what its messages take from its front matter.
+        """A transcript's entries (from ``start``, else the last :data:`MAX_INDEXED_ENTRIES`) and front-matter facts.
 
-        That is the session's id and date: ``date`` if the front matter has one (the day the
+        Those are the session's id and date: ``date`` if the front matter has one (the day the
         conversation took place, as written), else ``created``. Read from the transcript's own
         index entry when only the end of the file is parsed.
         """
         if start is not None:
             entries, problems = transcript.parse_entries(data, start)
             return entries, problems, {"session_id": str(stored.get("session_id") or rel), "date": stored.get("date")}
-        parsed = transcript.parse(data, path=rel)
+        parsed = transcript.parse(data, path=rel, last=MAX_INDEXED_ENTRIES)
         written = parsed.metadata.get("date") or parsed.metadata.get("created")
         meta = {"session_id": str(parsed.metadata.get("session_id", rel)), "date": str(written) if written else None}
         return parsed.entries, parsed.problems, meta
@@ -834,11 +876,23 @@ class SearchIndex:
             return known
 
     def problems(self) -> list[Problem]:
-        """The files that were skipped as malformed."""
+        """The files that were skipped: malformed, or larger than memfs reads."""
         with self._lock:
             reader = self._reader()
             return [Problem(f["path"], f.get("error", "")) for f in
                     reader.documents(kind="invalid")]  # fmt: skip
+
+    def partly_indexed(self) -> list[Problem]:
+        """The transcripts whose older entries message search does not cover (over :data:`MAX_INDEXED_ENTRIES`)."""
+        with self._lock:
+            found = []
+            for f in self._reader().documents(kind="transcript"):
+                last = int(f.get("position") or 0)
+                if last > MAX_INDEXED_ENTRIES:
+                    found.append(Problem(f["path"], f"{last:,} entries; message search covers the last "
+                                                    f"{MAX_INDEXED_ENTRIES:,} (entries 1 to "
+                                                    f"{last - MAX_INDEXED_ENTRIES:,} are not indexed)"))  # fmt: skip
+            return sorted(found, key=lambda p: p.path)
 
     def entries(self) -> dict[str, str]:
         """Every indexed path with the sha256 of the content it was built from."""
@@ -887,9 +941,12 @@ class SearchIndex:
         returned, and one whose file changed since it was indexed is handed to ``resync`` (which
         indexes it again) and the query runs again, so it is ranked by what the file says now.
         Without ``resync``, such hits are left out.
+
+        A query may be up to :data:`MAX_QUERY_CHARS` characters (QueryTooLongError beyond); its
+        first :data:`MAX_QUERY_TERMS` distinct content words are searched, and its Whoosh syntax
+        is honoured only in queries of at most three times as many words.
         """
-        if not isinstance(text, str):
-            raise TypeError(f"query must be a string, got {text.__class__.__name__}")
+        check_query(text)
         if k <= 0:
             return []
         filters = [query.Term("kind", "memory")]
@@ -906,7 +963,7 @@ class SearchIndex:
             with self._lock:
                 try:
                     searcher = self._reader()
-                    parsed = self._parse(text, ("title", "body", "tags")) if _SYNTAX.search(text) else None
+                    parsed = self._parse(text, ("title", "body", "tags")) if _syntax(text) else None
                     if parsed is not None:
                         results = searcher.search(parsed, limit=k, mask=others,
                                                   filter=query.And(filters) if len(filters) > 1 else None)  # fmt: skip
@@ -937,10 +994,9 @@ class SearchIndex:
         A message is found by its own words and, weaker, by those of the two messages either
         side of it and of its session's date. ``since`` and ``until`` are ISO days
         (``2023-05-08``), compared with the session's date. Hits are checked against their
-        transcript as :meth:`search` checks memories.
+        transcript as :meth:`search` checks memories, and the query is bounded as there.
         """
-        if not isinstance(text, str):
-            raise TypeError(f"query must be a string, got {text.__class__.__name__}")
+        check_query(text)
         if k <= 0:
             return []
         filters = [query.Term("kind", "message")] + ([query.Term("session", session)] if session else [])
@@ -951,7 +1007,7 @@ class SearchIndex:
             with self._lock:
                 try:
                     searcher = self._reader()
-                    parsed = self._parse(text, MESSAGE_FIELDS) if _SYNTAX.search(text) else None
+                    parsed = self._parse(text, MESSAGE_FIELDS) if _syntax(text) else None
                     if parsed is not None:
                         found = [(r.fields(), r.score) for r in searcher.search(parsed, limit=k,
                                                                                 filter=query.And(filters))]  # fmt: skip
@@ -1054,19 +1110,57 @@ class SearchIndex:
         return parsed
 
     def _hit(self, stored: dict[str, Any], score: float, stems: set[str] | None) -> Hit:
-        snippet = ""
-        if stems is not None:
-            try:
-                doc = load_bytes((self.root / stored["path"]).read_bytes(), path=stored["path"])
-                snippet = make_snippet(doc.body, stems)
-            except (OSError, DocumentError):
-                snippet = ""
+        snippet = make_snippet(self._body_start(stored["path"]), stems) if stems is not None else ""
         return Hit(
             path=stored["path"], title=stored.get("title", ""), score=round(float(score), 4),
             snippet=snippet, id=stored.get("id"), namespace=stored.get("namespace", ""),
             type=stored.get("type"), tags=tuple(t for t in stored.get("tags", "").split(",") if t),
             updated=stored.get("updated"),
         )  # fmt: skip
+
+    def _body_start(self, rel: str) -> str:
+        """The start of a memory's body, as much as a snippet looks at: only the file's head is read."""
+        try:
+            head = _fs.read_head(self.root / rel, MAX_FRONT_MATTER_BYTES + 4 * SNIPPET_SCAN_CHARS + 16)
+            return loads(head.decode("utf-8", "ignore"), path=rel).body if head else ""
+        except (OSError, DocumentError):
+            return ""
+
+
+def _syntax(text: str) -> bool:
+    """True for a query Whoosh's parser reads: with syntax, and at most 3 x MAX_QUERY_TERMS words (it is slow)."""
+    return bool(_SYNTAX.search(text)) and len(_NON_SPACE.findall(text)) <= 3 * MAX_QUERY_TERMS
+
+
+def check_query(text: Any) -> str:
+    """``text`` if it is a query memfs searches; TypeError or QueryTooLongError (which never quotes it) if not."""
+    if not isinstance(text, str):
+        raise TypeError(f"query must be a string, got {text.__class__.__name__}")
+    if len(text) > MAX_QUERY_CHARS:
+        raise QueryTooLongError(f"the query is {len(text):,} characters; memfs searches queries of up to "
+                                f"{MAX_QUERY_CHARS:,} (the first {MAX_QUERY_TERMS} distinct words count): "
+                                "search with fewer words")  # fmt: skip
+    return text
+
+
+def _prefix_digests(data: bytes, offsets: Sequence[int]) -> list[str]:
+    """The sha256 of ``data[:offset]`` for each of ``offsets`` (ascending), in one pass over ``data``."""
+    digest, view, done, out = hashlib.sha256(), memoryview(data), 0, []
+    for offset in offsets:
+        digest.update(view[done:offset])
+        done = offset
+        out.append(digest.copy().hexdigest())
+    return out
+
+
+def _resume_point(data: bytes, checkpoints: dict[int, tuple[str, int]]) -> tuple[int | None, int]:
+    """The last checkpoint ``data`` still starts with: its offset and the entry number there; else (None, 1)."""
+    usable = sorted((off, digest, n) for off, (digest, n) in checkpoints.items() if off <= len(data))
+    found: tuple[int | None, int] = (None, 1)
+    for (offset, digest, n), now in zip(usable, _prefix_digests(data, [u[0] for u in usable]), strict=True):
+        if now == digest:
+            found = (offset, n)
+    return found
 
 
 def _with_terms(fields_: dict[str, Any]) -> dict[str, Any]:
@@ -1105,33 +1199,59 @@ def _message_terms(own: list[list[str]], i: int, date_terms: list[str]) -> list[
 
 
 def make_snippet(body: str, stems: set[str], *, width: int = 200) -> str:
-    """The passage of ``body`` (about ``width`` characters) richest in ``stems``, words in bold."""
-    text = " ".join(body.split())
-    if not text:
-        return ""
-    words = list(re.finditer(r"\S+", text))
-    matched = [i for i, w in enumerate(words) if any(s in stems for s in ANALYZER.stems(w.group()))]
-    start = 0
-    if matched:
-        best, best_count = matched[0], 0
-        for i in matched:
-            end_char = words[i].start() + width
-            count = sum(1 for j in matched if i <= j and words[j].end() <= end_char)
-            if count > best_count:
-                best, best_count = i, count
-        start = max(0, best - 3)
-    pieces: list[str] = []
+    """The passage of ``body`` (about ``width`` characters) richest in ``stems``, words in bold.
+
+    Bounded whatever the body: only its first :data:`SNIPPET_SCAN_CHARS` characters are looked
+    at, the scan stops once :data:`SNIPPET_MAX_MATCHES` words matched (and the window after the
+    last of them is read), each word is stemmed once, and the window richest in matches is found
+    in one pass over the matches (two pointers), so the cost is linear in what was scanned.
+    """
+    scanned = body[:SNIPPET_SCAN_CHARS]
+    words: list[str] = []
+    ends: list[int] = []  # where each word ends, counted in the one-space-joined text
+    matched: list[int] = []
     length = 0
+    stopped = False  # words were left unscanned
+    for found in _NON_SPACE.finditer(scanned):
+        if len(matched) >= SNIPPET_MAX_MATCHES and length > ends[matched[-1]] + width:
+            stopped = True
+            break
+        word = found.group()
+        if len(word) > width:  # one huge "word" is shown cut, never whole
+            word = word[:width] + "…"
+        if any(stem in stems for stem in ANALYZER.stems(word)):
+            matched.append(len(words))
+        length += len(word) + (1 if words else 0)
+        words.append(word)
+        ends.append(length)
+    if not words:
+        return ""
+    start = _best_window(words, ends, matched, width)
+    pieces: list[str] = []
+    used = 0
     hits = set(matched)
     for i in range(start, len(words)):
-        word = words[i].group()
-        if length + len(word) > width and pieces:
+        if used + len(words[i]) > width and pieces:
             break
-        pieces.append(_bold(word) if i in hits else word)
-        length += len(word) + 1
-    prefix = "… " if start > 0 else ""
-    suffix = " …" if start + len(pieces) < len(words) else ""
-    return prefix + " ".join(pieces) + suffix
+        pieces.append(_bold(words[i]) if i in hits else words[i])
+        used += len(words[i]) + 1
+    more = start + len(pieces) < len(words) or stopped or _NON_SPACE.search(body, len(scanned)) is not None
+    return ("… " if start > 0 else "") + " ".join(pieces) + (" …" if more else "")
+
+
+def _best_window(words: list[str], ends: list[int], matched: list[int], width: int) -> int:
+    """The word a snippet starts at: a few words before the match that begins the richest window."""
+    if not matched:
+        return 0
+    best, best_count, j = matched[0], 0, 0
+    for a, i in enumerate(matched):  # matches in [i, j) fit in ``width`` characters from word i
+        begin = ends[i] - len(words[i])
+        j = max(j, a)
+        while j < len(matched) and ends[matched[j]] <= begin + width:
+            j += 1
+        if j - a > best_count:
+            best, best_count = i, j - a
+    return max(0, best - 3)
 
 
 def _bold(word: str) -> str:

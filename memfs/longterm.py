@@ -67,7 +67,7 @@ class Injected:
     Attributes:
         path: Its label (``users/alice/window-seats.md``).
         id: Its id, if it has one.
-        text: Its body on one line.
+        text: Its body on one line (its start, for a body far longer than the budget).
         store: The namespace of the store it was found through (said by memfs, not by the file).
         title: Its title, as stored.
         updated: The day it last changed (``2026-11-20``), if known.
@@ -233,7 +233,8 @@ class LongTermMemory:
         """The memories of every store for ``query``, best first, without duplicates.
 
         A hit outside the store it was searched in is dropped, and so is a memory whose ``review``
-        marker a person has not cleared (an extracted instruction).
+        marker a person has not cleared (an extracted instruction). Only the start of a body (twice
+        the budget) is flattened and compared, so a memory of a megabyte costs what a short one does.
         """
         hits = []
         for scope in self.scopes:
@@ -248,7 +249,9 @@ class LongTermMemory:
                 continue
             if awaits_review(doc.metadata):
                 continue
-            text = flatten(redact(doc.body)[0])  # a person's file may hold a credential: the model never sees it
+            # a person's file may hold a credential: the model never sees it; the block shows no more
+            # than 2 x budget characters, so a 1 MiB body costs what 4 KB does
+            text = flatten(redact(doc.body[: 2 * self.budget])[0])
             key = normalize(text)
             if hit.path in seen or key in seen:
                 continue

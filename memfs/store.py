@@ -25,6 +25,7 @@ from .errors import (
     AlreadyExistsError,
     ContentError,
     DocumentError,
+    FileTooLargeError,
     InvalidArgumentError,
     MemoryNotFoundError,
     PathError,
@@ -479,13 +480,13 @@ class MemoryStore:
     def list(self, *, type: str | None = None, tag: str | None = None) -> builtins.list[Memory]:
         """Every memory of the namespace (sub-folders included), sorted by name.
 
-        Malformed files are skipped (see ``vault.problems()``).
+        Malformed files and files larger than memfs reads are skipped (see ``vault.problems()``).
         """
         memories = []
         for rel in self.engine.files(namespace_prefix(self.namespace)):
             try:
                 memory = self._memory(rel, self.engine.read(rel))
-            except (DocumentError, MemoryNotFoundError):
+            except (DocumentError, MemoryNotFoundError, FileTooLargeError):
                 continue
             if type is not None and memory.type != type:
                 continue

@@ -28,6 +28,7 @@ import json
 import logging
 import os
 import re
+from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -159,8 +160,11 @@ def _longest_run(text: str, char: str) -> int:
 # -- parsing -----------------------------------------------------------------------------
 
 
-def parse(text: str | bytes, *, path: str | None = None) -> Parsed:
+def parse(text: str | bytes, *, path: str | None = None, last: int | None = None) -> Parsed:
     """Parse a transcript. Entries that a hand edit broke are reported in ``problems`` and skipped.
+
+    With ``last``, only the last ``last`` entries are parsed: they are found by a byte search for
+    their headings, so a transcript of 100,000 entries costs about what one of ``last`` does.
 
     Raises:
         DocumentError: The front matter is missing or not a transcript's.
@@ -174,8 +178,16 @@ def parse(text: str | bytes, *, path: str | None = None) -> Parsed:
         raise DocumentError(path, f"not valid UTF-8 at byte {exc.start}") from exc
     if doc.metadata.get("memfs") != FORMAT:
         raise DocumentError(path, f"not a memfs transcript (front matter `memfs: {FORMAT}` missing)")
-    entries, problems = parse_entries(data, head_end)
+    entries, problems = parse_entries(data, head_end if last is None else _tail_start(data, last, head_end))
     return Parsed(doc.metadata, entries, problems, head_end)
+
+
+def _tail_start(data: bytes, count: int, start: int) -> int:
+    """Where the last ``count`` entry headings after ``start`` begin (``start`` if there are fewer)."""
+    recent: deque[int] = deque(maxlen=max(1, count))
+    for heading in _BOUNDARY.finditer(data, start):
+        recent.append(heading.start())
+    return recent[0] if len(recent) == count else start
 
 
 def parse_entries(data: bytes, start: int = 0) -> tuple[list[Entry], list[BrokenEntry]]:

@@ -491,7 +491,10 @@ class Vault:
             restore: dict[str, bytes | None] = {}
             for status, rel in history.files_changed(target.sha):
                 at_target = None if status == "D" else history.show(rel, target.sha)
-                current = (self.root / rel).read_bytes() if (self.root / rel).is_file() else None
+                try:  # bounded: a file grown past what memfs reads says so (FileTooLargeError)
+                    current: bytes | None = engine.read_bytes(rel)
+                except MemoryNotFoundError:
+                    current = None
                 if current != at_target and not history.matches_worktree(rel, target.sha):  # autocrlf...
                     raise ConflictError(f"{label(rel)} changed after {target.short}; undo would lose that "
                                         f"change. Use `memfs restore {label(rel)} --to REV` instead.")  # fmt: skip

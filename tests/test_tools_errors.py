@@ -42,6 +42,8 @@ def error_classes() -> list[type[errors.MemfsError]]:
 def make(cls: type[errors.MemfsError], vault: memfs.Vault) -> errors.MemfsError:
     rel = f"memories/{NS}/a.md"
     text = f"{rel} and {vault.root / rel} failed; memories/users/bob/secret.md too"
+    if cls is errors.FileTooLargeError:
+        return cls(rel, 2**31, 4 * 2**20)
     return cls(rel, text) if cls is errors.DocumentError else cls(text)
 
 

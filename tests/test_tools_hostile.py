@@ -521,12 +521,14 @@ HOSTILE_CALLS: list[tuple[str, Any, bool]] = [
     ("dispatch-bad-path", ("dispatch", "memory_delete", '{"path": "/memories/../a.md"}'), True),
     # row 48: query bombs -- allowed: a search only reads, and must answer without error
     ("search-regex-bomb", C(command="search", query="(a+)+$"), False),
-    ("search-10k-terms", C(command="search", query=" ".join(f"t{i}" for i in range(10_000))), False),
-    ("search-10k-terms-or", C(command="search", query=" OR ".join(f"t{i}" for i in range(10_000))), False),  # adv
+    # queries over 4,096 characters are refused (docs/security.md, "Bounded work"), never quoted back
+    ("search-10k-terms", C(command="search", query=" ".join(f"t{i}" for i in range(10_000))), True),
+    ("search-10k-terms-or", C(command="search", query=" OR ".join(f"t{i}" for i in range(10_000))), True),  # adv
+    ("search-longest-or", C(command="search", query=" OR ".join(f"t{i}" for i in range(2_000))[:4096]), False),
     ("search-wildcards", C(command="search", query="a* OR b*"), False),
     ("search-three-wildcards", C(command="search", query="a* OR b* OR c*"), False),  # adv
-    ("search-100k-word", C(command="search", query="x" * 100_000), False),  # adv
-    ("search-10k-or", C(command="search", query=" OR ".join(f"w{i}*" for i in range(3_000))), False),
+    ("search-100k-word", C(command="search", query="x" * 100_000), True),  # adv
+    ("search-10k-or", C(command="search", query=" OR ".join(f"w{i}*" for i in range(3_000))), True),
     ("search-field-syntax", C(command="search", query="ns:users/bob OR kind:invalid path:*"), False),
     ("search-k-zero", C(command="search", query="x", k=0), True),  # adv
     ("search-bad-namespace", C(command="search", query="x", namespace="../../etc"), True),
@@ -582,12 +584,7 @@ def test_hostile_path_changes_nothing(hostile: Hostile, command: str, path: str)
     assert len(result.text) < 2000 + len(path.encode())  # a sentence, not a dump (the path may be quoted)
 
 
-SLOW_CALLS = {"search-10k-terms-or"}  # about 2 s: Whoosh parses 10,000 ORs
-
-
-@pytest.mark.parametrize(("call", "expect_error"), [
-    pytest.param(c, e, id=i, marks=[pytest.mark.slow] if i in SLOW_CALLS else []) for i, c, e in HOSTILE_CALLS
-])  # fmt: skip
+@pytest.mark.parametrize(("call", "expect_error"), [pytest.param(c, e, id=i) for i, c, e in HOSTILE_CALLS])
 def test_hostile_call_changes_nothing(hostile: Hostile, call: Any, expect_error: bool) -> None:
     result = check_untouched(hostile, lambda: run_hostile(hostile, call), expect_error)
     if expect_error:
