@@ -44,6 +44,8 @@ def make(cls: type[errors.MemfsError], vault: memfs.Vault) -> errors.MemfsError:
     text = f"{rel} and {vault.root / rel} failed; memories/users/bob/secret.md too"
     if cls is errors.FileTooLargeError:
         return cls(rel, 2**31, 4 * 2**20)
+    if cls is errors.UnsafeRepositoryError:
+        return cls(text, str(vault.root))
     return cls(rel, text) if cls is errors.DocumentError else cls(text)
 
 
