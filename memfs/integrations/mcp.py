@@ -161,10 +161,12 @@ def path_of_uri(uri: str) -> str:
     if not isinstance(uri, str) or not uri.startswith(prefix):
         raise PathError(f"not a memory URI (they look like {prefix}NAMESPACE/NAME.md)")
     try:
-        inner = "/".join(unquote(part, errors="strict") for part in uri[len(prefix) :].split("/"))
+        parts = [unquote(part, errors="strict") for part in uri[len(prefix) :].split("/")]
     except UnicodeDecodeError:
         raise PathError("the URI does not decode to UTF-8 text") from None
-    return f"{MEMORIES_DIR}/{clean_memory_path(inner)}"
+    if any("/" in part for part in parts):
+        raise PathError("an encoded '/' (%2F) inside a name is not allowed")
+    return f"{MEMORIES_DIR}/{clean_memory_path('/'.join(parts))}"
 
 
 # -- the server ----------------------------------------------------------------------------------
