@@ -548,10 +548,22 @@ def test_http_with_the_token_serves_and_streams_changes(servers: Servers, http: 
 
 
 def test_http_without_the_token_is_refused(servers: Servers, http: HttpServer) -> None:
-    for token in (None, "wrong-token-of-enough-length", TOKEN + "x"):
-        with pytest.raises(Exception) as caught:  # noqa: B017 - the SDK reports a 401 as its transport's error
+    async def answer(token: str | None) -> tuple[int, str | None]:
+        headers = {"Authorization": f"Bearer {token}"} if token else None
+        async with create_mcp_http_client(headers=headers) as client:
+            response = await client.post(http.url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                                         headers={"Accept": "application/json, text/event-stream"})  # fmt: skip
+            return response.status_code, response.headers.get("www-authenticate")
+
+    for token in (None, "wrong-token-of-enough-length", TOKEN + "x", TOKEN[:-1]):
+        assert servers.portal.call(answer, token) == (401, 'Bearer realm="memfs"'), token
+        with pytest.raises(Exception) as caught:  # noqa: B017 - the SDK wraps the 401 in task-group errors
             http_client(servers, http.url, token)
-        assert "401" in repr(caught.value) or "Unauthorized" in repr(caught.value) or caught.value, token
+        leaf: BaseException = caught.value
+        while getattr(leaf, "exceptions", None):  # an exception group (Python 3.11+, or the 3.10 backport)
+            leaf = leaf.exceptions[0]  # type: ignore[attr-defined]
+        assert isinstance(leaf, MCPError), repr(caught.value)
+    assert servers.portal.call(answer, TOKEN)[0] != 401
 
 
 def test_http_on_loopback_needs_no_token_and_serves_the_handshake_era(servers: Servers, vault_dir: Path,
