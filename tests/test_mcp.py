@@ -10,6 +10,7 @@ blocking portal), so the tests stay plain functions.
 from __future__ import annotations
 
 import functools
+import json
 import os
 import shutil
 import subprocess
@@ -597,14 +598,26 @@ def hostile_server(servers: Servers, home: Path, tmp_path_factory: pytest.TempPa
         hostile.close()
 
 
+#: Hostile calls MCP cannot carry: arguments that are not a JSON object, and text with lone surrogates
+#: (JSON in UTF-8 cannot hold one; test_a_lone_surrogate_is_refused_on_the_wire sends the escape raw).
+UNSENDABLE = {"not-a-mapping", "dispatch-invalid-json", "dispatch-json-list", "dispatch-json-string",
+              "content-surrogate", "content-surrogate-inside", "replace-new-surrogate"}  # fmt: skip
+
+
 def through_mcp(remote: Remote, hostile: Hostile, call: Any) -> tuple[str, bool] | None:
     """A hostile call of the tools suite, as an MCP tool call; None for one MCP cannot express."""
-    if isinstance(call, tuple):  # ("dispatch", tool name, arguments): only arguments that are an object
-        if not isinstance(call[2], dict):
-            return None
-        return remote.call(call[1], **call[2])
+    if isinstance(call, tuple):  # ("dispatch", tool name, arguments): those that are (or encode) an object
+        arguments = call[2]
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments)
+            except ValueError:
+                return None
+        return remote.call(call[1], **arguments) if isinstance(arguments, dict) else None
     if not isinstance(call, dict):
         return None  # not an object: the protocol layer refuses it before any server code
+    if _has_surrogate(call):
+        return None  # JSON over MCP cannot carry it: see test_a_lone_surrogate_is_refused_on_the_wire
     arguments = dict(call)
     name = arguments.pop("command", None)
     fill = {"@N+1@": hostile.lines + 1, "@HEAD@": hostile.head}
@@ -613,11 +626,61 @@ def through_mcp(remote: Remote, hostile: Hostile, call: Any) -> tuple[str, bool]
     return remote.call(f"memory_{name}" if isinstance(name, str) else "memory", **arguments)
 
 
+def _has_surrogate(value: Any) -> bool:
+    if isinstance(value, str):
+        return any("\ud800" <= c <= "\udfff" for c in value)
+    if isinstance(value, dict):
+        return any(_has_surrogate(v) for v in value.values())
+    return isinstance(value, (list, tuple)) and any(_has_surrogate(v) for v in value)
+
+
+def test_a_lone_surrogate_is_refused_on_the_wire(vault_dir: Path, home: Path) -> None:
+    """The SDK's client cannot even encode one; a raw line carrying the escape gets an error, and the server goes on."""
+    lines = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "1"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    ]
+    bad = ('{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "memory_create", "arguments": '
+           '{"path": "/memories/s.md", "file_text": "ok \\udc80"}}}')  # fmt: skip
+    after = {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+             "params": {"name": "memory_view", "arguments": {"path": "/memories/s.md"}}}  # fmt: skip
+    wire = "".join(json.dumps(m) + "\n" for m in lines) + bad + "\n" + json.dumps(after) + "\n"
+    args = [sys.executable, *command("--vault", str(vault_dir), "-n", "users/carol")]
+    server = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=server_env(home))
+    assert server.stdin is not None and server.stdout is not None
+    server.stdin.write(wire)
+    server.stdin.flush()
+    answers: dict[Any, Any] = {}
+    while 3 not in answers:  # the request after the bad line is answered: the server went on
+        line = server.stdout.readline()
+        assert line, answers
+        message = json.loads(line)
+        answers[message.get("id")] = message
+    server.stdin.close()
+    server.wait(timeout=60)
+    server.stdout.close()
+    assert 2 not in answers or "error" in answers[2]  # the bad line never became a call
+    assert answers[3]["result"]["isError"] is True  # and no file was created by it
+    assert "does not exist" in answers[3]["result"]["content"][0]["text"]
+    assert not (vault_dir / "memories/users/carol/s.md").exists()
+
+
 def check(hostile: Hostile, answer: tuple[str, bool], expect_error: bool) -> None:
     text, is_error = answer
     assert is_error is expect_error, text[:300]
-    assert text and len(text) < 2000 + 5_000, text[:300]
-    assert UNEXPECTED not in text and str(hostile.tmp_path) not in text, text[:300]
+    assert text, "a reason (or an answer) for the model"
+    if expect_error:  # as in the tools suite: a sentence, not a dump of the input, and no host path
+        assert len(text) < 2000 + 5_000 and UNEXPECTED not in text, text[:300]
+        assert str(hostile.tmp_path) not in text, text[:300]
 
 
 @pytest.mark.slow
@@ -637,13 +700,14 @@ def test_hostile_paths_through_mcp_change_nothing(hostile_server: Any, command: 
 @pytest.mark.slow
 def test_hostile_calls_through_mcp_change_nothing(hostile_server: Any) -> None:
     hostile, remote = hostile_server
-    sent = 0
-    for _, call, expect_error in HOSTILE_CALLS:
+    skipped = set()
+    for name, call, expect_error in HOSTILE_CALLS:
         answer = through_mcp(remote, hostile, call)
-        if answer is not None:
+        if answer is None:
+            skipped.add(name)
+        else:
             check(hostile, answer, expect_error)
-            sent += 1
-    assert sent >= len(HOSTILE_CALLS) - 5  # all but the few that are not JSON objects
+    assert skipped <= UNSENDABLE, skipped - UNSENDABLE
     hostile.assert_unchanged()
     assert not (hostile.outside / "pwned").exists()
     assert remote.ok("memory_view", path="/memories/a.md")  # still serving
@@ -657,6 +721,7 @@ def test_two_servers_and_a_person_lose_no_write(servers: Servers, home: Path, tm
     root = tmp_path / "shared-vault"
     with memfs.Vault.open(root, create=True) as vault:
         MemoryTools(vault, ALICE).run("create", path="/memories/log.md", file_text="# Log\n")
+    after = len((root / "memories/users/alice/log.md").read_text().rstrip("\n").split("\n"))  # "# Log", its last line
     one = servers.stdio("one", root, "-n", ALICE, "--author", "one")
     two = servers.stdio("two", root, "-n", ALICE, "--author", "two")
     done: dict[str, list[str]] = {"one": [], "two": []}
@@ -666,12 +731,12 @@ def test_two_servers_and_a_person_lose_no_write(servers: Servers, home: Path, tm
             line = f"{name} line {i}"
             for _ in range(20):  # a refusal changed nothing: try again
                 result = await remote.client.call_tool(
-                    "memory_insert", {"path": "/memories/log.md", "insert_line": 1, "insert_text": line}
+                    "memory_insert", {"path": "/memories/log.md", "insert_line": after, "insert_text": line}
                 )
                 if not result.is_error:
                     done[name].append(line)
                     break
-                assert UNEXPECTED not in result.content[0].text
+                assert "busy" in result.content[0].text or "changed" in result.content[0].text, result.content
             await remote.client.call_tool("memory_create", {"path": f"/memories/{name}-{i}.md",
                                                              "file_text": f"{name} fact {i}\n"})  # fmt: skip
 
