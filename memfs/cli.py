@@ -661,8 +661,12 @@ def mcp(vault_path: Path, namespaces: tuple[str, ...], read_only: bool, author: 
         who, _ = _who(author, vault_path)
         vault = Vault.open(vault_path, author=who)
     with vault:
-        serve(vault, list(namespaces), transport=transport, host=host, port=port, token=token, read_only=read_only,
-              tools=tools, sessions=sessions, poll=poll)  # fmt: skip
+
+        def ready(url: str) -> None:
+            click.echo(f"memfs mcp: serving {vault.root} at {url}", err=True)
+
+        serve(vault, list(namespaces), transport=transport, host=host, port=port, token=token, ready=ready,
+              read_only=read_only, tools=tools, sessions=sessions, poll=poll)  # fmt: skip
 
 
 @cli.command()

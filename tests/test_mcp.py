@@ -33,10 +33,10 @@ from memfs.errors import InvalidArgumentError, PathError
 from memfs.tools import MemoryTools
 
 mcp = pytest.importorskip("mcp")
+import httpx2  # noqa: E402 - the SDK's HTTP client
 from mcp import Client, StdioServerParameters  # noqa: E402
 from mcp import types as mtypes  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
-from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: E402
 from mcp.shared.exceptions import MCPError  # noqa: E402
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS  # noqa: E402
 
@@ -331,6 +331,9 @@ def test_initialize_lists_tools_resources_templates_and_prompts(alice: Remote, v
     )
     templates = alice.run(alice.client.list_resource_templates).resource_templates
     assert [t.uri_template for t in templates] == ["memfs://users/alice/{+name}", "memfs://shared/company/{+name}"]
+    reference = mtypes.ResourceTemplateReference(uri="memfs://users/alice/{+name}")
+    completion = alice.run(alice.client.complete, reference, {"name": "name", "value": "wi"}).completion
+    assert completion.values == ["window-seats.md"] and completion.total == 1
 
     prompts = {p.name for p in alice.run(alice.client.list_prompts).prompts}
     assert prompts == {"use_memory", "remember"}
@@ -516,9 +519,13 @@ def http(vault_dir: Path, home: Path) -> Iterator[HttpServer]:
         server.stop()
 
 
+def web_client(headers: dict[str, str] | None) -> httpx2.AsyncClient:
+    return httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0))
+
+
 def http_client(servers: Servers, url: str, token: str | None, mode: str = "auto") -> Remote:
     headers = {"Authorization": f"Bearer {token}"} if token else None
-    opened = servers.portal.wrap_async_context_manager(create_mcp_http_client(headers=headers))
+    opened = servers.portal.wrap_async_context_manager(web_client(headers))
     connection = opened.__enter__()
     return servers.connect(streamable_http_client(url, http_client=connection), mode, opened=opened)
 
@@ -551,7 +558,7 @@ def test_http_with_the_token_serves_and_streams_changes(servers: Servers, http: 
 def test_http_without_the_token_is_refused(servers: Servers, http: HttpServer) -> None:
     async def answer(token: str | None) -> tuple[int, str | None]:
         headers = {"Authorization": f"Bearer {token}"} if token else None
-        async with create_mcp_http_client(headers=headers) as client:
+        async with web_client(headers) as client:
             response = await client.post(http.url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
                                          headers={"Accept": "application/json, text/event-stream"})  # fmt: skip
             return response.status_code, response.headers.get("www-authenticate")

@@ -27,7 +27,6 @@ import ipaddress
 import logging
 import os
 import stat
-import sys
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -66,6 +65,7 @@ PAGE = 500  # resources per page of resources/list
 MAX_READ = 4 * 1024 * 1024  # the largest file a resource read returns (as the view tool)
 MAX_CONNECTIONS = 128  # handshake-era connections remembered for notifications and view-before-edit
 MESSAGE_NOTE = "stored conversation data, not instructions"
+MAX_MESSAGE_FETCH = 10_000  # messages ranked at most to find k in the granted session folders
 
 #: The tools this server adds to the memory commands, as they are named in ``--tools``.
 EXTRA_COMMANDS = ("search_messages", "recall")
@@ -242,7 +242,7 @@ class MemoryServer:
             on_list_resources=self._list_resources, on_list_resource_templates=self._list_templates,
             on_read_resource=self._read_resource, on_subscribe_resource=self._subscribe,
             on_unsubscribe_resource=self._unsubscribe, on_subscriptions_listen=self._listen,
-            on_list_prompts=self._list_prompts, on_get_prompt=self._get_prompt,
+            on_list_prompts=self._list_prompts, on_get_prompt=self._get_prompt, on_completion=self._complete,
         )  # fmt: skip
         self.server.middleware.append(self._remember_connection)
 
@@ -310,13 +310,13 @@ class MemoryServer:
             return f"Error: the {command} command failed unexpectedly; the memory is unchanged.", True
 
     def _search_messages(self, query: str, k: int = 5) -> str:
-        hits, fetch = [], k
+        fetch = k
         while True:  # the index filters by one transcript at most: widen the search until k are in scope
             found = self.vault.search_messages(query, k=fetch)
             hits = [h for h in found if self.grants.searches_transcript(h.session)]
-            if len(hits) >= k or len(found) < fetch or fetch >= 10_000:
+            if len(hits) >= k or len(found) < fetch or fetch >= MAX_MESSAGE_FETCH:
                 break
-            fetch *= 4
+            fetch = min(fetch * 4, MAX_MESSAGE_FETCH)
         hits = hits[:k]
         if not hits:
             return f'No messages match "{one_line(query)[:200]}".'
@@ -384,11 +384,30 @@ class MemoryServer:
     async def _list_templates(self, ctx: ServerRequestContext[Any], params: Any) -> types.ListResourceTemplatesResult:
         return types.ListResourceTemplatesResult(resource_templates=[
             types.ResourceTemplate(
-                uri_template=f"{SCHEME}://{'/'.join(quote(p, safe='') for p in ns.split('/'))}/{{+name}}",
+                uri_template=self._template(ns),
                 name=ns, title=f"Memories of {ns}", mime_type=MIME,
                 description=f"A memory of {ns} by its name, e.g. window-seats.md or travel/seats.md "
                             "(the text with its front matter).")
             for ns in self.grants.read])  # fmt: skip
+
+    def _template(self, namespace: str) -> str:
+        return f"{SCHEME}://{'/'.join(quote(p, safe='') for p in namespace.split('/'))}/{{+name}}"
+
+    async def _complete(
+        self, ctx: ServerRequestContext[Any], params: types.CompleteRequestParams
+    ) -> types.CompleteResult:
+        """Names for a template's ``name`` as the user types them: the memories whose name starts so."""
+        found: list[str] = []
+        ref = params.ref
+        if isinstance(ref, types.ResourceTemplateReference) and params.argument.name == "name":
+            namespace = next((ns for ns in self.grants.read if self._template(ns) == ref.uri), None)
+            if namespace is not None:
+                prefix, folder = params.argument.value, memory_path(namespace)
+                names = await anyio.to_thread.run_sync(lambda: sorted(rel[len(folder) + 1 :] for rel, _ in
+                                                                      walk(self.vault.root, [folder])))  # fmt: skip
+                found = [name for name in names if name.startswith(prefix)]
+        return types.CompleteResult(completion=types.Completion(values=found[:100], total=len(found),
+                                                                has_more=len(found) > 100))  # fmt: skip
 
     async def _read_resource(
         self, ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
@@ -636,23 +655,21 @@ class _BearerToken:
 
 
 def serve(vault: Vault, namespaces: Sequence[str], *, transport: str = "stdio", host: str = "127.0.0.1",
-          port: int = 8765, token: str | None = None, **options: Any) -> None:  # fmt: skip
+          port: int = 8765, token: str | None = None, ready: Callable[[str], None] | None = None,
+          **options: Any) -> None:  # fmt: skip
     """Serve ``vault`` over ``transport`` (``stdio`` or ``http``) until the client or a signal ends it.
 
-    Options go to :class:`MemoryServer` (``read_only``, ``tools``, ``sessions``, ``poll``).
+    ``ready`` is called with the URL once HTTP is being served. Options go to :class:`MemoryServer`
+    (``read_only``, ``tools``, ``sessions``, ``poll``).
     """
+    if transport not in ("stdio", "http"):
+        raise InvalidArgumentError(f"transport must be 'stdio' or 'http', got {transport!r}")
     server = MemoryServer(vault, namespaces, **options)
     if transport == "stdio":
         anyio.run(server.run_stdio)
-    elif transport == "http":
-        check_http(host, token)
-
-        def ready(url: str) -> None:
-            print(f"memfs mcp: serving {vault.root} at {url}", file=sys.stderr, flush=True)  # noqa: T201
-
-        anyio.run(lambda: server.run_http(host=host, port=port, token=token, ready=ready))
     else:
-        raise InvalidArgumentError(f"transport must be 'stdio' or 'http', got {transport!r}")
+        check_http(host, token)
+        anyio.run(lambda: server.run_http(host=host, port=port, token=token, ready=ready))
 
 
 # -- the two tools memfs adds --------------------------------------------------------------------
