@@ -6,7 +6,9 @@
 The server is a real `memfs mcp` process driven by the MCP SDK's own client (the handshake era,
 as desktop clients speak it); the baseline is `MemoryTools.call` in this process on the same
 vault's twin (a copy, so that neither process's writes make the other reopen its index). Direct
-and MCP calls alternate, so both see the same machine load. JSON on stdout.
+and MCP calls alternate, so both see the same machine load; the overhead is also given as the
+median of each MCP call's time minus the direct call's just before it. A view of a small file
+shows the protocol's cost alone. JSON on stdout.
 """
 
 from __future__ import annotations
@@ -48,13 +50,20 @@ async def measure(root: Path, twin: Path, calls: int) -> dict[str, Any]:
     params = StdioServerParameters(command=sys.executable, env={"PYTHONPATH": str(REPO)},
                                    args=["-c", "from memfs.cli import main; main()", "mcp", "--vault", str(twin),
                                          "-n", NS, "--author", "bench"])  # fmt: skip
-    lat: dict[str, list[float]] = {"direct_search": [], "mcp_search": [], "direct_str_replace": [],
-                                   "mcp_str_replace": []}  # fmt: skip
+    kinds = ("view", "search", "str_replace")
+    lat: dict[str, list[float]] = {f"{way}_{kind}": [] for kind in kinds for way in ("direct", "mcp")}
     async with Client(params, mode="legacy", read_timeout_seconds=300) as client:
         for q in questions[:10]:  # warm both sides up: index readers, imports, the server's first scan
             tools.call({"command": "search", "query": q})
             await client.call_tool("memory_search", {"query": q})
         for i, q in enumerate(questions):
+            view = {"path": "/memories/edited.md"}  # a small file: the call costs little but the protocol
+            start = time.perf_counter()
+            tools.call({"command": "view", **view})
+            lat["direct_view"].append((time.perf_counter() - start) * 1000)
+            start = time.perf_counter()
+            await client.call_tool("memory_view", view)
+            lat["mcp_view"].append((time.perf_counter() - start) * 1000)
             start = time.perf_counter()
             direct = tools.call({"command": "search", "query": q})
             lat["direct_search"].append((time.perf_counter() - start) * 1000)
@@ -73,8 +82,10 @@ async def measure(root: Path, twin: Path, calls: int) -> dict[str, Any]:
             assert not answer.is_error, answer.content
     vault.close()
     out: dict[str, Any] = {key: stats(values) for key, values in lat.items()}
-    for kind in ("search", "str_replace"):
+    for kind in kinds:  # each MCP call against the direct call made just before it: paired, so load cancels
+        paired = [m - d for m, d in zip(lat[f"mcp_{kind}"], lat[f"direct_{kind}"], strict=True)]
         out[f"{kind}_overhead_p50_ms"] = round(out[f"mcp_{kind}"]["p50_ms"] - out[f"direct_{kind}"]["p50_ms"], 2)
+        out[f"{kind}_overhead_paired_median_ms"] = round(statistics.median(paired), 2)
     return out
 
 
