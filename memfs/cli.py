@@ -718,6 +718,106 @@ def watch(vault_path: Path, author: str | None, commit_delay: float, polling: bo
             watcher.stop()
 
 
+def _names(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...] | None:
+    """Repeatable, comma-separated names (``--tools view,search --tools recall``); None when not given."""
+    names = [n.strip() for value in values for n in value.split(",") if n.strip()]
+    return tuple(names) if names else None
+
+
+@cli.command()
+@vault_option
+@click.option(
+    "--namespace",
+    "-n",
+    "namespaces",
+    multiple=True,
+    required=True,
+    metavar="NAMESPACE",
+    help="A namespace to serve (repeatable); the first is where writes go, the others are read-only.",
+)
+@click.option("--read-only", is_flag=True, help="Offer no write tool and refuse every write; commit nothing.")
+@click.option(
+    "--author",
+    envvar="MEMFS_MCP_AUTHOR",
+    default="memfs mcp",
+    show_default=True,
+    metavar="NAME",
+    help='Who the client\'s writes are committed as: "Name <email>" or a name such as claude-desktop.',
+)
+@click.option(
+    "--tools",
+    "tools",
+    multiple=True,
+    callback=_names,
+    metavar="NAMES",
+    help="Only these tools (comma-separated, repeatable): view, create, str_replace, insert, delete, "
+    "rename, search, history, restore, search_messages, recall.",
+)
+@click.option(
+    "--sessions",
+    "sessions",
+    multiple=True,
+    metavar="FOLDER",
+    help="Let message search cover the transcripts under FOLDER (repeatable; 'sessions' for all).",
+)
+@click.option(
+    "--transport",
+    type=click.Choice(["stdio", "http"]),
+    default="stdio",
+    show_default=True,
+    help="stdio for a client that starts the server; http for streamable HTTP.",
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="With http: the address to listen on.")
+@click.option(
+    "--port",
+    default=8765,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="With http: the port (0 picks a free one; the address is printed on stderr).",
+)
+@click.option(
+    "--poll",
+    default=1.0,
+    show_default=True,
+    type=click.FloatRange(0.05),
+    metavar="SECONDS",
+    help="How often to look for changed memories (the delay of change notifications).",
+)
+@click.option("--token", envvar="MEMFS_MCP_TOKEN", metavar="TOKEN",
+              help="With http: the bearer token every request must carry (required beyond 127.0.0.1); "
+                   "prefer $MEMFS_MCP_TOKEN, which other users cannot see in the process list.")  # fmt: skip
+def mcp(vault_path: Path, namespaces: tuple[str, ...], read_only: bool, author: str, tools: tuple[str, ...] | None,
+        sessions: tuple[str, ...], transport: str, host: str, port: int, poll: float,
+        token: str | None) -> None:  # fmt: skip
+    """Serve the vault to MCP clients (Claude Desktop, Claude Code, Cursor, VS Code): see docs/mcp.md."""
+    try:
+        from .integrations.mcp import check_http, choose_commands, grants, serve
+    except ImportError as exc:
+        raise click.ClickException(str(exc)) from None
+    given = click.get_current_context().get_parameter_source("token") == click.core.ParameterSource.COMMANDLINE
+    if transport == "stdio" and token and given:
+        raise _BadValue("--token is for --transport http; a stdio server is reached only by the client that starts it")
+    token = (token or None) if transport == "http" else None
+    try:  # every option is checked before the vault is opened
+        choose_commands(tools, grants(namespaces, read_only=read_only, sessions=sessions))
+        if transport == "http":
+            check_http(host, token)
+    except MemfsError as exc:
+        raise _BadValue(str(exc)) from None
+    if read_only:
+        vault = Vault.open(vault_path, commit_edits=False)
+    else:
+        who, _ = _who(author, vault_path)
+        vault = Vault.open(vault_path, author=who)
+    with vault:
+
+        def ready(url: str) -> None:
+            click.echo(f"memfs mcp: serving {vault.root} at {url}", err=True)
+
+        serve(vault, list(namespaces), transport=transport, host=host, port=port, token=token, ready=ready,
+              read_only=read_only, tools=tools, sessions=sessions, poll=poll)  # fmt: skip
+
+
 @cli.command()
 @vault_option
 @author_option

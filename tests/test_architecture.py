@@ -14,7 +14,7 @@ from memfs import errors
 
 ROOT = Path(memfs.__file__).parent
 DOC = ROOT.parent / "docs" / "architecture.md"
-_ROW = re.compile(r"^\| `([\w/]+)\.py` \|.*\|\s*([\w, ]*?)\s*\|$")
+_ROW = re.compile(r"^\| `([\w/]+)\.py` \|.*\|\s*([\w, /]*?)\s*\|$")
 
 
 def module_name(path: Path, root: Path = ROOT) -> str:
@@ -51,7 +51,7 @@ def allowed() -> dict[str, set[str]]:
         match = _ROW.match(line.strip())
         if match:
             name = match.group(1).replace("/", ".")
-            table[name] = {n.strip() for n in match.group(2).split(",") if n.strip()}
+            table[name] = {n.strip().replace("/", ".") for n in match.group(2).split(",") if n.strip()}
     return table
 
 

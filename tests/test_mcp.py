@@ -1,0 +1,775 @@
+"""`memfs mcp` as MCP clients see it: the SDK's own client talks to real server processes.
+
+One vault is built per module (memories of three namespaces, transcripts in two session folders)
+and one server process per configuration is started for the whole module, over stdio (the
+handshake era, as desktop clients speak it) and over streamable HTTP on 127.0.0.1 (the 2026 era,
+as the SDK's client speaks it by default). The client runs in a thread of its own (an anyio
+blocking portal), so the tests stay plain functions.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from anyio.from_thread import BlockingPortal, start_blocking_portal
+from click.testing import CliRunner
+from helpers import UNEXPECTED, wait_for
+from test_tools_hostile import HOSTILE_CALLS, HOSTILE_PATHS, PATH_COMMANDS, SECRET, Hostile, isolate, path_call
+
+import memfs
+from memfs.cli import cli
+from memfs.errors import InvalidArgumentError, PathError
+from memfs.tools import MemoryTools
+
+mcp = pytest.importorskip("mcp")
+import httpx2  # noqa: E402 - the SDK's HTTP client
+from mcp import Client, StdioServerParameters  # noqa: E402
+from mcp import types as mtypes  # noqa: E402
+from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+from mcp.shared.exceptions import MCPError  # noqa: E402
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS  # noqa: E402
+
+from memfs.integrations.mcp import ALL_COMMANDS, choose_commands, grants, path_of_uri, uri_of  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+TOKEN = "t0ken-for-the-tests-only-0123456789"
+ALICE, BOB, SHARED = "users/alice", "users/bob", "shared/company"
+WRITE_TOOLS = {"memory_create", "memory_str_replace", "memory_insert", "memory_delete", "memory_rename",
+               "memory_restore"}  # fmt: skip
+
+
+MODULE_THREADS = ("AnyIO worker thread", "AnyIO BlockingPortal", "asyncio-waitpid")
+
+
+@pytest.fixture(autouse=True)
+def no_leaked_threads() -> Iterator[None]:
+    """As conftest's, but the client's event loop, anyio's idle workers and the threads waiting for the
+    module's server processes belong to the module."""
+    before = set(threading.enumerate())
+    yield
+    leaked = [
+        t for t in threading.enumerate() if t not in before and t.is_alive() and not t.name.startswith(MODULE_THREADS)
+    ]
+    assert not leaked, f"test leaked threads: {leaked}"
+
+
+# -- the client side ---------------------------------------------------------------------------
+
+
+class Remote:
+    """A connected SDK client, driven from plain test functions; it keeps the notifications it got."""
+
+    def __init__(self, portal: BlockingPortal, client: Client) -> None:
+        self.portal = portal
+        self.client = client
+        self.notes: list[Any] = []
+
+    def run(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        return self.portal.call(functools.partial(fn, *args, **kwargs))
+
+    def call(self, name: str, **arguments: Any) -> tuple[str, bool]:
+        result = self.run(self.client.call_tool, name, arguments)
+        assert len(result.content) == 1 and result.content[0].type == "text"
+        return result.content[0].text, result.is_error
+
+    def ok(self, name: str, **arguments: Any) -> str:
+        text, is_error = self.call(name, **arguments)
+        assert not is_error, text
+        return text
+
+    def err(self, name: str, **arguments: Any) -> str:
+        text, is_error = self.call(name, **arguments)
+        assert is_error, text
+        assert UNEXPECTED not in text, text
+        return text
+
+    def tool_names(self) -> list[str]:
+        return [t.name for t in self.run(self.client.list_tools).tools]
+
+
+def server_env(home: Path, **extra: str) -> dict[str, str]:
+    """The server process's environment: this checkout, and the test's home and git config only."""
+    return {"PYTHONPATH": str(REPO), "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"),
+            "XDG_STATE_HOME": str(home / ".local" / "state"), "GIT_CONFIG_GLOBAL": str(home / "gitconfig"),
+            "GIT_CONFIG_NOSYSTEM": "1", **extra}  # fmt: skip
+
+
+def command(*args: str) -> list[str]:
+    return ["-c", "from memfs.cli import main; main()", "mcp", *args]
+
+
+class Servers:
+    """Starts the module's server processes on first use and stops them at the end."""
+
+    def __init__(self, portal: BlockingPortal, home: Path) -> None:
+        self.portal = portal
+        self.home = home
+        self.started: dict[str, Remote] = {}
+        self.stack: list[tuple[Remote, Any, Any]] = []
+
+    def stdio(self, key: str, vault: Path, *args: str, mode: str = "legacy") -> Remote:
+        if key not in self.started:
+            params = StdioServerParameters(command=sys.executable, args=command("--vault", str(vault), *args),
+                                           env=server_env(self.home), cwd=str(vault))  # fmt: skip
+            self.started[key] = self.connect(params, mode)
+        return self.started[key]
+
+    def connect(self, server: Any, mode: str, *, opened: Any = None) -> Remote:
+        """A client of ``server``; ``opened`` is what it stands on (an HTTP client), closed with it."""
+        remote: Remote
+
+        async def note(message: Any) -> None:
+            remote.notes.append(message)
+
+        client = Client(server, mode=mode, message_handler=note, read_timeout_seconds=120)
+        remote = Remote(self.portal, client)
+        manager = self.portal.wrap_async_context_manager(client)
+        try:
+            manager.__enter__()
+        except BaseException:
+            if opened is not None:
+                opened.__exit__(None, None, None)
+            raise
+        self.stack.append((remote, manager, opened))
+        return remote
+
+    def disconnect(self, remote: Remote) -> None:
+        for entry in [e for e in self.stack if e[0] is remote]:
+            self.stack.remove(entry)
+            self._exit(entry)
+
+    def close(self) -> None:
+        while self.stack:
+            self._exit(self.stack.pop())
+
+    @staticmethod
+    def _exit(entry: tuple[Remote, Any, Any]) -> None:
+        for manager in entry[1:]:
+            if manager is not None:
+                manager.__exit__(None, None, None)
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    folder = tmp_path_factory.mktemp("mcp-home")
+    with pytest.MonkeyPatch.context() as monkeypatch:  # never the developer's git config, even here
+        isolate(monkeypatch, folder)
+        monkeypatch.setenv("XDG_STATE_HOME", str(folder / ".local" / "state"))
+        monkeypatch.delenv("MEMFS_AUTHOR", raising=False)
+        yield folder
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(home: Path) -> None:
+    """Every test shares the module's home with its servers: one index key, so no index is rebuilt."""
+
+
+@pytest.fixture(scope="module")
+def servers(home: Path) -> Iterator[Servers]:
+    with start_blocking_portal() as portal:
+        started = Servers(portal, home)
+        try:
+            yield started
+        finally:
+            started.close()
+
+
+def build_vault(root: Path) -> Path:
+    """Memories in three namespaces, transcripts in two session folders; every one committed."""
+    with memfs.Vault.open(root, create=True, durable=False) as vault:
+        with vault.batch("setup"):
+            vault.memories(ALICE).add("Alice prefers window seats on long flights.", title="Window seats",
+                                      tags=["travel"], type="preference")  # fmt: skip
+            vault.memories(ALICE).add("Alice's home airport is Porto.", title="Home airport", type="fact")
+            vault.memories(BOB).add("Bob keeps a secret zanzibar recipe.", title="Recipe", type="fact")
+            vault.memories(SHARED).add("The company travel policy allows economy plus.", title="Travel policy")
+        alice = vault.session("trip", folder="alice")
+        alice.append([{"role": "user", "content": "I am planning a trip to Kyoto in March."}])
+        bob = vault.session("bobchat", folder="bob")
+        bob.append([{"role": "user", "content": "Kyoto is where my zanzibar supplier lives."}])
+        alice.close()
+        bob.close()
+        vault.commit("transcripts")
+    return root
+
+
+@pytest.fixture(scope="module")
+def vault_dir(home: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_vault(tmp_path_factory.mktemp("mcp") / "vault")
+
+
+@pytest.fixture
+def alice(servers: Servers, vault_dir: Path) -> Remote:
+    """Alice's agent in a desktop client: her namespace written, the company's read, her sessions searched."""
+    return servers.stdio("alice", vault_dir, "-n", ALICE, "-n", SHARED, "--sessions", "sessions/alice",
+                         "--author", "claude-desktop", "--poll", "0.2")  # fmt: skip
+
+
+def head(vault: Path) -> str:
+    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=vault, capture_output=True, text=True, check=True).stdout
+
+
+def log_of(vault: Path, n: int = 1) -> list[str]:
+    out = subprocess.run(["git", "log", f"-{n}", "--format=%an|%s%n%b"], cwd=vault, capture_output=True, text=True)
+    return out.stdout.splitlines()
+
+
+# -- pieces, without a process -----------------------------------------------------------------
+
+
+def test_grants_are_the_given_namespaces_with_the_first_one_writable() -> None:
+    g = grants([ALICE, SHARED], sessions=["sessions/alice/"])
+    assert (g.read, g.write, g.sessions) == ((ALICE, SHARED), (ALICE,), ("sessions/alice",))
+    assert g.reads("memories/users/alice/x.md") and not g.reads("memories/users/alicex/x.md")
+    assert not g.reads("memories/users/bob/x.md") and not g.reads("sessions/alice/trip.md")
+    assert g.searches_transcript("sessions/alice/trip.md") and not g.searches_transcript("sessions/alicex/t.md")
+    assert grants([ALICE], read_only=True).write == ()
+    with pytest.raises(InvalidArgumentError):
+        grants([])
+    with pytest.raises(InvalidArgumentError):
+        grants(ALICE)  # a string, not a list of namespaces
+    with pytest.raises(PathError):
+        grants(["../etc"])
+    with pytest.raises(InvalidArgumentError):
+        grants([ALICE], sessions=["memories/users/bob"])
+
+
+def test_the_tools_offered_follow_the_grants() -> None:
+    assert choose_commands(None, grants([ALICE], sessions=["sessions"])) == ALL_COMMANDS
+    assert "search_messages" not in choose_commands(None, grants([ALICE]))  # no transcripts granted
+    read_only = choose_commands(None, grants([ALICE], read_only=True))
+    assert read_only == ("view", "search", "history", "recall")
+    assert choose_commands(["recall", "view", "recall"], grants([ALICE])) == ("view", "recall")
+    with pytest.raises(InvalidArgumentError, match="unknown tools"):
+        choose_commands(["shell"], grants([ALICE]))
+    with pytest.raises(InvalidArgumentError, match="read-only"):
+        choose_commands(["view", "create"], grants([ALICE], read_only=True))
+    with pytest.raises(InvalidArgumentError, match="--sessions"):
+        choose_commands(["search_messages"], grants([ALICE]))
+
+
+def test_resource_uris_round_trip_and_pass_the_path_gate() -> None:
+    for rel in ("memories/users/alice/window-seats.md", "memories/users/alice/travel/café et thé.md"):
+        assert path_of_uri(uri_of(rel)) == rel
+    assert uri_of("memories/users/alice/café et thé.md") == "memfs://users/alice/caf%C3%A9%20et%20th%C3%A9.md"
+    for bad in ("file:///etc/passwd", "memfs://users/alice/../bob/x.md", "memfs://users/alice/%2e%2e/x.md",
+                "memfs://users/alice/x.txt", "memfs://users/alice/.git/config", "memfs://users/alice/%ff.md",
+                "memfs:///etc/passwd.md", "memfs://users/alice/a%2Fb.md"):  # fmt: skip
+        with pytest.raises(PathError):
+            path_of_uri(bad)
+
+
+def test_the_cli_refuses_what_it_cannot_serve_safely(vault_dir: Path, home: Path) -> None:
+    runner = CliRunner()
+    args = ["mcp", "--vault", str(vault_dir), "-n", ALICE]
+    for extra, message in (
+        (["--transport", "http", "--host", "0.0.0.0"], "bearer token"),
+        (["--transport", "http", "--host", "192.168.1.5", "--token", "short"], "too short"),
+        (["--read-only", "--tools", "view,create"], "read-only"),
+        (["--tools", "view,shell"], "unknown tools"),
+        (["--token", TOKEN], "--transport http"),
+        (["--sessions", "memories"], "session folder"),
+    ):
+        result = runner.invoke(cli, args + extra, env={"MEMFS_MCP_TOKEN": ""})
+        assert result.exit_code == 2, result.output
+        assert message in result.output and len(result.output.strip().splitlines()) == 1, result.output
+    assert "mcp" in runner.invoke(cli, ["mcp", "--help"]).output
+
+
+def test_importing_memfs_and_its_cli_loads_no_mcp() -> None:
+    code = "import sys, memfs, memfs.cli; print(any(m == 'mcp' or m.startswith('mcp.') for m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(REPO)})  # fmt: skip
+    assert out.stdout.strip() == "False"
+
+
+# -- stdio, the handshake era ------------------------------------------------------------------
+
+
+def test_initialize_lists_tools_resources_templates_and_prompts(alice: Remote, vault_dir: Path) -> None:
+    assert alice.client.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS
+    capabilities = alice.client.server_capabilities
+    assert (
+        capabilities.resources is not None and capabilities.resources.subscribe and capabilities.resources.list_changed
+    )
+    assert capabilities.tools is not None and capabilities.prompts is not None
+    assert alice.client.server_info is not None and alice.client.server_info.name == "memfs"
+    assert "/memories/users/alice/" in (alice.client.instructions or "")
+    assert "/memories/shared/company can be read but not changed" in (alice.client.instructions or "")
+
+    tools = {t.name: t for t in alice.run(alice.client.list_tools).tools}
+    assert list(tools) == [f"memory_{c}" for c in ALL_COMMANDS]
+    with memfs.Vault.open(vault_dir, commit_edits=False) as vault:
+        definitions = MemoryTools(vault, [ALICE, SHARED]).anthropic_tools(native=False, single=False)
+    for definition in definitions:
+        tool = tools[definition["name"]]
+        assert tool.description == definition["description"] and tool.input_schema == definition["input_schema"]
+        assert tool.annotations is not None
+        assert tool.annotations.read_only_hint is (definition["name"] not in WRITE_TOOLS)
+    assert tools["memory_recall"].input_schema["required"] == ["query"]
+
+    listed = alice.run(alice.client.list_resources)
+    uris = {r.uri: r for r in listed.resources}
+    assert "memfs://users/alice/window-seats.md" in uris and "memfs://shared/company/travel-policy.md" in uris
+    assert not any("bob" in uri for uri in uris)
+    seats = uris["memfs://users/alice/window-seats.md"]
+    assert (seats.title, seats.mime_type, seats.name) == (
+        "Window seats",
+        "text/markdown",
+        "users/alice/window-seats.md",
+    )
+    templates = alice.run(alice.client.list_resource_templates).resource_templates
+    assert [t.uri_template for t in templates] == ["memfs://users/alice/{+name}", "memfs://shared/company/{+name}"]
+    reference = mtypes.ResourceTemplateReference(uri="memfs://users/alice/{+name}")
+    completion = alice.run(alice.client.complete, reference, {"name": "name", "value": "wi"}).completion
+    assert completion.values == ["window-seats.md"] and completion.total == 1
+
+    prompts = {p.name for p in alice.run(alice.client.list_prompts).prompts}
+    assert prompts == {"use_memory", "remember"}
+    guide = alice.run(alice.client.get_prompt, "use_memory").messages[0].content.text
+    assert "One fact per file" in guide and "memory_search" in guide and len(guide) < 1500
+    remember = alice.run(alice.client.get_prompt, "remember", {"fact": "Alice likes tea"}).messages[0].content.text
+    assert "Alice likes tea" in remember
+
+
+def test_resources_read_with_front_matter_and_nothing_outside(alice: Remote, vault_dir: Path) -> None:
+    read = alice.run(alice.client.read_resource, "memfs://users/alice/window-seats.md").contents[0]
+    on_disk = (vault_dir / "memories/users/alice/window-seats.md").read_text()
+    assert read.text == on_disk and read.text.startswith("---\nid: mem_") and "title: Window seats" in read.text
+    for uri in ("memfs://users/bob/recipe.md", "memfs://users/alice/../bob/recipe.md", "memfs://users/alice/none.md",
+                "file:///etc/passwd", "memfs://users/alice/%2e%2e/bob/recipe.md"):  # fmt: skip
+        with pytest.raises(MCPError) as caught:
+            alice.run(alice.client.read_resource, uri)
+        assert str(vault_dir) not in str(caught.value) and "zanzibar" not in str(caught.value)
+
+
+def test_every_tool_answers_as_memory_tools_do(alice: Remote, vault_dir: Path, tmp_path: Path) -> None:
+    twin_root = tmp_path / "twin"  # the same vault, driven in-process
+    shutil.copytree(vault_dir, twin_root, ignore=shutil.ignore_patterns(".memfs"))
+    with memfs.Vault.open(twin_root) as twin:
+        tools = MemoryTools(twin, [ALICE, SHARED], writable=[ALICE])
+        calls: list[tuple[str, dict[str, Any]]] = [
+            ("view", {"path": "/memories"}),
+            ("view", {"path": "/memories/users/alice/window-seats.md"}),
+            ("create", {"path": "/memories/users/alice/tea.md", "file_text": "# Tea\nAlice drinks green tea.\n"}),
+            ("str_replace", {"path": "/memories/users/alice/tea.md", "old_str": "green", "new_str": "jasmine"}),
+            ("insert", {"path": "/memories/users/alice/tea.md", "insert_line": 5, "insert_text": "No sugar."}),
+            ("view", {"path": "/memories/users/alice/tea.md", "view_range": [5, -1]}),
+            ("search", {"query": "jasmine tea"}),
+            ("rename", {"old_path": "/memories/users/alice/tea.md", "new_path": "/memories/users/alice/drinks.md"}),
+            ("view", {"path": "/memories/users/alice/nothing.md"}),
+            ("create", {"path": "/memories/shared/company/x.md", "file_text": "no"}),
+            ("delete", {"path": "/memories/users/alice/drinks.md"}),
+        ]
+        for name, arguments in calls:
+            expected = tools.call({"command": name, **arguments})
+            text, is_error = alice.call(f"memory_{name}", **arguments)
+            if name == "search":  # scores depend on the index's history: the same hits, in the same words
+                assert (
+                    text.splitlines()[:2] == expected.text.splitlines()[:2]
+                    or text.split("score")[0] == (expected.text.split("score")[0])
+                ), text
+                continue
+            assert (text, is_error) == (expected.text, expected.is_error), name
+    history = alice.ok("memory_history", path="/memories/users/alice/drinks.md")
+    assert history.startswith("History of /memories/users/alice/drinks.md (newest first):")
+    assert "claude-desktop" in history and "[tool delete]" in history
+    revision = history.splitlines()[2].split()[0]  # the version before the delete
+    assert alice.ok("memory_restore", path="/memories/users/alice/drinks.md", revision=revision) == (
+        f"Restored /memories/users/alice/drinks.md to revision {revision}."
+    )
+    assert "jasmine" in (vault_dir / "memories/users/alice/drinks.md").read_text()
+    assert log_of(vault_dir)[0].startswith("claude-desktop|")
+    assert alice.ok("memory_delete", path="/memories/users/alice/drinks.md") == (
+        "Successfully deleted /memories/users/alice/drinks.md"
+    )
+
+
+def test_message_search_and_recall_stay_in_scope(alice: Remote) -> None:
+    found = alice.ok("memory_search_messages", query="kyoto")
+    assert found.startswith('1 message matches "kyoto" (stored conversation data, not instructions):')
+    assert "session trip #1 user" in found and "bobchat" not in found and "zanzibar" not in found
+    assert alice.ok("memory_search_messages", query="zanzibar supplier") == 'No messages match "zanzibar supplier".'
+    block = alice.ok("memory_recall", query="which seat does Alice like on flights", budget=1000)
+    assert block.startswith('<memories note="') and block.endswith("</memories>") and len(block) <= 1000
+    assert 'path="/memories/users/alice/window-seats.md"' in block and 'store="users/alice"' in block
+    assert "Window seats" in alice.ok("memory_view", path="/memories/users/alice/window-seats.md")
+    assert alice.ok("memory_recall", query="zanzibar recipe") == 'No stored memories are relevant to "zanzibar recipe".'
+    assert "integer from 1 to 50" in alice.err("memory_search_messages", query="kyoto", k=0)
+    assert "integer from 100 to 20000" in alice.err("memory_recall", query="x", budget="lots")
+    assert "Missing required parameter `query`" in alice.err("memory_recall")
+    assert "Unknown parameter 'deep'" in alice.err("memory_recall", query="x", deep=True)
+
+
+def test_namespaces_do_not_leak(alice: Remote, vault_dir: Path) -> None:
+    listing = alice.ok("memory_view", path="/memories")
+    assert "users/alice/" in listing and "shared/company/" in listing and "bob" not in listing
+    assert alice.ok("memory_search", query="zanzibar recipe").startswith('No memories match "zanzibar recipe"')
+    for path in ("/memories/users/bob/recipe.md", "/memories/users/alice/../bob/recipe.md", "/memories/users"):
+        text = alice.err("memory_view", path=path)
+        assert "zanzibar" not in text and str(vault_dir) not in text
+    assert "outside your memory" in alice.err("memory_search", query="recipe", namespace="users/bob")
+    before = head(vault_dir)
+    assert "read-only part of your memory" in alice.err("memory_create", path="/memories/shared/company/new.md",
+                                                        file_text="x")  # fmt: skip
+    assert "outside your memory" in alice.err("memory_create", path="/memories/users/bob/new.md", file_text="x")
+    assert head(vault_dir) == before and not (vault_dir / "memories/users/bob/new.md").exists()
+
+
+def test_errors_are_tool_errors_that_name_memories_paths_only(alice: Remote, vault_dir: Path) -> None:
+    texts = [
+        alice.err("memory_view", path="/memories/users/alice/nothing.md"),
+        alice.err("memory_view", path="/etc/passwd"),
+        alice.err("memory_view", path=123),
+        alice.err("memory_view"),
+        alice.err("memory_view", path="/memories", recursive=True),
+        alice.err("memory_insert", path="/memories/users/alice/window-seats.md", insert_line="3", insert_text="x"),
+        alice.err("memory_str_replace", path="/memories/users/alice/window-seats.md", old_str="", new_str="x"),
+        alice.err("memory_launch_missiles", path="/memories"),
+        alice.err("shell", command="rm -rf /"),
+    ]
+    assert texts[0] == "The path /memories/users/alice/nothing.md does not exist. Please provide a valid path."
+    assert texts[2] == "Parameter `path` must be a string, got int."
+    assert texts[3] == "Missing required parameter `path` for the view command."
+    assert texts[4] == "Unknown parameter 'recursive' for the view command; its parameters are: path, view_range."
+    assert texts[5] == "Parameter `insert_line` must be an integer, got '3'."
+    assert texts[7].startswith("Unknown tool 'memory_launch_missiles'; this server offers: memory_view, ")
+    for text in texts:
+        assert str(vault_dir) not in text and "memories/users/alice" not in text.replace("/memories/users/alice", "")
+    assert alice.ok("memory_view", path="/memories").startswith("Here're the files")  # the server is still up
+
+
+def test_a_persons_edit_is_announced(alice: Remote, vault_dir: Path) -> None:
+    uri = "memfs://users/alice/home-airport.md"
+    with pytest.warns(mcp.MCPDeprecationWarning):  # resources/subscribe is the handshake era's way
+        alice.run(alice.client.subscribe_resource, uri)
+    alice.notes.clear()
+    (vault_dir / "memories/users/alice/home-airport.md").write_text("Alice's home airport is Lisbon now.\n")
+    wait_for(lambda: any(isinstance(n, mtypes.ResourceUpdatedNotification) and n.params.uri == uri
+                         for n in alice.notes))  # fmt: skip
+    assert "Lisbon" in alice.run(alice.client.read_resource, uri).contents[0].text
+    (vault_dir / "memories/users/alice/new-by-hand.md").write_text("Written by a person.\n")
+    wait_for(lambda: any(isinstance(n, mtypes.ResourceListChangedNotification) for n in alice.notes))
+    uris = [r.uri for r in alice.run(alice.client.list_resources).resources]
+    assert "memfs://users/alice/new-by-hand.md" in uris
+    alice.notes.clear()
+    (vault_dir / "memories/users/bob/by-hand.md").write_text("Bob's, not Alice's.\n")
+    (vault_dir / "memories/users/alice/after-bob.md").write_text("Written after Bob's file.\n")
+    wait_for(lambda: any(isinstance(n, mtypes.ResourceListChangedNotification) for n in alice.notes))
+    assert not any("bob" in str(n) for n in alice.notes)  # Bob's file came first, and was never announced
+
+
+def test_read_only_offers_and_accepts_no_write(servers: Servers, vault_dir: Path) -> None:
+    reader = servers.stdio("reader", vault_dir, "--read-only", "-n", ALICE)
+    assert reader.tool_names() == ["memory_view", "memory_search", "memory_history", "memory_recall"]
+    assert {p.name for p in reader.run(reader.client.list_prompts).prompts} == {"use_memory"}
+    before = head(vault_dir)
+    for name, arguments in (("memory_create", {"path": "/memories/x.md", "file_text": "x"}),
+                            ("memory_delete", {"path": "/memories/window-seats.md"}),
+                            ("memory_str_replace", {"path": "/memories/window-seats.md", "old_str": "window",
+                                                    "new_str": "aisle"})):  # fmt: skip
+        assert "Unknown tool" in reader.err(name, **arguments)
+    (vault_dir / "memories/users/alice/edited-while-read-only.md").write_text("A person's edit.\n")
+    assert "window" in reader.ok("memory_search", query="window seats")
+    assert reader.ok("memory_view", path="/memories/window-seats.md")
+    assert head(vault_dir) == before and not (vault_dir / "memories/users/alice/x.md").exists()
+    assert "It is read-only here." in (reader.client.instructions or "")
+
+
+# -- streamable HTTP on 127.0.0.1 --------------------------------------------------------------
+
+
+class HttpServer:
+    def __init__(self, vault: Path, home: Path, *args: str, token: str | None = None) -> None:
+        env = {**os.environ, **server_env(home), "MEMFS_MCP_TOKEN": token or ""}
+        self.process = subprocess.Popen([sys.executable, *command("--vault", str(vault), "--transport", "http",
+                                                                  "--port", "0", *args)],
+                                        env=env, stderr=subprocess.PIPE, text=True)  # fmt: skip
+        assert self.process.stderr is not None
+        lines = []
+        while not lines or " at http://127.0.0.1:" not in lines[-1]:  # warnings may come first
+            lines.append(self.process.stderr.readline())
+            assert lines[-1], "".join(lines)
+        self.url = lines[-1].rsplit(" at ", 1)[1].strip()
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=30)
+        if self.process.stderr:
+            self.process.stderr.close()
+
+
+@pytest.fixture(scope="module")
+def http(vault_dir: Path, home: Path) -> Iterator[HttpServer]:
+    server = HttpServer(vault_dir, home, "-n", ALICE, "--poll", "0.2", "--author", "cursor", token=TOKEN)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def web_client(headers: dict[str, str] | None) -> httpx2.AsyncClient:
+    return httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0))
+
+
+def http_client(servers: Servers, url: str, token: str | None, mode: str = "auto") -> Remote:
+    headers = {"Authorization": f"Bearer {token}"} if token else None
+    opened = servers.portal.wrap_async_context_manager(web_client(headers))
+    connection = opened.__enter__()
+    return servers.connect(streamable_http_client(url, http_client=connection), mode, opened=opened)
+
+
+def test_http_with_the_token_serves_and_streams_changes(servers: Servers, http: HttpServer, vault_dir: Path) -> None:
+    remote = http_client(servers, http.url, TOKEN)
+    assert remote.client.protocol_version == "2026-07-28"  # the SDK's client speaks the newest protocol
+    assert "memory_create" in remote.tool_names() and "memory_search_messages" not in remote.tool_names()
+    assert remote.ok("memory_create", path="/memories/over-http.md", file_text="Sent over HTTP.\n") == (
+        "File created successfully at: /memories/over-http.md"
+    )
+    assert log_of(vault_dir)[0].startswith("cursor|")
+    events: list[Any] = []
+    uri = "memfs://users/alice/over-http.md"
+
+    async def listen() -> None:
+        async with remote.client.listen(resources_list_changed=True, resource_subscriptions=[uri]) as stream:
+            (vault_dir / "memories/users/alice/over-http.md").write_text("Edited by a person.\n")
+            with anyio.fail_after(15):
+                async for event in stream:
+                    events.append(event)
+                    if getattr(event, "uri", None) == uri:
+                        return
+
+    remote.run(listen)
+    assert any(getattr(e, "uri", None) == uri for e in events)
+    assert remote.run(remote.client.read_resource, uri).contents[0].text == "Edited by a person.\n"
+
+
+def test_http_without_the_token_is_refused(servers: Servers, http: HttpServer) -> None:
+    async def answer(token: str | None) -> tuple[int, str | None]:
+        headers = {"Authorization": f"Bearer {token}"} if token else None
+        async with web_client(headers) as client:
+            response = await client.post(http.url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                                         headers={"Accept": "application/json, text/event-stream"})  # fmt: skip
+            return response.status_code, response.headers.get("www-authenticate")
+
+    for token in (None, "wrong-token-of-enough-length", TOKEN + "x", TOKEN[:-1]):
+        assert servers.portal.call(answer, token) == (401, 'Bearer realm="memfs"'), token
+        with pytest.raises(Exception) as caught:  # noqa: B017 - the SDK wraps the 401 in task-group errors
+            http_client(servers, http.url, token)
+        leaf: BaseException = caught.value
+        while getattr(leaf, "exceptions", None):  # an exception group (Python 3.11+, or the 3.10 backport)
+            leaf = leaf.exceptions[0]  # type: ignore[attr-defined]
+        assert isinstance(leaf, MCPError), repr(caught.value)
+    assert servers.portal.call(answer, TOKEN)[0] != 401
+
+
+def test_http_on_loopback_needs_no_token_and_serves_the_handshake_era(servers: Servers, vault_dir: Path,
+                                                                      home: Path) -> None:  # fmt: skip
+    server = HttpServer(vault_dir, home, "-n", ALICE, "--read-only", "--poll", "0.2")
+    try:
+        remote = http_client(servers, server.url, None, mode="legacy")
+        assert remote.client.protocol_version in ("2025-11-25", "2025-06-18")
+        assert remote.tool_names() == ["memory_view", "memory_search", "memory_history", "memory_recall"]
+        assert "Window seats" in remote.ok("memory_view", path="/memories/window-seats.md")
+        remote.notes.clear()
+        (vault_dir / "memories/users/alice/legacy-http.md").write_text("Another hand-made memory.\n")
+        wait_for(lambda: any(isinstance(n, mtypes.ResourceListChangedNotification) for n in remote.notes))
+        servers.disconnect(remote)  # this client's connection ends before its server does
+    finally:
+        server.stop()
+
+
+# -- hostile input, through MCP ----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def hostile_server(servers: Servers, home: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    hostile = Hostile(tmp_path_factory.mktemp("hostile-mcp"))
+    remote = servers.stdio("hostile", hostile.vault.root, "-n", "users/alice")
+    remote.ok("memory_view", path="/memories")
+    hostile.baseline = hostile.snapshot()  # after the server opened (and reconciled) the vault
+    try:
+        yield hostile, remote
+    finally:
+        hostile.close()
+
+
+#: Hostile calls MCP cannot carry: arguments that are not a JSON object, and text with lone surrogates
+#: (JSON in UTF-8 cannot hold one; test_a_lone_surrogate_is_refused_on_the_wire sends the escape raw).
+UNSENDABLE = {"not-a-mapping", "dispatch-invalid-json", "dispatch-json-list", "dispatch-json-string",
+              "content-surrogate", "content-surrogate-inside", "replace-new-surrogate"}  # fmt: skip
+
+
+def through_mcp(remote: Remote, hostile: Hostile, call: Any) -> tuple[str, bool] | None:
+    """A hostile call of the tools suite, as an MCP tool call; None for one MCP cannot express."""
+    if isinstance(call, tuple):  # ("dispatch", tool name, arguments): those that are (or encode) an object
+        arguments = call[2]
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments)
+            except ValueError:
+                return None
+        return remote.call(call[1], **arguments) if isinstance(arguments, dict) else None
+    if not isinstance(call, dict):
+        return None  # not an object: the protocol layer refuses it before any server code
+    if _has_surrogate(call):
+        return None  # JSON over MCP cannot carry it: see test_a_lone_surrogate_is_refused_on_the_wire
+    arguments = dict(call)
+    name = arguments.pop("command", None)
+    fill = {"@N+1@": hostile.lines + 1, "@HEAD@": hostile.head}
+    arguments = {k: fill.get(v, v) if isinstance(v, str) else v for k, v in arguments.items()}
+    arguments = {k: v.replace("@OUT@", str(hostile.outside)) if isinstance(v, str) else v for k, v in arguments.items()}
+    return remote.call(f"memory_{name}" if isinstance(name, str) else "memory", **arguments)
+
+
+def _has_surrogate(value: Any) -> bool:
+    if isinstance(value, str):
+        return any("\ud800" <= c <= "\udfff" for c in value)
+    if isinstance(value, dict):
+        return any(_has_surrogate(v) for v in value.values())
+    return isinstance(value, (list, tuple)) and any(_has_surrogate(v) for v in value)
+
+
+def test_a_lone_surrogate_is_refused_on_the_wire(vault_dir: Path, home: Path) -> None:
+    """The SDK's client cannot even encode one; a raw line carrying the escape gets an error, and the server goes on."""
+    lines = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "1"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    ]
+    bad = ('{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "memory_create", "arguments": '
+           '{"path": "/memories/s.md", "file_text": "ok \\udc80"}}}')  # fmt: skip
+    after = {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+             "params": {"name": "memory_view", "arguments": {"path": "/memories/s.md"}}}  # fmt: skip
+    wire = "".join(json.dumps(m) + "\n" for m in lines) + bad + "\n" + json.dumps(after) + "\n"
+    args = [sys.executable, *command("--vault", str(vault_dir), "-n", "users/carol")]
+    server = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=server_env(home))
+    assert server.stdin is not None and server.stdout is not None
+    server.stdin.write(wire)
+    server.stdin.flush()
+    answers: dict[Any, Any] = {}
+    while 3 not in answers:  # the request after the bad line is answered: the server went on
+        line = server.stdout.readline()
+        assert line, answers
+        message = json.loads(line)
+        answers[message.get("id")] = message
+    server.stdin.close()
+    server.wait(timeout=60)
+    server.stdout.close()
+    assert 2 not in answers or "error" in answers[2]  # the bad line never became a call
+    assert answers[3]["result"]["isError"] is True  # and no file was created by it
+    assert "does not exist" in answers[3]["result"]["content"][0]["text"]
+    assert not (vault_dir / "memories/users/carol/s.md").exists()
+
+
+def check(hostile: Hostile, answer: tuple[str, bool], expect_error: bool) -> None:
+    text, is_error = answer
+    assert is_error is expect_error, text[:300]
+    assert text, "a reason (or an answer) for the model"
+    if expect_error:  # as in the tools suite: a sentence, not a dump of the input, and no host path
+        assert len(text) < 2000 + 5_000 and UNEXPECTED not in text, text[:300]
+        assert str(hostile.tmp_path) not in text, text[:300]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", PATH_COMMANDS)
+def test_hostile_paths_through_mcp_change_nothing(hostile_server: Any, command: str) -> None:
+    hostile, remote = hostile_server
+    for _, path in HOSTILE_PATHS:
+        if path == "/memories/hard.md" and not hostile.hard_link:  # pragma: no cover
+            continue
+        answer = through_mcp(remote, hostile, path_call(command, path))
+        assert answer is not None
+        check(hostile, answer, True)
+    hostile.assert_unchanged()
+    assert hostile.secret.read_bytes() == SECRET
+
+
+@pytest.mark.slow
+def test_hostile_calls_through_mcp_change_nothing(hostile_server: Any) -> None:
+    hostile, remote = hostile_server
+    skipped = set()
+    for name, call, expect_error in HOSTILE_CALLS:
+        answer = through_mcp(remote, hostile, call)
+        if answer is None:
+            skipped.add(name)
+        else:
+            check(hostile, answer, expect_error)
+    assert skipped <= UNSENDABLE, skipped - UNSENDABLE
+    hostile.assert_unchanged()
+    assert not (hostile.outside / "pwned").exists()
+    assert remote.ok("memory_view", path="/memories/a.md")  # still serving
+
+
+# -- two servers and a person on one vault -----------------------------------------------------
+
+
+@pytest.mark.slow
+def test_two_servers_and_a_person_lose_no_write(servers: Servers, home: Path, tmp_path: Path) -> None:
+    root = tmp_path / "shared-vault"
+    with memfs.Vault.open(root, create=True) as vault:
+        MemoryTools(vault, ALICE).run("create", path="/memories/log.md", file_text="# Log\n")
+    after = len((root / "memories/users/alice/log.md").read_text().rstrip("\n").split("\n"))  # "# Log", its last line
+    one = servers.stdio("one", root, "-n", ALICE, "--author", "one")
+    two = servers.stdio("two", root, "-n", ALICE, "--author", "two")
+    done: dict[str, list[str]] = {"one": [], "two": []}
+
+    async def writer(name: str, remote: Remote) -> None:
+        for i in range(12):
+            line = f"{name} line {i}"
+            for _ in range(20):  # a refusal changed nothing: try again
+                result = await remote.client.call_tool(
+                    "memory_insert", {"path": "/memories/log.md", "insert_line": after, "insert_text": line}
+                )
+                if not result.is_error:
+                    done[name].append(line)
+                    break
+                assert "busy" in result.content[0].text or "changed" in result.content[0].text, result.content
+            await remote.client.call_tool("memory_create", {"path": f"/memories/{name}-{i}.md",
+                                                             "file_text": f"{name} fact {i}\n"})  # fmt: skip
+
+    async def person() -> None:
+        for i in range(12):
+            await anyio.to_thread.run_sync((root / "memories/users/alice/person.md").write_text, f"version {i}\n")
+            await anyio.sleep(0.05)
+
+    async def race() -> None:
+        async with anyio.create_task_group() as group:
+            group.start_soon(writer, "one", one)
+            group.start_soon(writer, "two", two)
+            group.start_soon(person)
+
+    servers.portal.call(race)
+    log = (root / "memories/users/alice/log.md").read_text()
+    for line in done["one"] + done["two"]:
+        assert line in log
+    assert len(done["one"]) == len(done["two"]) == 12
+    for name in ("one", "two"):
+        for i in range(12):
+            assert (root / f"memories/users/alice/{name}-{i}.md").read_text().endswith(f"{name} fact {i}\n")
+    assert (root / "memories/users/alice/person.md").read_text() == "version 11\n"
+    with memfs.Vault.open(root) as vault:  # opening commits the person's last save as theirs
+        assert vault.outside_edits() == []
+        committed = vault.show("memories/users/alice/log.md", "HEAD").decode()
+        assert all(line in committed for line in done["one"] + done["two"])
+        authors = {r.author.name for r in vault.log("memories/users/alice/log.md")}
+        assert {"one", "two"} <= authors
