@@ -34,6 +34,7 @@ import re
 import secrets
 import shutil
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -46,6 +47,7 @@ from whoosh.filedb.filestore import FileStorage
 from whoosh.filedb.structfile import BufferFile
 from whoosh.index import TOC, FileIndex
 from whoosh.lang.porter import stem as porter_stem
+from whoosh.writing import MERGE_SMALL
 
 from . import transcript
 from .documents import Document, load_bytes, normalize_time, tags_of, timestamp
@@ -62,6 +64,9 @@ MAX_QUERY_TERMS = 32
 COMMON_TERM_SHARE = 0.2  # a term in more than this share of documents is dropped ...
 PRUNE_FROM_DOCS = 2000  # ... once the index is at least this large
 PARALLEL_FROM_DOCS = 2000  # a fresh build this large uses two indexing processes
+STAGE_FROM_BYTES = 1024 * 1024  # an update reading this much is built outside the vault lock ...
+STAGE_FROM_FILES = 200  # ... and so is one of this many files
+ASIDE_KEPT_SECONDS = 3600  # an aside folder this old was left by a killed process: removed
 _SYNTAX = re.compile(r"\b(?:AND|OR|NOT|ANDNOT|ANDMAYBE)\b|[():\"+\-]")
 _WORD = re.compile(r"\w+(?:['’]\w+)*")
 STOP_WORDS = frozenset(
@@ -401,6 +406,36 @@ class SyncReport:
         """How many index entries changed."""
         return len(self.added) + len(self.updated) + len(self.removed)
 
+    def merged(self, later: SyncReport) -> SyncReport:
+        """This report followed by ``later`` (of a pass that came after it), each path listed once."""
+        out = SyncReport()
+        for name in ("added", "updated", "removed"):
+            setattr(out, name, list(dict.fromkeys(getattr(self, name) + getattr(later, name))))
+        out.problems = list(dict.fromkeys(self.problems + later.problems))
+        return out
+
+
+@dataclass
+class Staged:
+    """Index work done without the vault lock, waiting for :meth:`SearchIndex.publish` under it.
+
+    ``aside`` is a private index in a folder of its own next to the real one. ``fresh``: it holds
+    every file and replaces the index; otherwise it holds the files ``paths`` named (None: any
+    file) whose indexing reads a lot, and its segments join the index.
+    """
+
+    aside: SearchIndex
+    fresh: bool
+    paths: list[str] | None
+    report: SyncReport
+    built: dict[str, tuple[Any, ...]] = field(default_factory=dict)  # the aside's known(), read without the lock
+    as_built: set[str] = field(default_factory=set)  # set by publish: the files published as they were built
+
+    def discard(self) -> None:
+        """Drop the aside index and its folder."""
+        self.aside.close()
+        shutil.rmtree(self.aside.folder, ignore_errors=True)
+
 
 Progress = Callable[[int, int], None]
 Resync = Callable[[list[str]], object]  # re-indexes the given vault paths (holding the vault lock)
@@ -561,17 +596,20 @@ class SearchIndex:
 
     # -- keeping it in step with the files -------------------------------------
 
-    def sync(self, paths: Iterable[str] | None = None, *, progress: Progress | None = None) -> SyncReport:
+    def sync(self, paths: Iterable[str] | None = None, *, progress: Progress | None = None,
+             known: dict[str, tuple[Any, ...]] | None = None) -> SyncReport:  # fmt: skip
         """Bring the index up to date with the files (all of them, or just ``paths``).
 
         Only files whose ``(mtime_ns, size)`` differ from what was indexed are read. Malformed
         files are recorded as problems and kept out of search results. The caller holds the
         vault lock. A full sync also starts :attr:`changes` afresh from the files it saw.
+        ``known`` is what :meth:`known` would return, when the caller has it already.
         """
         with self._lock:
             if not self.refresh():
                 raise SearchIndexError(f"the search index is unusable: {self.problem}")
-            known = self.known(None if paths is None else set(paths))
+            if known is None:
+                known = self.known(None if paths is None else set(paths))
             on_disk = self.changes.scan() if paths is None else {p: st for p in paths if (st := self._stat(p))}
             report = SyncReport()
             todo = [p for p, st in on_disk.items() if known.get(p, (None,))[:2] != st]
@@ -605,6 +643,197 @@ class SearchIndex:
         data = self._write_manifest(self._storage, dict(self._storage.trusted))
         self._adopt(data, _unseal(data, index_key()))
 
+    # -- long jobs: built without the vault lock, published under it ------------
+
+    def stage(self, paths: Iterable[str] | None = None, *, fresh: bool = False,
+              progress: Progress | None = None) -> Staged | None:  # fmt: skip
+        """Do the expensive part of :meth:`sync` without the vault lock; :meth:`publish` finishes it.
+
+        Reading, parsing and indexing files go into a private index in a folder beside this one,
+        which no other process reads, so writers are not kept waiting meanwhile (a transcript of
+        50,000 messages takes about half a minute). ``fresh`` builds a whole new index (a
+        rebuild). Otherwise only the files ``paths`` names (None: every file) that are new or
+        changed and must be read whole are built (a transcript whose new entries follow the
+        indexed ones is left: that is quick under the lock), and None is returned when that is
+        little work (under :data:`STAGE_FROM_BYTES` and :data:`STAGE_FROM_FILES`): the caller
+        syncs under the lock as usual. Needs no lock.
+        """
+        todo = None
+        if not fresh:
+            todo = self._heavy(None if paths is None else list(paths))
+            if not todo:
+                return None
+        aside = SearchIndex(self.root, self.folder.with_name(f"{self.folder.name}.stage-{secrets.token_hex(8)}"),
+                            lock_timeout=self.lock_timeout)  # fmt: skip
+        staged = Staged(aside, fresh, None if paths is None else list(paths), SyncReport())
+        try:
+            staged.report = aside.sync(todo, progress=progress)
+            staged.built = aside.known()
+        except BaseException:
+            staged.discard()
+            raise
+        return staged
+
+    def _heavy(self, paths: list[str] | None) -> list[str]:
+        """Those of ``paths`` (None: all files) whose indexing reads them whole, if that is much work."""
+        if not self.refresh():
+            raise SearchIndexError(f"the search index is unusable: {self.problem}")
+        known = self.known(None if paths is None else set(paths))
+        on_disk = dict(self.scan()) if paths is None else {p: st for p in paths if (st := self._stat(p))}
+        heavy, size = [], 0
+        for rel, st in on_disk.items():
+            if known.get(rel, (None,))[:2] == st or (is_transcript(rel) and rel in known and self._resumes(rel)):
+                continue
+            heavy.append(rel)
+            size += st[1]
+        return heavy if size >= STAGE_FROM_BYTES or len(heavy) >= STAGE_FROM_FILES else []
+
+    def _resumes(self, rel: str) -> bool:
+        """True if indexing transcript ``rel`` starts after entries already indexed (an append)."""
+        try:
+            data = (self.root / rel).read_bytes()
+        except OSError:
+            return False
+        with self._lock:
+            stored = dict(self._reader().document(path=rel) or {})
+        return _resume_point(data, stored)[0] is not None
+
+    def publish(self, staged: Staged, *, progress: Progress | None = None) -> SyncReport:
+        """Make what :meth:`stage` built part of the index, redoing only what changed since (holding the vault lock).
+
+        A file whose stat is still the one it was built from is published as built; a transcript
+        appended to since is published with its new entries added after the built ones; any other
+        file changed since is left to the caller's :meth:`sync` (or, for a fresh build, synced
+        here). Files the index already holds as built (another process published the same work)
+        are left as they are. A fresh build is brought up to date with every file, then replaces
+        the index folder. The aside folder is gone afterwards, whatever happens.
+        """
+        with self._lock:
+            try:
+                if staged.fresh:
+                    return self._publish_fresh(staged, progress)
+                return self._publish_segments(staged)
+            finally:
+                staged.discard()
+
+    def _publish_fresh(self, staged: Staged, progress: Progress | None) -> SyncReport:
+        aside = staged.aside
+        late = aside.sync(None, progress=progress, known=staged.built)  # stats only, and what changed meanwhile
+        report = staged.report.merged(late)
+        staged.as_built = set(staged.built) - {*late.added, *late.updated, *late.removed}
+        changes = aside.changes  # it has just looked at every file
+        changes.delay = self.changes.delay
+        aside.close()
+        self._release()
+        old = self.folder.with_name(f"{self.folder.name}.old-{secrets.token_hex(8)}")
+        with contextlib.suppress(FileNotFoundError):
+            os.rename(self.folder, old)  # searches finding no index meanwhile wait for the vault lock
+        os.rename(aside.folder, self.folder)
+        shutil.rmtree(old, ignore_errors=True)
+        self._storage = None
+        if not self.refresh():
+            raise SearchIndexError(f"the new search index at {self.folder} cannot be opened: {self.problem}")
+        self.changes = changes
+        return report
+
+    def _publish_segments(self, staged: Staged) -> SyncReport:
+        aside, built, made = staged.aside, staged.report, staged.built
+        if not self.refresh():
+            raise SearchIndexError(f"the search index is unusable: {self.problem}")
+        before = self.known(set(made))
+        keep: list[str] = []
+        resume: dict[str, tuple[tuple[int, int], bytes, dict[str, Any]]] = {}
+        drop: list[str] = []
+        for rel, was in made.items():
+            now = self._stat(rel)
+            if rel in before and tuple(before[rel][:2]) == now:  # the index has it as it is (another publish)
+                drop.append(rel)
+            elif now == tuple(was[:2]):
+                keep.append(rel)
+            elif now is not None and is_transcript(rel) and (more := self._appended(aside, rel, was)):
+                resume[rel] = (now, *more)
+            else:
+                drop.append(rel)
+        report = SyncReport()
+        for rel in keep + list(resume):
+            if rel not in before:
+                report.added.append(rel)
+            elif is_transcript(rel) or before[rel][2] != made[rel][2]:  # a touched file is not reported
+                report.updated.append(rel)
+        report.problems = [p for p in built.problems if p.path in keep]
+        staged.as_built = set(keep)
+        if not keep and not resume:
+            return report
+        segments = aside._segments_without(drop, list(resume))
+        writer = self._ix.writer(timeout=self.lock_timeout, limitmb=128)
+        moved: list[str] = []
+        try:
+            for rel in keep + list(resume):
+                writer.delete_by_term("path", rel)
+                writer.delete_by_term("session", rel)
+            for rel, (st, data, stored) in resume.items():
+                self._index_transcript(writer, rel, st, data, hashlib.sha256(data).hexdigest(), made[rel],
+                                       SyncReport(), stored=stored)  # fmt: skip
+            ids = {seg.segment_id() for seg in segments}
+            for name in sorted(os.listdir(aside.folder)):
+                if name.split(".", 1)[0] in ids:
+                    os.rename(aside.folder / name, self.folder / name)
+                    moved.append(name)
+            writer.commit(mergetype=lambda w, segs: MERGE_SMALL(w, segs) + segments)
+        except BaseException:
+            if not writer.is_closed:
+                writer.cancel()
+            for name in moved:
+                with contextlib.suppress(OSError):
+                    os.unlink(self.folder / name)
+            raise
+        self._committed()
+        return report
+
+    def _appended(self, aside: SearchIndex, rel: str, was: tuple[Any, ...]) -> tuple[bytes, dict[str, Any]] | None:
+        """The bytes of transcript ``rel`` and its aside entry, if it only grew since ``aside`` indexed it."""
+        try:
+            data = (self.root / rel).read_bytes()
+        except OSError:
+            return None
+        with aside._lock:
+            stored = dict(aside._reader().document(path=rel) or {})
+        start, _ = _resume_point(data, stored)
+        return (data, stored) if start == was[1] else None
+
+    def _segments_without(self, drop: list[str], heads: list[str]) -> list[Any]:
+        """This (aside) index's segments, less every document of ``drop`` and the transcript entries of ``heads``.
+
+        Deletions live in the segment objects the table of contents holds, so the segments can
+        join another index as they are.
+        """
+        if drop or heads:
+            writer = self._ix.writer(timeout=self.lock_timeout)
+            try:
+                for rel in drop:
+                    writer.delete_by_term("path", rel)
+                    writer.delete_by_term("session", rel)
+                for rel in heads:
+                    writer.delete_by_term("path", rel)
+                writer.commit(merge=False)
+            except BaseException:
+                if not writer.is_closed:
+                    writer.cancel()
+                raise
+            self._committed()
+        assert self._storage is not None
+        toc = TOC.read(self._storage, INDEX_NAME, schema=_schema())
+        return [seg for seg in toc.segments if seg.doc_count() > 0]
+
+    def sweep_asides(self, older_than: float = ASIDE_KEPT_SECONDS) -> None:
+        """Remove the aside folders (builds, replaced indexes) that killed processes left (holding the vault lock)."""
+        now = time.time()
+        for kind in ("stage", "old"):
+            for path in self.folder.parent.glob(f"{self.folder.name}.{kind}-*"):
+                with contextlib.suppress(OSError):
+                    if now - path.stat().st_mtime > older_than:
+                        shutil.rmtree(path, ignore_errors=True)
+
     def outdated(self, paths: Iterable[str]) -> list[str]:
         """Those of ``paths`` whose file is not what the index holds (changed, new or gone); no lock needed."""
         paths = list(paths)
@@ -637,18 +866,17 @@ class SearchIndex:
         (writer.update_document if rel in known else writer.add_document)(**self._fields(rel, doc, st, sha))
 
     def _index_transcript(self, writer: Any, rel: str, st: tuple[int, int], data: bytes, sha: str,
-                          known: tuple[Any, ...] | None, report: SyncReport) -> None:  # fmt: skip
+                          known: tuple[Any, ...] | None, report: SyncReport, *,
+                          stored: dict[str, Any] | None = None) -> None:  # fmt: skip
         """Index a transcript's messages; after an append or a pop, only what changed.
 
         The transcript's own entry keeps digests of the file's prefix at its last entries and at
         its end: if the file still starts with one of them, only entries from there are re-read.
+        ``stored`` is that entry when it is not (yet) in this index (one built aside).
         """
-        stored = dict(self._reader().document(path=rel) or {}) if known else {}
-        start, first = None, 1
-        for offset, (digest, n) in (stored.get("checkpoints") or {}).items():
-            if offset <= len(data) and (start is None or offset > start):
-                if hashlib.sha256(data[:offset]).hexdigest() == digest:
-                    start, first = offset, n
+        if stored is None:
+            stored = dict(self._reader().document(path=rel) or {}) if known else {}
+        start, first = _resume_point(data, stored)
         (report.updated if known else report.added).append(rel)
         try:
             if start is None:
@@ -722,8 +950,9 @@ class SearchIndex:
         """The ``(mtime_ns, size, sha256)`` each indexed file (or each of ``only``) was built from."""
         with self._lock:
             reader = self._reader()
-            if only is None:
-                return {f["path"]: tuple(f["stat"]) for f in reader.all_stored_fields() if "stat" in f}
+            if only is None:  # the files' own entries, not every message's
+                return {f["path"]: tuple(f["stat"]) for kind in ("memory", "invalid", "transcript")
+                        for f in reader.documents(kind=kind) if "stat" in f}  # fmt: skip
             known = {}
             for rel in only:
                 stored = reader.document(path=rel)
@@ -917,6 +1146,19 @@ class SearchIndex:
             type=stored.get("type"), tags=tuple(t for t in stored.get("tags", "").split(",") if t),
             updated=stored.get("updated"),
         )  # fmt: skip
+
+
+def _resume_point(data: bytes, stored: dict[str, Any]) -> tuple[int | None, int]:
+    """Where indexing a transcript can start: the furthest checkpoint of ``stored`` that ``data`` still starts with.
+
+    Returns ``(offset, position of the entry there)``, or ``(None, 1)``: the whole file is read.
+    """
+    start, first = None, 1
+    for offset, (digest, n) in (stored.get("checkpoints") or {}).items():
+        if offset <= len(data) and (start is None or offset > start):
+            if hashlib.sha256(data[:offset]).hexdigest() == digest:
+                start, first = offset, n
+    return start, first
 
 
 def _with_terms(fields_: dict[str, Any]) -> dict[str, Any]:
