@@ -378,6 +378,7 @@ class WriteEngine:
             if expect is not None and original != expect:
                 raise ConflictError(f"{rel} changed since it was read; read it again and retry")
             _refuse_conflict_markers(rel, original)
+            data = _line_endings_of(original, data)
             self._remember(change, rel, original, data)
             self._swap_in(change, rel, data, original)
             self.mark_pending([rel])
@@ -1252,6 +1253,17 @@ def _refuse_conflict_markers(rel: str, data: bytes | None) -> None:
         raise ConflictMarkersError(f"{rel} holds git's conflict markers (<<<<<<<, =======, >>>>>>>) from a "
                                    "merge nobody resolved yet; memfs does not change it until a person "
                                    "resolves the conflict in the file", rel)  # fmt: skip
+
+
+def _line_endings_of(original: bytes | None, data: bytes) -> bytes:
+    """``data`` with CRLF line endings if the file it replaces has only those (a Windows checkout, an editor's save).
+
+    A file memfs leaves with mixed endings would show as such in the person's editor, and git
+    with ``core.safecrlf`` refuses to add it (the conversion could not be undone).
+    """
+    if not original or b"\r\n" not in original or original.count(b"\n") != original.count(b"\r\n"):
+        return data
+    return data.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
 
 
 def _has_conflict_markers(path: Path) -> bool:
