@@ -227,3 +227,48 @@ def test_two_processes_indexing_the_same_transcript_leave_one_correct_index(tmp_
         assert vault.engine.index.doc_count() == BIG + 1  # no message indexed twice
         assert [h.position for h in vault.search_messages(f"w{BIG - 1}x")] == [BIG]
         assert not list(vault.engine.state_dir.glob("index.*-*"))
+
+
+SUMMARIZER_CHILD = r"""
+import sys
+import memfs
+from memfs.conversation import SummarizingConversationManager
+from memfs.models import ScriptedModel
+vault = memfs.Vault.open(sys.argv[1], reconcile=False)
+manager = SummarizingConversationManager(ScriptedModel(["- what was said"] * 3), max_messages=40)
+session = vault.session("huge", commit="manual", manager=manager)
+print("start", flush=True)
+session.append([{"role": "user", "content": "the first managed turn"}])  # reads the whole view: 30,000 items
+print("done", session.items()[0]["content"].startswith("Summary of messages"), flush=True)
+session.commit()
+(vault.root / ".memfs" / "pending").write_bytes(b"")  # the index is not what this test is about
+vault.close()
+"""
+
+
+@pytest.mark.slow
+def test_the_first_summarized_turn_of_a_long_session_leaves_the_lock_to_writers(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    with memfs.Vault.open(root, create=True) as setup:
+        session = setup.session("huge", commit="manual")
+        for start in range(0, 30_000, 5000):
+            session.append([message(i) for i in range(start, start + 5000)])
+        session.commit()
+        (root / ".memfs" / "pending").write_bytes(b"")  # no index build at close: not what is tested here
+    written = 0
+    with subprocess.Popen([sys.executable, "-c", SUMMARIZER_CHILD, str(root)], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True) as child:  # fmt: skip
+        assert child.stdout is not None and child.stderr is not None
+        try:
+            assert child.stdout.readline().strip() == "start"
+            with memfs.Vault.open(root, lock_timeout=1.0, reconcile=False) as vault:
+                notes = vault.memories("notes")
+                while not select.select([child.stdout], [], [], 0)[0]:  # no write may time out meanwhile
+                    notes.add(f"Harbour note {written}.", title=f"Note {written}")
+                    written += 1
+                assert child.stdout.readline().split() == ["done", "True"], child.stderr.read()
+                (vault.root / ".memfs" / "pending").write_bytes(b"")  # no index build of the transcript at close
+            assert child.wait(timeout=120) == 0
+        finally:
+            child.kill()
+    assert written >= 1
