@@ -445,7 +445,8 @@ VERIFY_ATTEMPTS = 8  # a query runs again (after re-indexing) while its hits are
 class SearchIndex:
     """A Whoosh index over the Markdown files below ``root``'s content folders.
 
-    Writers (:meth:`sync`, :meth:`clear`) must hold the vault lock; readers need not. One
+    Writers (:meth:`sync`, :meth:`clear`, :meth:`publish`) must hold the vault lock; readers
+    need not, nor does :meth:`stage`, which builds a long job aside for :meth:`publish`. One
     object may be used from several threads.
     """
 
@@ -465,6 +466,7 @@ class SearchIndex:
         self._id = ""
         self._searcher: Any = None
         self._transcript_stats: dict[str, tuple[int, int] | None] = {}
+        self._known_all: tuple[bytes | None, dict[str, tuple[Any, ...]]] | None = None  # known() of one manifest
         self._open()
 
     # -- lifecycle -------------------------------------------------------------
@@ -682,21 +684,23 @@ class SearchIndex:
         on_disk = dict(self.scan()) if paths is None else {p: st for p in paths if (st := self._stat(p))}
         heavy, size = [], 0
         for rel, st in on_disk.items():
-            if known.get(rel, (None,))[:2] == st or (is_transcript(rel) and rel in known and self._resumes(rel)):
+            if known.get(rel, (None,))[:2] == st or (is_transcript(rel) and rel in known and self._resumes(rel, st[1])):
                 continue
             heavy.append(rel)
             size += st[1]
         return heavy if size >= STAGE_FROM_BYTES or len(heavy) >= STAGE_FROM_FILES else []
 
-    def _resumes(self, rel: str) -> bool:
-        """True if indexing transcript ``rel`` starts after entries already indexed (an append)."""
-        try:
-            data = (self.root / rel).read_bytes()
-        except OSError:
-            return False
+    def _resumes(self, rel: str, size: int) -> bool:
+        """True if transcript ``rel`` (``size`` bytes now) looks appended to since it was indexed.
+
+        Judged without reading it (the file is not hashed twice): it is at least as long as when
+        it was indexed. If the indexed part was rewritten after all, the sync under the lock
+        reads it whole (rare: a person editing an old message while the session is appended to).
+        """
         with self._lock:
             stored = dict(self._reader().document(path=rel) or {})
-        return _resume_point(data, stored)[0] is not None
+        ends = [int(offset) for offset in (stored.get("checkpoints") or {})]
+        return bool(ends) and max(ends) <= size
 
     def publish(self, staged: Staged, *, progress: Progress | None = None) -> SyncReport:
         """Make what :meth:`stage` built part of the index, redoing only what changed since (holding the vault lock).
@@ -740,7 +744,7 @@ class SearchIndex:
         aside, built, made = staged.aside, staged.report, staged.built
         if not self.refresh():
             raise SearchIndexError(f"the search index is unusable: {self.problem}")
-        before = self.known(set(made))
+        before = self.known(None) if len(made) > 100 else self.known(set(made))  # known(None) is cached
         keep: list[str] = []
         resume: dict[str, tuple[tuple[int, int], bytes, dict[str, Any]]] = {}
         drop: list[str] = []
@@ -760,8 +764,8 @@ class SearchIndex:
                 report.added.append(rel)
             elif is_transcript(rel) or before[rel][2] != made[rel][2]:  # a touched file is not reported
                 report.updated.append(rel)
-        report.problems = [p for p in built.problems if p.path in keep]
         staged.as_built = set(keep)
+        report.problems = [p for p in built.problems if p.path in staged.as_built]
         if not keep and not resume:
             return report
         segments = aside._segments_without(drop, list(resume))
@@ -771,9 +775,11 @@ class SearchIndex:
             for rel in keep + list(resume):
                 writer.delete_by_term("path", rel)
                 writer.delete_by_term("session", rel)
-            for rel, (st, data, stored) in resume.items():
-                self._index_transcript(writer, rel, st, data, hashlib.sha256(data).hexdigest(), made[rel],
-                                       SyncReport(), stored=stored)  # fmt: skip
+            for rel, (st, data, stored) in resume.items():  # the new entries, after the built ones
+                tail = SyncReport()
+                self._index_transcript(writer, rel, st, data, hashlib.sha256(data).hexdigest(), made[rel], tail,
+                                       stored=stored)  # fmt: skip
+                report.problems += tail.problems
             ids = {seg.segment_id() for seg in segments}
             for name in sorted(os.listdir(aside.folder)):
                 if name.split(".", 1)[0] in ids:
@@ -950,9 +956,12 @@ class SearchIndex:
         """The ``(mtime_ns, size, sha256)`` each indexed file (or each of ``only``) was built from."""
         with self._lock:
             reader = self._reader()
-            if only is None:  # the files' own entries, not every message's
-                return {f["path"]: tuple(f["stat"]) for kind in ("memory", "invalid", "transcript")
-                        for f in reader.documents(kind=kind) if "stat" in f}  # fmt: skip
+            if only is None:  # the files' own entries, not every message's; kept until the index changes
+                if self._known_all is None or self._known_all[0] != self._manifest:
+                    self._known_all = (self._manifest, {f["path"]: tuple(f["stat"]) for kind in
+                                       ("memory", "invalid", "transcript") for f in reader.documents(kind=kind)
+                                       if "stat" in f})  # fmt: skip
+                return dict(self._known_all[1])
             known = {}
             for rel in only:
                 stored = reader.document(path=rel)
