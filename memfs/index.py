@@ -16,6 +16,11 @@ into memory rather than mapped, so a segment truncated under a running process c
 with SIGBUS; the same list tells a long-lived reader when the index on disk is no longer the one
 it opened (a random id per index, and Whoosh's generation within it).
 
+A long sync (the first index of a big transcript, a rebuild) is built without the vault lock in
+a private index beside this one (:meth:`SearchIndex.stage`), and published under the lock
+(:meth:`SearchIndex.publish`): its segments join the index in one commit, or its folder replaces
+the index, after whatever changed meanwhile is redone. So writers never wait for one.
+
 Speed comes from three choices, measured in docs/benchmarks.md: one analyzer pass in plain
 Python (a regex, a stop list of ~170 English words, a cached Porter stemmer) instead of
 Whoosh's chain of generators; no term positions; and queries that are a flat OR of the
@@ -660,14 +665,20 @@ class SearchIndex:
         little work (under :data:`STAGE_FROM_BYTES` and :data:`STAGE_FROM_FILES`): the caller
         syncs under the lock as usual. Needs no lock.
         """
+        wanted = None if paths is None else list(paths)
         todo = None
         if not fresh:
-            todo = self._heavy(None if paths is None else list(paths))
+            todo = self._heavy(wanted)
             if not todo:
                 return None
-        aside = SearchIndex(self.root, self.folder.with_name(f"{self.folder.name}.stage-{secrets.token_hex(8)}"),
-                            lock_timeout=self.lock_timeout)  # fmt: skip
-        staged = Staged(aside, fresh, None if paths is None else list(paths), SyncReport())
+        folder = self.folder.with_name(f"{self.folder.name}.stage-{secrets.token_hex(8)}")
+        try:
+            aside = SearchIndex(self.root, folder, lock_timeout=self.lock_timeout)
+        except BaseException:  # a full disk, say: leave nothing behind
+            for leftover in (folder, folder.with_name(folder.name + ".new")):
+                shutil.rmtree(leftover, ignore_errors=True)
+            raise
+        staged = Staged(aside, fresh, wanted, SyncReport())
         try:
             staged.report = aside.sync(todo, progress=progress)
             staged.built = aside.known()
@@ -679,7 +690,7 @@ class SearchIndex:
     def _heavy(self, paths: list[str] | None) -> list[str]:
         """Those of ``paths`` (None: all files) whose indexing reads them whole, if that is much work."""
         if not self.refresh():
-            raise SearchIndexError(f"the search index is unusable: {self.problem}")
+            return []  # the pass under the lock rebuilds it, and says so
         known = self.known(None if paths is None else set(paths))
         on_disk = dict(self.scan()) if paths is None else {p: st for p in paths if (st := self._stat(p))}
         heavy, size = [], 0

@@ -132,6 +132,18 @@ def test_a_rebuild_is_made_aside_and_swapped_in(vault: memfs.Vault) -> None:
         other.close()
 
 
+def test_two_rebuilds_at_once_leave_one_index_and_no_folder_aside(vault: memfs.Vault) -> None:
+    memory = vault.memories("a").add("The museum opens at ten.", title="Museum")
+    first, second = vault.engine.index.stage(fresh=True), vault.engine.index.stage(fresh=True)
+    assert first is not None and second is not None
+    with vault.engine.locked():
+        vault.engine.index.publish(first)
+        vault.engine.index.publish(second)  # as current as the first: it replaces it whole
+    assert [h.id for h in vault.search("museum")] == [memory.id]
+    assert vault.engine.index.doc_count() == 1
+    assert sorted(p.name for p in vault.engine.state_dir.iterdir() if p.name.startswith("index")) == ["index"]
+
+
 def test_reindex_full_reports_and_commits_as_before(vault: memfs.Vault) -> None:
     store = vault.memories("a")
     kept = store.add("Alice likes tea.", title="Tea")
