@@ -57,7 +57,17 @@ from .errors import (
     SearchIndexError,
 )
 from .history import DEFAULT_PERSON, GitHistory, Identity, has_conflict_markers
-from .index import MAX_INDEXED_BYTES, MAX_TRANSCRIPT_BYTES, Hit, MessageHit, Problem, Progress, SearchIndex, SyncReport
+from .index import (
+    MAX_INDEXED_BYTES,
+    MAX_TRANSCRIPT_BYTES,
+    Hit,
+    MessageHit,
+    Problem,
+    Progress,
+    SearchIndex,
+    Staged,
+    SyncReport,
+)
 from .layout import (
     CONFLICTS_DIR,
     CONTENT_DIRS,
@@ -164,6 +174,7 @@ class WriteEngine:
             if setup:
                 self._ensure_layout()
             self.index = SearchIndex(root, self.state_dir / "index", lock_timeout=lock_timeout)
+            self.index.sweep_asides()
         self.freshness = freshness
 
     @property
@@ -433,6 +444,7 @@ class WriteEngine:
             if expect is not None and original != expect:
                 raise ConflictError(f"{rel} changed since it was read; read it again and retry")
             _refuse_conflict_markers(rel, original)
+            data = _line_endings_of(original, data)
             self._remember(change, rel, original, data)
             self._swap_in(change, rel, data, original)
             self.mark_pending([rel])
@@ -1072,12 +1084,19 @@ class WriteEngine:
         return found
 
     def flush_index(self) -> SyncReport:
-        """Index every file written since the last search (by any process)."""
+        """Index every file written since the last search (by any process).
+
+        A long job (the first index of a big transcript) is built outside the vault lock first.
+        """
         try:
             if os.stat(self._pending_file).st_size == 0:
                 return SyncReport()
+            ahead = _fs.read_file(self._pending_file, limit=MAX_STATE_BYTES)
+            staged = self._stage(self._listed_paths(ahead, self._pending_file, quiet=True)) if ahead else None
         except FileNotFoundError:
             return SyncReport()
+        except FileTooLargeError:  # not memfs's list: looked at under the lock, as a whole-vault sync
+            staged = None
         with self._lock.hold():
             try:
                 raw = _fs.read_file(self._pending_file, limit=MAX_STATE_BYTES)
@@ -1086,19 +1105,22 @@ class WriteEngine:
                 raw, paths = b"", None
             else:
                 paths = self._listed_paths(raw, self._pending_file) if raw is not None else []
-            if raw is None:
+            if raw is None:  # gone meanwhile: another process indexed it
+                if staged is not None:
+                    staged.discard()
                 return SyncReport()
-            report = self._sync_index(paths)
+            report = self._index_now(staged, paths)
             with contextlib.suppress(FileNotFoundError), open(self._pending_file, "r+b") as handle:
                 handle.truncate(0)
             return report
 
-    def _listed_paths(self, raw: bytes, file: Path) -> list[str]:
+    def _listed_paths(self, raw: bytes, file: Path, *, quiet: bool = False) -> list[str]:
         """The vault paths listed in ``file`` (``.memfs/pending``, ``found``), each checked like any outside path.
 
         The file sits in the vault folder, so anyone may have written it: a line that is not
         UTF-8, not a clean relative path, or not a Markdown file under ``memories/`` or
-        ``sessions/`` is ignored with a warning (the change check finds real changes anyway).
+        ``sessions/`` is ignored with a warning (the change check finds real changes anyway);
+        ``quiet`` for a look ahead of the read that counts.
         """
         found: set[str] = set()
         for line in raw.split(b"\n"):
@@ -1109,10 +1131,12 @@ class WriteEngine:
                 if not (is_memory(rel) or is_transcript(rel)) or not rel.endswith(".md"):
                     raise PathError(f"the path {rel!r} is not a Markdown file under memories/ or sessions/")
             except UnicodeDecodeError:
-                log.warning("ignoring a line of %s that is not UTF-8: %r", file, line[:100])
+                if not quiet:
+                    log.warning("ignoring a line of %s that is not UTF-8: %r", file, line[:100])
                 continue
             except PathError as exc:
-                log.warning("ignoring a line of %s: %s", file, exc)
+                if not quiet:
+                    log.warning("ignoring a line of %s: %s", file, exc)
                 continue
             found.add(rel)
         return sorted(found)
@@ -1141,10 +1165,69 @@ class WriteEngine:
             self._index_failed = True
             raise
 
+    def _stage(self, paths: Iterable[str] | None, *, fresh: bool = False,
+               progress: Progress | None = None) -> Staged | None:  # fmt: skip
+        """Build a long index job outside the vault lock (:meth:`SearchIndex.stage`); None: do it all under the lock.
+
+        None when the job is short, when this thread holds the lock already (its block is one
+        unit: nothing is built outside it), or when building failed (the pass under the lock then
+        does it, rebuilding the index if need be).
+        """
+        if self._lock.held:
+            return None
+        try:
+            return self.index.stage(paths, fresh=fresh, progress=progress)
+        except Exception as exc:  # the index is derived: the pass under the lock tries again
+            _close_leaked_files(exc)
+            log.warning("could not build the search index outside the vault lock (%s); building it under the lock",
+                        str(exc))  # fmt: skip
+            return None
+
+    def _index_now(self, staged: Staged | None, paths: Iterable[str] | None, progress: Progress | None = None,
+                   *, fresh: bool = False) -> SyncReport:  # fmt: skip
+        """Under the vault lock: publish what :meth:`_stage` built, then index what is left (little).
+
+        A fresh build is complete once published; otherwise the files of ``paths`` (None: all)
+        that changed since they were built, and the rest of ``paths``, are synced here.
+        """
+        report = SyncReport()
+        if staged is not None:
+            try:
+                report = self.index.publish(staged, progress=progress)
+            except Exception as exc:
+                if isinstance(exc, GitLockError):
+                    raise
+                _close_leaked_files(exc)
+                log.warning("could not publish the search index built outside the vault lock (%s); "
+                            "indexing under the lock", str(exc))  # fmt: skip
+            else:
+                if staged.fresh:
+                    return report
+        if fresh:
+            self._clear_index()
+        return report.merged(self._sync_index(None if paths is None else sorted(set(paths)), progress))
+
+    def _rebuild(self, *, unless_usable: bool = False) -> None:
+        """Rebuild the index from the files, built outside the vault lock.
+
+        ``unless_usable``: if another process made a usable index meanwhile, keep that one.
+        """
+        staged = self._stage(None, fresh=True)
+        with self._lock.hold():
+            if unless_usable and self.index.refresh():
+                if staged is not None:
+                    staged.discard()
+                return
+            if unless_usable:
+                log.warning("search index at %s is unusable (%s); rebuilding it from the files",
+                            self.index.folder, self.index.problem)  # fmt: skip
+            self._index_now(staged, None, fresh=True)
+
     def _resync(self, paths: list[str]) -> None:
         """Index ``paths`` again now (files a search found changed since they were indexed)."""
+        staged = self._stage(paths)
         with self._lock.hold():
-            self._sync_index(paths)
+            self._index_now(staged, paths)
             self._append_paths(self._found_file, paths)  # to be committed by reconcile or the watcher
 
     def catch_up(self, *, full: bool = False) -> None:
@@ -1157,27 +1240,28 @@ class WriteEngine:
            stat'ed, and the changed ones indexed (``full``: every file is looked at).
         """
         if not self.index.refresh():
-            with self._lock.hold():
-                if not self.index.refresh():  # another process may have rebuilt it meanwhile
-                    log.warning("search index at %s is unusable (%s); rebuilding it from the files",
-                                self.index.folder, self.index.problem)  # fmt: skip
-                    self._clear_index()
-                    self._sync_index(None)
+            self._rebuild(unless_usable=True)  # another process may rebuild it meanwhile
         self.flush_index()
         delay = 0.0 if full else self._freshness
         if delay is None:
             return
         changed = self.index.changes.step(delay)
         if changed is None:  # nothing looked at yet (opened without reconcile, or a new index)
+            staged = self._stage(None)
             with self._lock.hold():
                 if self.index.changes.step(delay) is None:
-                    self._sync_index(None)
+                    self._index_now(staged, None)
+                elif staged is not None:
+                    staged.discard()
         elif changed and (outdated := self.index.outdated(changed)):  # not memfs's own writes, indexed already
             self._resync(outdated)
 
     def reconcile(self, paths: Iterable[str] | None = None, *, commit: bool = True,
-                  progress: Progress | None = None) -> SyncReport:  # fmt: skip
+                  progress: Progress | None = None, fresh: bool = False) -> SyncReport:  # fmt: skip
         """Bring the index up to date with the files (all, or ``paths``), reading only changed ones.
+
+        A long job (many files, a big transcript, ``fresh``: a rebuild from scratch) is built
+        outside the vault lock and published under it (:meth:`SearchIndex.stage`).
 
         Files that changed on disk outside memfs (a person's editor, ``cp``, a crash between
         write and commit) are committed with the person's identity unless ``commit`` is False.
@@ -1185,15 +1269,20 @@ class WriteEngine:
         ``.memfs/``, so the next whole pass that commits still commits them, though the index
         already has them.
         """
+        wanted = None if paths is None else sorted(set(paths))
+        staged = self._stage(wanted, fresh=fresh, progress=progress)  # the long part, outside the lock
+        differ = self._differ_from_head(staged) if commit else None
         with self._lock.hold():
             if paths is None:
                 for folder in CONTENT_DIRS:
                     _fs.sweep_temp_files(self.root / folder)
-            report = self._sync_index(None if paths is None else sorted(set(paths)), progress)
+            report = self._index_now(staged, wanted, progress, fresh=fresh)
             if paths is None:
                 with contextlib.suppress(FileNotFoundError):
                     self._pending_file.write_bytes(b"")
             changed = report.added + report.updated + report.removed
+            if staged is not None and differ is not None:  # git already said which of those differ from HEAD
+                changed = [p for p in changed if p not in staged.as_built or p in differ]
             if not commit:
                 self._note_seen(changed)
             elif paths is None:  # and the edits read-only opens and searches indexed already
@@ -1202,6 +1291,21 @@ class WriteEngine:
             else:
                 self.commit_outside_edits(changed)
             return report
+
+    def _differ_from_head(self, staged: Staged | None) -> set[str] | None:
+        """Which files ``staged`` built differ from the last commit, asked of git outside the vault lock.
+
+        git's answer holds at the commit for every file published as built (its stat did not change
+        since it was read, before this question): the commit under the lock asks git again only
+        about those that differ and those indexed under the lock, not about every file of a rebuild.
+        """
+        if staged is None:
+            return None
+        try:
+            return set(self.history.changed(sorted(staged.built)))
+        except Exception as exc:  # then every file is looked at under the lock, as without a build aside
+            log.warning("could not ask git which files changed (%s)", str(exc))
+            return None
 
     def _note_seen(self, paths: list[str]) -> None:
         """Note files indexed but not committed (possibly a person's edits), one line each."""
@@ -1215,11 +1319,8 @@ class WriteEngine:
         return sorted({p for p in lines if _is_content(p)})
 
     def reindex(self, *, full: bool = False, progress: Progress | None = None) -> SyncReport:
-        """Update the index from the files; ``full=True`` rebuilds it from scratch."""
-        with self._lock.hold():
-            if full:
-                self._clear_index()
-            return self.reconcile(progress=progress)
+        """Update the index from the files; ``full=True`` rebuilds it from scratch (outside the vault lock)."""
+        return self.reconcile(progress=progress, fresh=full)
 
     # -- reading through the index ------------------------------------------------------
 
@@ -1231,9 +1332,7 @@ class WriteEngine:
             return self.index.search(query, resync=self._resync, **options)
         except SearchIndexError as exc:
             log.warning("%s; rebuilding the search index from the files", exc)
-            with self._lock.hold():
-                self._clear_index()
-                self._sync_index(None)
+            self._rebuild()
             return self.index.search(query, resync=self._resync, **options)
 
     def search_messages(self, query: str, *, k: int = 10, session: str | None = None, since: str | None = None,
@@ -1308,6 +1407,17 @@ def _refuse_conflict_markers(rel: str, data: bytes | None) -> None:
         raise ConflictMarkersError(f"{rel} holds git's conflict markers (<<<<<<<, =======, >>>>>>>) from a "
                                    "merge nobody resolved yet; memfs does not change it until a person "
                                    "resolves the conflict in the file", rel)  # fmt: skip
+
+
+def _line_endings_of(original: bytes | None, data: bytes) -> bytes:
+    """``data`` with CRLF line endings if the file it replaces has only those (a Windows checkout, an editor's save).
+
+    A file memfs leaves with mixed endings would show as such in the person's editor, and git
+    with ``core.safecrlf`` refuses to add it (the conversion could not be undone).
+    """
+    if not original or b"\r\n" not in original or original.count(b"\n") != original.count(b"\r\n"):
+        return data
+    return data.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
 
 
 def _has_conflict_markers(root: Path, rel: str) -> bool:

@@ -16,6 +16,11 @@ into memory rather than mapped, so a segment truncated under a running process c
 with SIGBUS; the same list tells a long-lived reader when the index on disk is no longer the one
 it opened (a random id per index, and Whoosh's generation within it).
 
+A long sync (the first index of a big transcript, a rebuild) is built without the vault lock in
+a private index beside this one (:meth:`SearchIndex.stage`), and published under the lock
+(:meth:`SearchIndex.publish`): its segments join the index in one commit, or its folder replaces
+the index, after whatever changed meanwhile is redone. So writers never wait for one.
+
 Speed comes from three choices, measured in docs/benchmarks.md: one analyzer pass in plain
 Python (a regex, a stop list of ~170 English words, possessives folded, a cached Snowball
 stemmer) instead of Whoosh's chain of generators; no term positions; and queries that are a
@@ -37,6 +42,7 @@ import re
 import secrets
 import shutil
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -50,6 +56,7 @@ from whoosh.filedb.filestore import FileStorage
 from whoosh.filedb.structfile import BufferFile
 from whoosh.index import TOC, FileIndex
 from whoosh.lang.snowball.english import EnglishStemmer
+from whoosh.writing import MERGE_SMALL
 
 from . import _fs, transcript
 from .dates import date_words, written_date
@@ -72,6 +79,9 @@ SNIPPET_MAX_MATCHES = 64  # ... and from its first this many matched words
 COMMON_TERM_SHARE = 0.2  # a term in more than this share of documents is dropped ...
 PRUNE_FROM_DOCS = 2000  # ... once the index is at least this large
 PARALLEL_FROM_DOCS = 2000  # a fresh build this large uses two indexing processes
+STAGE_FROM_BYTES = 1024 * 1024  # an update reading this much is built outside the vault lock ...
+STAGE_FROM_FILES = 200  # ... and so is one of this many files
+ASIDE_KEPT_SECONDS = 3600  # an aside folder this old was left by a killed process: removed
 _SYNTAX = re.compile(r"\b(?:AND|OR|NOT|ANDNOT|ANDMAYBE)\b|[():\"+\-]")
 _WORD = re.compile(r"\w+(?:['’]\w+)*")
 #: A longer word is not indexed: nobody searches for it, and Whoosh's Porter stemmer takes seconds
@@ -481,6 +491,36 @@ class SyncReport:
         """How many index entries changed."""
         return len(self.added) + len(self.updated) + len(self.removed)
 
+    def merged(self, later: SyncReport) -> SyncReport:
+        """This report followed by ``later`` (of a pass that came after it), each path listed once."""
+        out = SyncReport()
+        for name in ("added", "updated", "removed"):
+            setattr(out, name, list(dict.fromkeys(getattr(self, name) + getattr(later, name))))
+        out.problems = list(dict.fromkeys(self.problems + later.problems))
+        return out
+
+
+@dataclass
+class Staged:
+    """Index work done without the vault lock, waiting for :meth:`SearchIndex.publish` under it.
+
+    ``aside`` is a private index in a folder of its own next to the real one. ``fresh``: it holds
+    every file and replaces the index; otherwise it holds the files ``paths`` named (None: any
+    file) whose indexing reads a lot, and its segments join the index.
+    """
+
+    aside: SearchIndex
+    fresh: bool
+    paths: list[str] | None
+    report: SyncReport
+    built: dict[str, tuple[Any, ...]] = field(default_factory=dict)  # the aside's known(), read without the lock
+    as_built: set[str] = field(default_factory=set)  # set by publish: the files published as they were built
+
+    def discard(self) -> None:
+        """Drop the aside index and its folder."""
+        self.aside.close()
+        shutil.rmtree(self.aside.folder, ignore_errors=True)
+
 
 Progress = Callable[[int, int], None]
 Resync = Callable[[list[str]], object]  # re-indexes the given vault paths (holding the vault lock)
@@ -490,7 +530,8 @@ VERIFY_ATTEMPTS = 8  # a query runs again (after re-indexing) while its hits are
 class SearchIndex:
     """A Whoosh index over the Markdown files below ``root``'s content folders.
 
-    Writers (:meth:`sync`, :meth:`clear`) must hold the vault lock; readers need not. One
+    Writers (:meth:`sync`, :meth:`clear`, :meth:`publish`) must hold the vault lock; readers
+    need not, nor does :meth:`stage`, which builds a long job aside for :meth:`publish`. One
     object may be used from several threads.
     """
 
@@ -511,6 +552,7 @@ class SearchIndex:
         self._searcher: Any = None
         self._transcript_stats: dict[str, tuple[int, int] | None] = {}
         self._field_lengths: dict[str, dict[int, int]] = {}  # per field, per document of the open searcher
+        self._known_all: tuple[bytes | None, dict[str, tuple[Any, ...]]] | None = None  # known() of one manifest
         self._open()
 
     # -- lifecycle -------------------------------------------------------------
@@ -643,17 +685,20 @@ class SearchIndex:
 
     # -- keeping it in step with the files -------------------------------------
 
-    def sync(self, paths: Iterable[str] | None = None, *, progress: Progress | None = None) -> SyncReport:
+    def sync(self, paths: Iterable[str] | None = None, *, progress: Progress | None = None,
+             known: dict[str, tuple[Any, ...]] | None = None) -> SyncReport:  # fmt: skip
         """Bring the index up to date with the files (all of them, or just ``paths``).
 
         Only files whose ``(mtime_ns, size)`` differ from what was indexed are read. Malformed
         files are recorded as problems and kept out of search results. The caller holds the
         vault lock. A full sync also starts :attr:`changes` afresh from the files it saw.
+        ``known`` is what :meth:`known` would return, when the caller has it already.
         """
         with self._lock:
             if not self.refresh():
                 raise SearchIndexError(f"the search index is unusable: {self.problem}")
-            known = self.known(None if paths is None else set(paths))
+            if known is None:
+                known = self.known(None if paths is None else set(paths))
             on_disk = self.changes.scan() if paths is None else {p: st for p in paths if (st := self._stat(p))}
             report = SyncReport()
             todo = [p for p, st in on_disk.items() if known.get(p, (None,))[:2] != st]
@@ -686,6 +731,209 @@ class SearchIndex:
         assert self._storage is not None
         data = self._write_manifest(self._storage, dict(self._storage.trusted))
         self._adopt(data, _unseal(data, index_key()))
+
+    # -- long jobs: built without the vault lock, published under it ------------
+
+    def stage(self, paths: Iterable[str] | None = None, *, fresh: bool = False,
+              progress: Progress | None = None) -> Staged | None:  # fmt: skip
+        """Do the expensive part of :meth:`sync` without the vault lock; :meth:`publish` finishes it.
+
+        Reading, parsing and indexing files go into a private index in a folder beside this one,
+        which no other process reads, so writers are not kept waiting meanwhile (a transcript of
+        50,000 messages takes about half a minute). ``fresh`` builds a whole new index (a
+        rebuild). Otherwise only the files ``paths`` names (None: every file) that are new or
+        changed and must be read whole are built (a transcript whose new entries follow the
+        indexed ones is left: that is quick under the lock), and None is returned when that is
+        little work (under :data:`STAGE_FROM_BYTES` and :data:`STAGE_FROM_FILES`): the caller
+        syncs under the lock as usual. Needs no lock.
+        """
+        wanted = None if paths is None else list(paths)
+        todo = None
+        if not fresh:
+            todo = self._heavy(wanted)
+            if not todo:
+                return None
+        folder = self.folder.with_name(f"{self.folder.name}.stage-{secrets.token_hex(8)}")
+        try:
+            aside = SearchIndex(self.root, folder, lock_timeout=self.lock_timeout)
+        except BaseException:  # a full disk, say: leave nothing behind
+            for leftover in (folder, folder.with_name(folder.name + ".new")):
+                shutil.rmtree(leftover, ignore_errors=True)
+            raise
+        staged = Staged(aside, fresh, wanted, SyncReport())
+        try:
+            staged.report = aside.sync(todo, progress=progress)
+            staged.built = aside.known()
+        except BaseException:
+            staged.discard()
+            raise
+        return staged
+
+    def _heavy(self, paths: list[str] | None) -> list[str]:
+        """Those of ``paths`` (None: all files) whose indexing reads them whole, if that is much work."""
+        if not self.refresh():
+            return []  # the pass under the lock rebuilds it, and says so
+        known = self.known(None if paths is None else set(paths))
+        on_disk = dict(self.scan()) if paths is None else {p: st for p in paths if (st := self._stat(p))}
+        heavy, size = [], 0
+        for rel, st in on_disk.items():
+            if known.get(rel, (None,))[:2] == st or (is_transcript(rel) and rel in known and self._resumes(rel, st[1])):
+                continue
+            heavy.append(rel)
+            size += st[1]
+        return heavy if size >= STAGE_FROM_BYTES or len(heavy) >= STAGE_FROM_FILES else []
+
+    def _resumes(self, rel: str, size: int) -> bool:
+        """True if transcript ``rel`` (``size`` bytes now) looks appended to since it was indexed.
+
+        Judged without reading it (the file is not hashed twice): it is at least as long as when
+        it was indexed. If the indexed part was rewritten after all, the sync under the lock
+        reads it whole (rare: a person editing an old message while the session is appended to).
+        """
+        with self._lock:
+            stored = dict(self._reader().document(path=rel) or {})
+        ends = [int(offset) for offset in (stored.get("checkpoints") or {})]
+        return bool(ends) and max(ends) <= size
+
+    def publish(self, staged: Staged, *, progress: Progress | None = None) -> SyncReport:
+        """Make what :meth:`stage` built part of the index, redoing only what changed since (holding the vault lock).
+
+        A file whose stat is still the one it was built from is published as built; a transcript
+        appended to since is published with its new entries added after the built ones; any other
+        file changed since is left to the caller's :meth:`sync` (or, for a fresh build, synced
+        here). Files the index already holds as built (another process published the same work)
+        are left as they are. A fresh build is brought up to date with every file, then replaces
+        the index folder. The aside folder is gone afterwards, whatever happens.
+        """
+        with self._lock:
+            try:
+                if staged.fresh:
+                    return self._publish_fresh(staged, progress)
+                return self._publish_segments(staged)
+            finally:
+                staged.discard()
+
+    def _publish_fresh(self, staged: Staged, progress: Progress | None) -> SyncReport:
+        aside = staged.aside
+        late = aside.sync(None, progress=progress, known=staged.built)  # stats only, and what changed meanwhile
+        report = staged.report.merged(late)
+        staged.as_built = set(staged.built) - {*late.added, *late.updated, *late.removed}
+        changes = aside.changes  # it has just looked at every file
+        changes.delay = self.changes.delay
+        aside.close()
+        self._release()
+        old = self.folder.with_name(f"{self.folder.name}.old-{secrets.token_hex(8)}")
+        with contextlib.suppress(FileNotFoundError):
+            os.rename(self.folder, old)  # searches finding no index meanwhile wait for the vault lock
+        os.rename(aside.folder, self.folder)
+        shutil.rmtree(old, ignore_errors=True)
+        self._storage = None
+        if not self.refresh():
+            raise SearchIndexError(f"the new search index at {self.folder} cannot be opened: {self.problem}")
+        self.changes = changes
+        return report
+
+    def _publish_segments(self, staged: Staged) -> SyncReport:
+        aside, built, made = staged.aside, staged.report, staged.built
+        if not self.refresh():
+            raise SearchIndexError(f"the search index is unusable: {self.problem}")
+        before = self.known(None) if len(made) > 100 else self.known(set(made))  # known(None) is cached
+        keep: list[str] = []
+        resume: dict[str, tuple[tuple[int, int], bytes, dict[str, Any]]] = {}
+        drop: list[str] = []
+        for rel, was in made.items():
+            now = self._stat(rel)
+            if rel in before and tuple(before[rel][:2]) == now:  # the index has it as it is (another publish)
+                drop.append(rel)
+            elif now == tuple(was[:2]):
+                keep.append(rel)
+            elif now is not None and is_transcript(rel) and (more := self._appended(aside, rel, was)):
+                resume[rel] = (now, *more)
+            else:
+                drop.append(rel)
+        report = SyncReport()
+        for rel in keep + list(resume):
+            if rel not in before:
+                report.added.append(rel)
+            elif is_transcript(rel) or before[rel][2] != made[rel][2]:  # a touched file is not reported
+                report.updated.append(rel)
+        staged.as_built = set(keep)
+        report.problems = [p for p in built.problems if p.path in staged.as_built]
+        if not keep and not resume:
+            return report
+        segments = aside._segments_without(drop, list(resume))
+        writer = self._ix.writer(timeout=self.lock_timeout, limitmb=128)
+        moved: list[str] = []
+        try:
+            for rel in keep + list(resume):
+                writer.delete_by_term("path", rel)
+                writer.delete_by_term("session", rel)
+            for rel, (st, data, stored) in resume.items():  # the new entries, after the built ones
+                tail = SyncReport()
+                self._index_transcript(writer, rel, st, data, hashlib.sha256(data).hexdigest(), made[rel], tail,
+                                       stored=stored)  # fmt: skip
+                report.problems += tail.problems
+            ids = {seg.segment_id() for seg in segments}
+            for name in sorted(os.listdir(aside.folder)):
+                if name.split(".", 1)[0] in ids:
+                    os.rename(aside.folder / name, self.folder / name)
+                    moved.append(name)
+            writer.commit(mergetype=lambda w, segs: MERGE_SMALL(w, segs) + segments)
+        except BaseException:
+            if not writer.is_closed:
+                writer.cancel()
+            for name in moved:
+                with contextlib.suppress(OSError):
+                    os.unlink(self.folder / name)
+            raise
+        self._committed()
+        return report
+
+    def _appended(self, aside: SearchIndex, rel: str, was: tuple[Any, ...]) -> tuple[bytes, dict[str, Any]] | None:
+        """The bytes of transcript ``rel`` and its aside entry, if it only grew since ``aside`` indexed it."""
+        try:
+            data = _fs.read_file(self.root / rel, limit=MAX_TRANSCRIPT_BYTES, name=rel)
+        except (OSError, FileTooLargeError):
+            return None
+        if data is None:
+            return None
+        with aside._lock:
+            stored = dict(aside._reader().document(path=rel) or {})
+        start, _ = _resume_point(data, stored)
+        return (data, stored) if start == was[1] else None
+
+    def _segments_without(self, drop: list[str], heads: list[str]) -> list[Any]:
+        """This (aside) index's segments, less every document of ``drop`` and the transcript entries of ``heads``.
+
+        Deletions live in the segment objects the table of contents holds, so the segments can
+        join another index as they are.
+        """
+        if drop or heads:
+            writer = self._ix.writer(timeout=self.lock_timeout)
+            try:
+                for rel in drop:
+                    writer.delete_by_term("path", rel)
+                    writer.delete_by_term("session", rel)
+                for rel in heads:
+                    writer.delete_by_term("path", rel)
+                writer.commit(merge=False)
+            except BaseException:
+                if not writer.is_closed:
+                    writer.cancel()
+                raise
+            self._committed()
+        assert self._storage is not None
+        toc = TOC.read(self._storage, INDEX_NAME, schema=_schema())
+        return [seg for seg in toc.segments if seg.doc_count() > 0]
+
+    def sweep_asides(self, older_than: float = ASIDE_KEPT_SECONDS) -> None:
+        """Remove the aside folders (builds, replaced indexes) that killed processes left (holding the vault lock)."""
+        now = time.time()
+        for kind in ("stage", "old"):
+            for path in self.folder.parent.glob(f"{self.folder.name}.{kind}-*"):
+                with contextlib.suppress(OSError):
+                    if now - path.stat().st_mtime > older_than:
+                        shutil.rmtree(path, ignore_errors=True)
 
     def outdated(self, paths: Iterable[str]) -> list[str]:
         """Those of ``paths`` whose file is not what the index holds (changed, new or gone); no lock needed."""
@@ -741,7 +989,8 @@ class SearchIndex:
         writer.update_document(path=rel, kind="invalid", stat=(st[0], st[1], ""), error=reason)
 
     def _index_transcript(self, writer: Any, rel: str, st: tuple[int, int], data: bytes, sha: str,
-                          known: tuple[Any, ...] | None, report: SyncReport) -> None:  # fmt: skip
+                          known: tuple[Any, ...] | None, report: SyncReport, *,
+                          stored: dict[str, Any] | None = None) -> None:  # fmt: skip
         """Index a transcript's messages; after an append or a pop, only what changed.
 
         The transcript's own entry keeps digests of the file's prefix at its last entries and at
@@ -750,8 +999,10 @@ class SearchIndex:
         entries are re-read from a few messages before it, the first ones for their words alone.
         Only the last :data:`MAX_INDEXED_ENTRIES` entries are indexed (a transcript of 100,000
         messages costs what one of 5,000 does); older ones leave the index as new ones come.
+        ``stored`` is the transcript's entry when it is not (yet) in this index (one built aside).
         """
-        stored = dict(self._reader().document(path=rel) or {}) if known else {}
+        if stored is None:
+            stored = dict(self._reader().document(path=rel) or {}) if known else {}
         usable = sorted((off, digest, n) for off, (digest, n) in (stored.get("checkpoints") or {}).items()
                         if off <= len(data))  # fmt: skip
         now = _prefix_digests(data, [off for off, _, _ in usable])
@@ -866,8 +1117,12 @@ class SearchIndex:
         """The ``(mtime_ns, size, sha256)`` each indexed file (or each of ``only``) was built from."""
         with self._lock:
             reader = self._reader()
-            if only is None:
-                return {f["path"]: tuple(f["stat"]) for f in reader.all_stored_fields() if "stat" in f}
+            if only is None:  # the files' own entries, not every message's; kept until the index changes
+                if self._known_all is None or self._known_all[0] != self._manifest:
+                    self._known_all = (self._manifest, {f["path"]: tuple(f["stat"]) for kind in
+                                       ("memory", "invalid", "transcript") for f in reader.documents(kind=kind)
+                                       if "stat" in f})  # fmt: skip
+                return dict(self._known_all[1])
             known = {}
             for rel in only:
                 stored = reader.document(path=rel)
@@ -1153,8 +1408,12 @@ def _prefix_digests(data: bytes, offsets: Sequence[int]) -> list[str]:
     return out
 
 
-def _resume_point(data: bytes, checkpoints: dict[int, tuple[str, int]]) -> tuple[int | None, int]:
-    """The last checkpoint ``data`` still starts with: its offset and the entry number there; else (None, 1)."""
+def _resume_point(data: bytes, stored: dict[str, Any]) -> tuple[int | None, int]:
+    """Where indexing a transcript can start: the furthest checkpoint of ``stored`` that ``data`` still starts with.
+
+    Returns ``(offset, position of the entry there)``, or ``(None, 1)``: the whole file is read.
+    """
+    checkpoints = stored.get("checkpoints") or {}
     usable = sorted((off, digest, n) for off, (digest, n) in checkpoints.items() if off <= len(data))
     found: tuple[int | None, int] = (None, 1)
     for (offset, digest, n), now in zip(usable, _prefix_digests(data, [u[0] for u in usable]), strict=True):

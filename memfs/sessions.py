@@ -490,17 +490,38 @@ class MarkdownSession:
             os.close(fd)
 
     def _settled_view(self, limit: int | None) -> tuple[View, Stat | None]:
-        """The view once torn tails are cut and dropped entries put back, with the file's stat."""
-        with self.engine.locked():
+        """The view once torn tails are cut and dropped entries put back, with the file's stat.
+
+        The repairs need the vault lock, and a bounded view (``limit`` items) is read under it: a
+        few entries from the end. The whole view a manager without a bound needs (a summarizer)
+        costs as much as the session is long, so it is read once the lock is let go, and kept
+        only if the file is still the one it was read from.
+        """
+        for _ in range(DECISION_ATTEMPTS):
+            with self.engine.locked():
+                if self.file.exists():
+                    self._write_entries([])
+                stat = _stat_of(self.file)
+                if limit is not None:
+                    return self._view(limit), stat
+            view = self._view(None)
+            if _stat_of(self.file) == stat:
+                return view, stat
+        with self.engine.locked():  # the file keeps changing: read it where it cannot
             if self.file.exists():
                 self._write_entries([])
-            view = self._view(limit)
-            return view, _stat_of(self.file)
+            return self._view(limit), _stat_of(self.file)
 
     def _check_unchanged(self, view: View, stat: Stat | None, limit: int | None) -> None:
-        """ConflictError if the transcript's view is no longer ``view`` (read when the file was ``stat``)."""
+        """ConflictError if the transcript's view is no longer ``view`` (read when the file was ``stat``).
+
+        A whole view is not read again under the lock (that costs as much as the session is
+        long): any change to the file means the manager decides again, on a view read outside it.
+        """
         if _stat_of(self.file) == stat:
             return
+        if limit is None:
+            raise ConflictError(f"{self.path} changed while its manager decided")
         if self.file.exists():
             self._write_entries([])
         if _stat_of(self.file) != stat and self._view(limit) != view:

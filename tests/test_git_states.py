@@ -279,8 +279,9 @@ def test_undo_of_a_persons_crlf_save_with_autocrlf(tmp_path: Path) -> None:
 
         undone = vault.undo(author="Pat Person")
         assert undone.subject == f"edit: {memory.path} (changed outside memfs)"
-        assert file.read_bytes().replace(b"\r\n", b"\n") == agents
-        assert store.get(memory.id).body == "line one\nline two\n"  # type: ignore[arg-type]
+        # the file keeps the person's CRLF endings, as git's own checkout would write it
+        assert file.read_bytes() == agents.replace(b"\n", b"\r\n")
+        assert store.get(memory.id).body == "line one\r\nline two\r\n"  # type: ignore[arg-type]
         assert vault.history.status() == []
 
 
@@ -356,3 +357,87 @@ def test_gits_own_fresh_lock_is_never_taken_for_memfss(tmp_path: Path, caplog: p
         assert lock.exists()
         assert "interrupted memfs write" not in caplog.text
         lock.unlink()
+
+
+def crlf_vault(root: Path) -> memfs.Vault:
+    """A vault whose repository (its own config, never the global one) converts line endings and refuses lossy ones."""
+    vault = memfs.Vault.open(root, create=True, person=PERSON, durable=False)
+    git(vault.root, "config", "core.autocrlf", "true")
+    git(vault.root, "config", "core.safecrlf", "true")
+    return vault
+
+
+def clean_status(vault: memfs.Vault) -> None:
+    """git, with the repository's conversions, sees the files exactly as committed."""
+    assert git(vault.root, "status", "--porcelain", "--untracked-files=all") == ""
+    assert vault.outside_edits() == []
+
+
+def test_writes_undo_and_restore_with_autocrlf_and_safecrlf(tmp_path: Path) -> None:
+    with crlf_vault(tmp_path / "v") as vault:
+        store = vault.memories(NS)
+        memory = store.add("line one\nline two", title="crlf")
+        first = vault.log()[0].sha
+        clean_status(vault)
+        store.update(memory.id, body="line one\nline 2\n")
+        clean_status(vault)
+        moved = store.move(memory.id, "moved.md")
+        clean_status(vault)
+        assert vault.show(moved.path, "HEAD") == (vault.root / moved.path).read_bytes()  # memfs writes LF
+        vault.undo(author="memfs agent")  # the move
+        clean_status(vault)
+        restored = store.restore(memory.id, first)
+        assert restored.body == "line one\nline two\n"
+        clean_status(vault)
+        store.delete(memory.id)
+        clean_status(vault)
+        vault.undo(author="memfs agent")  # the delete
+        assert store.get(memory.id).body == "line one\nline two\n"
+        clean_status(vault)
+        session = vault.session("chat")
+        session.append([{"role": "user", "content": "first\nsecond"}])
+        clean_status(vault)
+        assert session.items()[0]["content"] == "first\nsecond"
+
+
+def test_a_persons_crlf_save_is_committed_undone_and_restored_with_safecrlf(tmp_path: Path) -> None:
+    with crlf_vault(tmp_path / "v") as vault:
+        store = vault.memories(NS)
+        memory = store.add("line one\nline two", title="crlf")
+        agents = (vault.root / memory.path).read_bytes()
+        file = vault.root / memory.path
+        file.write_bytes(agents.replace(b"line two", b"line 2").replace(b"\n", b"\r\n"))  # a Windows editor's save
+        assert vault.outside_edits() == [memory.path]
+        sha = vault.commit()
+        assert sha is not None and vault.log()[0].author.name == "Pat Person"
+        assert vault.show(memory.path, "HEAD") == agents.replace(b"line two", b"line 2")  # stored with LF
+        clean_status(vault)
+        assert store.get(memory.id).body == "line one\r\nline 2\r\n"  # the file as the person left it
+        assert store.search("line 2")[0].id == memory.id
+
+        store.update(memory.id, body="line one\nline three\n")  # the agent edits the person's CRLF file
+        clean_status(vault)
+        data = file.read_bytes()
+        assert data.count(b"\n") == data.count(b"\r\n")  # it keeps its endings: no mix git's safecrlf refuses
+        git(vault.root, "add", "--", memory.path)  # the person's own git agrees
+        assert store.get(memory.id).body == "line one\r\nline three\r\n"
+        vault.undo(author="memfs agent")  # back to the person's save
+        assert file.read_bytes().replace(b"\r\n", b"\n") == agents.replace(b"line two", b"line 2")
+        clean_status(vault)
+        vault.undo(author="Pat Person")  # and before it
+        assert file.read_bytes().replace(b"\r\n", b"\n") == agents
+        clean_status(vault)
+        store.restore(memory.id, sha)
+        assert store.get(memory.id).body == "line one\r\nline 2\r\n"  # git's copy, in the file's CRLF
+        clean_status(vault)
+
+
+def test_a_mixed_line_ending_save_is_committed_with_safecrlf(tmp_path: Path) -> None:
+    with crlf_vault(tmp_path / "v") as vault:
+        memory = vault.memories(NS).add("line one\nline two", title="mixed")
+        file = vault.root / memory.path
+        data = file.read_bytes()
+        file.write_bytes(data.replace(b"line one\n", b"line one\r\n").replace(b"line two", b"line 2"))
+        assert vault.commit() is not None  # git add would refuse (safecrlf); memfs commits what git would store
+        assert vault.show(memory.path, "HEAD") == data.replace(b"line two", b"line 2")
+        clean_status(vault)
