@@ -861,18 +861,25 @@ class SearchIndex:
         report.problems = [p for p in built.problems if p.path in staged.as_built]
         if not keep and not resume:
             return report
-        segments = aside._segments_without(drop, list(resume))
+        # The new entries of a transcript that grew, after the built ones. Its last built messages
+        # are indexed again (their neighbours changed): what that replaces goes from the built
+        # segments, so the plan is made first and replayed into the writer.
+        plans: list[_Recorder] = []
+        for rel, (st, data, stored) in resume.items():
+            plan = _Recorder()
+            self._index_transcript(plan, rel, st, data, hashlib.sha256(data).hexdigest(), made[rel], plan.report,
+                                   stored=stored)  # fmt: skip
+            plans.append(plan)
+            report.problems += plan.report.problems
+        segments = aside._segments_without(drop, list(resume), [d for plan in plans for d in plan.deletes])
         writer = self._ix.writer(timeout=self.lock_timeout, limitmb=128)
         moved: list[str] = []
         try:
             for rel in keep + list(resume):
                 writer.delete_by_term("path", rel)
                 writer.delete_by_term("session", rel)
-            for rel, (st, data, stored) in resume.items():  # the new entries, after the built ones
-                tail = SyncReport()
-                self._index_transcript(writer, rel, st, data, hashlib.sha256(data).hexdigest(), made[rel], tail,
-                                       stored=stored)  # fmt: skip
-                report.problems += tail.problems
+            for plan in plans:
+                plan.replay(writer)
             ids = {seg.segment_id() for seg in segments}
             for name in sorted(os.listdir(aside.folder)):
                 if name.split(".", 1)[0] in ids:
@@ -902,13 +909,15 @@ class SearchIndex:
         start, _ = _resume_point(data, stored)
         return (data, stored) if start == was[1] else None
 
-    def _segments_without(self, drop: list[str], heads: list[str]) -> list[Any]:
-        """This (aside) index's segments, less every document of ``drop`` and the transcript entries of ``heads``.
+    def _segments_without(self, drop: list[str], heads: list[str],
+                          deletes: Sequence[tuple[str, str]] = ()) -> list[Any]:  # fmt: skip
+        """This (aside) index's segments, less ``drop``'s documents, ``heads``' entries and ``deletes``' terms.
 
-        Deletions live in the segment objects the table of contents holds, so the segments can
+        ``deletes`` are ``(field, value)`` terms of documents to leave out. Deletions live in the
+        segment objects the table of contents holds, so the segments can
         join another index as they are.
         """
-        if drop or heads:
+        if drop or heads or deletes:
             writer = self._ix.writer(timeout=self.lock_timeout)
             try:
                 for rel in drop:
@@ -916,6 +925,8 @@ class SearchIndex:
                     writer.delete_by_term("session", rel)
                 for rel in heads:
                     writer.delete_by_term("path", rel)
+                for field, value in deletes:
+                    writer.delete_by_term(field, value)
                 writer.commit(merge=False)
             except BaseException:
                 if not writer.is_closed:
@@ -1406,6 +1417,31 @@ def _prefix_digests(data: bytes, offsets: Sequence[int]) -> list[str]:
         done = offset
         out.append(digest.copy().hexdigest())
     return out
+
+
+class _Recorder:
+    """Stands in for a Whoosh writer: keeps the deletions and documents of one transcript's indexing, to replay."""
+
+    def __init__(self) -> None:
+        self.report = SyncReport()
+        self.deletes: list[tuple[str, str]] = []
+        self.documents: list[tuple[bool, dict[str, Any]]] = []  # (an update, the fields)
+
+    def delete_by_term(self, name: str, value: str) -> None:
+        self.deletes.append((name, value))
+
+    def add_document(self, **fields_: Any) -> None:
+        self.documents.append((False, fields_))
+
+    def update_document(self, **fields_: Any) -> None:
+        self.documents.append((True, fields_))
+
+    def replay(self, writer: Any) -> None:
+        """Do it all in ``writer``: the deletions, then the documents in order."""
+        for name, value in self.deletes:
+            writer.delete_by_term(name, value)
+        for update, fields_ in self.documents:
+            (writer.update_document if update else writer.add_document)(**fields_)
 
 
 def _resume_point(data: bytes, stored: dict[str, Any]) -> tuple[int | None, int]:
