@@ -2,8 +2,8 @@
 
 Real files, real git and real processes: a writer killed by SIGKILL in the middle of a large
 append, a genuine short write from an RLIMIT_FSIZE limit (the kernel then kills the writer with
-SIGXFSZ, or refuses with EFBIG when the signal is ignored), a commit that git refuses (a failing
-``reference-transaction`` hook), and a summarizer model that blocks while other writers work.
+SIGXFSZ, or refuses with EFBIG when the signal is ignored), a commit that git refuses (a
+reflog that cannot be written), and a summarizer model that blocks while other writers work.
 """
 
 from __future__ import annotations
@@ -62,15 +62,19 @@ def contents(session: memfs.MarkdownSession) -> list[str]:
 
 @contextlib.contextmanager
 def fail_commits(root: Path) -> Iterator[None]:
-    """git refuses every ref update while the block runs (a failing reference-transaction hook)."""
-    hook = root / ".git/hooks/reference-transaction"
-    hook.parent.mkdir(parents=True, exist_ok=True)
-    hook.write_text("#!/bin/sh\necho 'refused by the test' >&2\nexit 1\n")
-    hook.chmod(0o755)
+    """git refuses every ref update while the block runs: its reflog folder is a file.
+
+    (A failing ``reference-transaction`` hook did this once; memfs runs no hook of a vault's.)
+    """
+    logs = root / ".git/logs"
+    aside = root / ".git/logs.aside"
+    logs.rename(aside)
+    logs.write_text("not a folder: every ref update fails to write its reflog\n")
     try:
         yield
     finally:
-        hook.unlink()
+        logs.unlink()
+        aside.rename(logs)
 
 
 def git_texts(root: Path) -> str:
