@@ -32,6 +32,7 @@ from .errors import (
     HistoryError,
     InvalidArgumentError,
     InvalidExtractionError,
+    LinkError,
     LockTimeout,
     LockTimeoutError,
     MemfsError,
@@ -41,6 +42,7 @@ from .errors import (
     NotFoundError,
     PathError,
     PurgeError,
+    ReadOnlyError,
     RepositoryStateError,
     RevisionNotFound,
     RevisionNotFoundError,
@@ -54,9 +56,10 @@ from .errors import (
 from .extract import ModelExtractor, Operation, RuleExtractor
 from .history import Identity, Revision
 from .index import Hit, MessageHit, Problem, SyncReport
-from .longterm import LongTermMemory, Scope
+from .longterm import LongTermMemory
 from .models import Model, Reply, ScriptedModel, ToolCall, run_agent
 from .purge import PurgeReport
+from .scopes import Scope
 from .sessions import MarkdownSession, SessionInfo
 from .store import Memory, MemoryStore
 from .tools import MemoryTools, ToolResult
@@ -81,6 +84,7 @@ __all__ = [
     "Identity",
     "InvalidArgumentError",
     "InvalidExtractionError",
+    "LinkError",
     "LockTimeout",
     "LockTimeoutError",
     "LongTermMemory",
@@ -103,6 +107,7 @@ __all__ = [
     "Problem",
     "PurgeError",
     "PurgeReport",
+    "ReadOnlyError",
     "Reply",
     "RepositoryStateError",
     "Revision",

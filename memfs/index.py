@@ -52,11 +52,11 @@ from .documents import Document, load_bytes, normalize_time, tags_of, timestamp
 from .errors import DocumentError, SearchIndexError
 from .freshness import ChangeFinder, file_stat, walk
 from .items import text_of
-from .layout import CONTENT_DIRS, is_transcript, split_memory_path
+from .layout import CONTENT_DIRS, in_namespace, is_transcript, split_memory_path
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"  # 4: ``ns`` holds exact namespace prefixes (an ID field), no longer split at spaces
 MAX_INDEXED_BYTES = 4 * 1024 * 1024
 MAX_QUERY_TERMS = 32
 COMMON_TERM_SHARE = 0.2  # a term in more than this share of documents is dropped ...
@@ -128,7 +128,7 @@ def _schema() -> fields.Schema:
     return fields.Schema(
         path=fields.ID(unique=True, stored=True),
         kind=fields.ID(stored=True),
-        ns=fields.KEYWORD(),
+        ns=fields.ID(),  # the namespace and each of its ancestors, each one whole term (see _with_terms)
         namespace=fields.STORED(),
         id=fields.ID(stored=True),
         title=fields.TEXT(analyzer=ANALYZER, stored=True, phrase=False, field_boost=2.0),
@@ -785,6 +785,9 @@ class SearchIndex:
         returned, and one whose file changed since it was indexed is handed to ``resync`` (which
         indexes it again) and the query runs again, so it is ranked by what the file says now.
         Without ``resync``, such hits are left out.
+
+        ``namespace`` is an exact path prefix: a hit is a memory of that namespace or of a folder
+        below it, found through whole-term filters and checked again against its path.
         """
         if not isinstance(text, str):
             raise TypeError(f"query must be a string, got {text.__class__.__name__}")
@@ -792,7 +795,8 @@ class SearchIndex:
             return []
         filters = [query.Term("kind", "memory")]
         if namespace:
-            filters.append(query.Term("ns", namespace.strip("/")))
+            namespace = namespace.strip("/")
+            filters.append(query.Term("ns", namespace))
         if type:
             filters.append(query.Term("type", type))
         filters += [query.Term("tags", t.lower()) for t in tags]
@@ -812,6 +816,8 @@ class SearchIndex:
                     found = [(r.fields(), r.score) for r in results]
                 except Exception as exc:
                     raise SearchIndexError(f"search failed ({exc.__class__.__name__}: {exc})") from exc
+            if namespace:  # whatever the index returned, nothing from outside the scope
+                found = [(s, score) for s, score in found if _in_scope(s, namespace)]
             stale = {s["path"] for s, _ in found if file_stat(self.root, s["path"]) != tuple(s["stat"][:2])}
             if not stale:
                 break
@@ -842,6 +848,8 @@ class SearchIndex:
                     if q is None:
                         return []
                     found = [(r.fields(), r.score) for r in searcher.search(q, limit=k, filter=query.And(filters))]
+                    if session:  # whatever the index returned, nothing from another transcript
+                        found = [(s, score) for s, score in found if s.get("session") == session]
                     indexed = {s["session"]: self._transcript_stat(s["session"]) for s, _ in found}
                 except Exception as exc:
                     raise SearchIndexError(f"search failed ({exc.__class__.__name__}: {exc})") from exc
@@ -919,12 +927,29 @@ class SearchIndex:
         )  # fmt: skip
 
 
+def _in_scope(stored: dict[str, Any], namespace: str) -> bool:
+    """True when an indexed memory's path and namespace both lie in ``namespace`` (exact prefixes)."""
+    path, own = str(stored.get("path", "")), str(stored.get("namespace", ""))
+    return in_namespace(path, namespace) and split_memory_path(path)[0] == own and (
+        own == namespace or own.startswith(namespace + "/"))  # fmt: skip
+
+
 def _with_terms(fields_: dict[str, Any]) -> dict[str, Any]:
     """Fill in the unstored ``ns`` terms and drop empty values before indexing."""
-    namespace = fields_.get("namespace") or ""
-    parts = namespace.split("/") if namespace else []
-    fields_["ns"] = " ".join("/".join(parts[: i + 1]) for i in range(len(parts))) or None
+    fields_["ns"] = namespace_terms(fields_.get("namespace") or "") or None
     return {k: v for k, v in fields_.items() if v is not None}
+
+
+def namespace_terms(namespace: str) -> list[str]:
+    """The ``ns`` terms of a memory in ``namespace``: the namespace and each of its ancestors, whole.
+
+    ``x users/alice`` gives ``["x users", "x users/alice"]``. Whoosh indexes a list given to a field
+    as exactly these terms, one per item, without running any tokeniser over them, so a filter on
+    ``users/alice`` matches a memory only if its namespace is ``users/alice`` or lies below it:
+    no space, punctuation, case or Unicode in a folder name can make a namespace match another.
+    """
+    parts = namespace.split("/") if namespace else []
+    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
 
 
 def make_snippet(body: str, stems: set[str], *, width: int = 200) -> str:

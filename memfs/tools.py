@@ -35,13 +35,15 @@ from .errors import (
     MemfsError,
     NotFoundError,
     PathError,
+    ReadOnlyError,
     RepositoryStateError,
     RevisionNotFoundError,
     SearchIndexError,
     ToolCallError,
 )
-from .layout import MEMORIES_DIR, has_control, one_line
+from .layout import MEMORIES_DIR, has_control, in_namespace, one_line
 from .paths import clean_namespace, clean_relpath, split_virtual
+from .scopes import Scope, check_writable, granted, readable
 from .store import MemoryStore, front_matter_lines
 
 log = logging.getLogger(__name__)
@@ -131,7 +133,10 @@ class MemoryTools:
     Args:
         vault: The vault to work on.
         namespaces: The namespace ``/memories`` shows (``"users/alice"``), or several, each
-            then a folder of ``/memories`` named after the namespace.
+            then a folder of ``/memories`` named after the namespace. Each may be a
+            :class:`~memfs.scopes.Scope`, whose ``writable`` says whether writes may go there
+            (a plain namespace, or ``writable=None``, is writable unless ``writable`` or
+            ``read_only`` say otherwise).
         session: The session id recorded in each commit's trailers, if known.
         read_only: Offer only view, search and history.
         commands: An explicit list of commands to offer (overrides ``read_only``).
@@ -139,12 +144,13 @@ class MemoryTools:
         overwrite: Let ``create`` replace an existing file (Anthropic's API documentation);
             by default it refuses, like the SDK's reference implementation.
         writable: The namespaces writes may go to (default: all of them); the others are read-only.
+            A namespace below one of ``namespaces`` makes only that folder writable.
     """
 
     def __init__(
         self,
         vault: Any,
-        namespaces: str | Sequence[str],
+        namespaces: str | Scope | Sequence[str | Scope],
         *,
         session: str | None = None,
         read_only: bool = False,
@@ -153,11 +159,21 @@ class MemoryTools:
         overwrite: bool = False,
         writable: Iterable[str] | None = None,
     ) -> None:
-        names = [namespaces] if isinstance(namespaces, str) else list(namespaces)
-        if not names:
+        given = [namespaces] if isinstance(namespaces, (str, Scope)) else list(namespaces)
+        if not given:
             raise ValueError("MemoryTools needs at least one namespace")
         self.engine = engine_of(vault)
-        self.namespaces = tuple(clean_namespace(n) for n in names)
+        allowed = None if writable is None else {clean_namespace(n) for n in writable}
+        if allowed is not None:  # plain namespaces are writable only when listed
+            given = [g if isinstance(g, Scope) else Scope(g, clean_namespace(g) in allowed) for g in given]
+        scopes = granted(given, first=True, others=True)
+        names = [s.namespace for s in scopes]
+        nested = [Scope(n, True) for n in sorted(allowed or ()) if n not in names]
+        if any(not any(in_namespace(f"{MEMORIES_DIR}/{n.namespace}/", ns) for ns in names) for n in nested):
+            raise ValueError(f"writable namespaces must be among or below {names}, got {sorted(allowed or ())}")
+        #: The grants: every namespace shown, and whether writes may go there (the innermost decides).
+        self.scopes: tuple[Scope, ...] = scopes + tuple(nested)
+        self.namespaces = tuple(names)
         self.stores = {n: MemoryStore(self.engine, n) for n in self.namespaces}
         self.session = session
         chosen = tuple(commands) if commands is not None else (READ_COMMANDS if read_only else COMMANDS)
@@ -169,7 +185,7 @@ class MemoryTools:
             raise ValueError(f"max_bytes must be an integer from 1 to {MAX_CONTENT_BYTES}, got {max_bytes!r}")
         self.max_bytes = max_bytes
         self.overwrite = overwrite
-        self.writable = tuple(clean_namespace(n) for n in writable) if writable is not None else self.namespaces
+        self.writable = tuple(s.namespace for s in self.scopes if s.writable)
         self._seen: dict[str, str] = {}
 
     # -- calling -----------------------------------------------------------------
@@ -315,11 +331,11 @@ class MemoryTools:
         target = self._resolve(path)
         if target.is_root:
             return  # the command itself refuses to change the memory folder
-        assert target.store is not None
-        inner = f"{target.store.namespace}/{target.name}"
-        if not any(inner.startswith(n + "/") for n in self.writable):
+        try:
+            check_writable(self.scopes, self._rel(target))
+        except ReadOnlyError:
             raise ToolCallError(f"The path {path} is in a read-only part of your memory; you can view and search it "
-                                "but not change it.")  # fmt: skip
+                                "but not change it.") from None  # fmt: skip
 
     def _check_no_links(self, rel: str, shown: str) -> None:
         current = self.engine.root
@@ -608,7 +624,9 @@ class MemoryTools:
                     raise ToolCallError(f"The namespace {namespace} is outside your memory.")
         hits = []
         for scope in scopes:
-            hits += self.engine.search(query, k=k, namespace=scope, type=type, tags=[tag] if tag else [])
+            found = self.engine.search(query, k=k, namespace=scope, type=type, tags=[tag] if tag else [])
+            # whatever search returned, only what lies in the folder asked for and in this memory
+            hits += [h for h in found if in_namespace(h.path, scope) and readable(self.scopes, h.path)]
         hits = sorted(hits, key=lambda h: -h.score)[:k]
         if not hits:
             return f'No memories match "{query}". Try other words, or view {ROOT} to browse.'
