@@ -49,6 +49,7 @@ from .errors import (
     DocumentError,
     GitLockError,
     InvalidArgumentError,
+    LinkError,
     MemoryNotFoundError,
     PathError,
     SearchIndexError,
@@ -91,6 +92,7 @@ class Change:
     lines: list[str] = field(default_factory=list)
     trailers: dict[str, str] = field(default_factory=dict)
     originals: dict[str, bytes | None] = field(default_factory=dict)
+    modes: dict[str, int] = field(default_factory=dict)  # the permission bits of each original file
     contents: dict[str, bytes | None] = field(default_factory=dict)
     sha: str | None = None
 
@@ -260,21 +262,32 @@ class WriteEngine:
         since (or one memfs's compare-and-swap gave way to) is never overwritten.
         """
         for rel, wrote in sorted(change.contents.items(), key=lambda item: change.originals[item[0]] is not None):
-            if _read_regular(self.root / rel) == wrote:
-                _put_back(self.root / rel, change.originals[rel], durable=self.durable)
-        _fs.sweep_temp_files(self.root, folders={(self.root / rel).parent for rel in change.originals})
+            if self._holds(rel, wrote):
+                _put_back(self.root, rel, change.originals[rel], change.modes.get(rel), durable=self.durable)
+        _fs.sweep_temp_files(self.root, folders=self._plain_folders(change.originals))
         self._end_journal()
         with contextlib.suppress(OSError):  # the write already marked them; a full disk may refuse this
             self.mark_pending(change.contents)
 
-    def _remember(self, change: Change, rel: str, original: bytes | None, new: bytes | None) -> None:
-        """Before a file changes: its old bytes and a hash of the new ones, in memory and in the journal."""
+    def _plain_folders(self, paths: Iterable[str]) -> set[Path]:
+        """The folders of ``paths`` reached through no link (where temp files may be swept)."""
+        folders = {_fs.split(rel)[0] for rel in paths}
+        return {self.root / f for f in folders if not _fs.linked(self.root, f)}
+
+    def _remember(self, change: Change, rel: str, original: bytes | None, new: bytes | None,
+                  mode: int | None = None) -> None:  # fmt: skip
+        """Before a file changes: its old bytes and mode and a hash of the new ones, in memory and in the journal."""
         change.paths.add(rel)
         change.originals.setdefault(rel, original)
+        if mode is not None and rel not in change.modes and change.originals[rel] is original:
+            change.modes[rel] = mode
         if not self._journal.exists():
             self._append_journal({"base": self.history.head()})
         encoded = None if original is None else base64.b64encode(original).decode()
-        self._append_journal({"path": rel, "original": encoded, "new": _digest(new)})
+        record: dict[str, Any] = {"path": rel, "original": encoded, "new": _digest(new)}
+        if mode is not None and original is not None:
+            record["mode"] = mode
+        self._append_journal(record)
 
     def _append_journal(self, record: dict[str, Any]) -> None:
         fd = os.open(self._journal, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
@@ -286,8 +299,27 @@ class WriteEngine:
             os.close(fd)
 
     def _as_committed(self, rel: str) -> bytes | None:
-        data = _read_regular(self.root / rel)
+        data = self._regular(rel)
         return None if data is None else self.history.committed_form(data)
+
+    def _regular(self, rel: str) -> bytes | None:
+        """The bytes of the vault file ``rel`` through the path gate; None if there is no regular file.
+
+        Raises:
+            LinkError: A folder on the way, or the file, is a symbolic link.
+        """
+        found = _fs.read_file(self.root, rel)
+        return None if found is None else found[0]
+
+    def _holds(self, rel: str, wrote: bytes | None) -> bool:
+        """True when the vault file ``rel`` still holds what memfs wrote (None: no file), through the gate.
+
+        A link there now is never memfs's: it is left alone.
+        """
+        try:
+            return self._regular(rel) == wrote
+        except LinkError:
+            return False
 
     def _end_journal(self) -> None:
         with contextlib.suppress(FileNotFoundError):
@@ -311,10 +343,13 @@ class WriteEngine:
                 break  # the record being written when the process died: its file was not touched yet
         base = records[0].get("base") if records and isinstance(records[0], dict) else None
         files: dict[str, tuple[bytes | None, str | None]] = {}
+        modes: dict[str, int] = {}
         for record in records[1:]:
             if isinstance(record, dict) and isinstance(record.get("path"), str) and _inside(self.root, record["path"]):
                 original = record.get("original")
                 old = base64.b64decode(original) if isinstance(original, str) else None
+                if record["path"] not in files and isinstance(record.get("mode"), int):
+                    modes[record["path"]] = record["mode"] & 0o7777
                 files.setdefault(record["path"], (old, None))
                 files[record["path"]] = (files[record["path"]][0], record.get("new"))
         head = self.history.head()
@@ -323,17 +358,28 @@ class WriteEngine:
         else:
             log.warning("rolling back a change interrupted before its commit (%d files)", len(files))
             for rel, (original, new) in sorted(files.items(), key=lambda item: item[1][0] is not None):
-                if _digest(_read_regular(self.root / rel)) == new:  # memfs's bytes landed: take them back
-                    _put_back(self.root / rel, original, durable=self.durable)
+                try:
+                    landed = _digest(self._regular(rel)) == new
+                except LinkError:  # a link there now is not memfs's bytes
+                    landed = False
+                if landed:  # memfs's bytes landed: take them back
+                    _put_back(self.root, rel, original, modes.get(rel), durable=self.durable)
             self.mark_pending(files)
-        _fs.sweep_temp_files(self.root, folders={(self.root / rel).parent for rel in files})
+        _fs.sweep_temp_files(self.root, folders=self._plain_folders(files))
         self._end_journal()
 
     # -- whole files (memories) -------------------------------------------------------
 
     def read_bytes(self, rel: str) -> bytes:
-        """The bytes of a vault file (``rel`` is a vault path); MemoryNotFoundError if absent."""
-        return self._existing(rel).read_bytes()
+        """The bytes of a vault file (``rel`` is a vault path); MemoryNotFoundError if absent.
+
+        Raises:
+            LinkError: A folder on the way, or the file, is a symbolic link (never followed).
+        """
+        data = self._regular(rel)
+        if data is None:
+            raise MemoryNotFoundError(f"no file at {rel}")
+        return data
 
     def read(self, rel: str) -> Document:
         """Parse a vault file."""
@@ -368,99 +414,119 @@ class WriteEngine:
         """
         data = check_content(dumps(content) if isinstance(content, Document) else content)
         with self._transaction(message, trailers) as change:
-            target = self.root / rel
-            original = _read_regular(target)
-            if create is True and (original is not None or os.path.lexists(target)):
-                raise AlreadyExistsError(f"{rel} already exists")
-            if create is False and original is None:
-                raise MemoryNotFoundError(f"no file at {rel}")
-            if expect is not None and original != expect:
-                raise ConflictError(f"{rel} changed since it was read; read it again and retry")
-            _refuse_conflict_markers(rel, original)
-            self._remember(change, rel, original, data)
-            self._swap_in(change, rel, data, original)
+            parent, name = _fs.split(rel)
+            with self._folder(parent, create=True) as dfd:  # every step below names the file in this folder
+                found = _fs.read_at(dfd, name, rel=rel)
+                original, mode = found if found is not None else (None, None)
+                if create is True and (original is not None or _fs.exists_at(dfd, name)):
+                    raise AlreadyExistsError(f"{rel} already exists")
+                if create is False and original is None:
+                    raise MemoryNotFoundError(f"no file at {rel}")
+                if expect is not None and original != expect:
+                    raise ConflictError(f"{rel} changed since it was read; read it again and retry")
+                _refuse_conflict_markers(rel, original)
+                self._remember(change, rel, original, data, mode)
+                self._swap_in(change, dfd, rel, data, original)
             self.mark_pending([rel])
         return change.sha
 
-    def _swap_in(self, change: Change, rel: str, data: bytes, original: bytes | None) -> None:
-        """Put ``data`` at ``rel`` if the file there is still ``original`` (None: no file), atomically."""
-        target = self.root / rel
-        tmp = _fs.write_temp(target, data, durable=self.durable)
+    @contextlib.contextmanager
+    def _folder(self, rel: str, *, create: bool = False) -> Iterator[int]:
+        """The open vault folder ``rel``, through the path gate (a missing one: MemoryNotFoundError)."""
+        try:
+            dfd = _fs.open_folder(self.root, rel, create=create)
+        except (FileNotFoundError, NotADirectoryError):
+            raise MemoryNotFoundError(f"no folder at {rel}") from None
+        try:
+            yield dfd
+        finally:
+            os.close(dfd)
+
+    def _swap_in(self, change: Change, dfd: int, rel: str, data: bytes, original: bytes | None) -> None:
+        """Put ``data`` at ``rel`` (in the open folder ``dfd``) if the file is still ``original`` (None: no file)."""
+        name = _fs.split(rel)[1]
+        tmp = _fs.write_temp_at(dfd, data, durable=self.durable)
         try:
             if original is None:
                 try:
-                    _fs.link(tmp, target)  # a create never overwrites what appeared meanwhile
+                    _fs.link(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)  # a create never overwrites
                 except FileExistsError:
                     raise ConflictError(f"{rel} was created by someone else while memfs was writing it") from None
-            elif _fs.exchange(tmp, target):
-                replaced = _read_regular(tmp)
-                if replaced != original:  # a save landed between memfs's read and its replace
-                    _fs.exchange(tmp, target)  # theirs back in place
-                    stray = _read_regular(tmp)
-                    if stray is not None and stray != data:  # yet another save: never drop it
-                        self._keep_conflict_copy(tmp, rel)
+            elif _fs.exchange(tmp, name, dir_fd=dfd):
+                replaced = _fs.read_at(dfd, tmp)
+                if replaced is None or replaced[0] != original:  # a save landed between memfs's read and its replace
+                    _fs.exchange(tmp, name, dir_fd=dfd)  # theirs back in place
+                    stray = _fs.read_at(dfd, tmp)
+                    if stray is not None and stray[0] != data:  # yet another save: never drop it
+                        self._keep_conflict_copy(dfd, tmp, rel)
                     raise ConflictError(f"{rel} was saved by another program while memfs was writing it; "
                                         "read it again and retry")  # fmt: skip
             else:
                 _fs.checkpoint("replace")
-                os.replace(tmp, target)
+                os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
             change.contents[rel] = data  # the file is memfs's now: a failure from here on puts it back
         finally:
             with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
+                os.unlink(tmp, dir_fd=dfd)
         if self.durable:
-            _fs.fsync_dir(target.parent)
+            _fs.fsync_fd(dfd)
 
-    def _keep_conflict_copy(self, source: Path, rel: str) -> None:
+    def _keep_conflict_copy(self, dfd: int, source: str, rel: str) -> None:
         stem, dot, suffix = rel.rpartition(".")
-        copy = self.root / f"{stem}.conflict-{timestamp().replace(':', '')}-{os.getpid()}{dot}{suffix}"
-        os.rename(source, copy)
-        log.warning("kept a save that raced memfs's write of %s as %s", rel, copy.name)
-        self.mark_pending([copy.relative_to(self.root).as_posix()])
+        copy = f"{stem}.conflict-{timestamp().replace(':', '')}-{os.getpid()}{dot}{suffix}"
+        os.rename(source, _fs.split(copy)[1], src_dir_fd=dfd, dst_dir_fd=dfd)
+        log.warning("kept a save that raced memfs's write of %s as %s", rel, _fs.split(copy)[1])
+        self.mark_pending([copy])
 
     def delete(self, rel: str, *, message: str, trailers: dict[str, str] | None = None) -> str | None:
         """Delete a vault file and commit the deletion (a save that races it is kept, not deleted)."""
         with self._transaction(message, trailers) as change:
-            target = self._existing(rel)
-            original = _read_regular(target)
-            _refuse_conflict_markers(rel, original)
-            self._remember(change, rel, original, None)
-            aside = target.with_name(_fs.TEMP_PREFIX + target.name)
-            _fs.checkpoint("rename")
-            os.rename(target, aside)
-            if _read_regular(aside) != original:  # saved between the read and the rename: keep it
-                os.rename(aside, target)
-                raise ConflictError(f"{rel} was saved by another program while memfs was deleting it")
-            change.contents[rel] = None
-            _fs.unlink(aside)
-            if self.durable:
-                _fs.fsync_dir(target.parent)
-            self._prune_empty_dirs(target.parent)
+            parent, name = _fs.split(rel)
+            with self._folder(parent) as dfd:
+                found = _fs.read_at(dfd, name, rel=rel)
+                if found is None:
+                    raise MemoryNotFoundError(f"no file at {rel}")
+                original, mode = found
+                _refuse_conflict_markers(rel, original)
+                self._remember(change, rel, original, None, mode)
+                aside = _fs.TEMP_PREFIX + name
+                _fs.checkpoint("rename")
+                os.rename(name, aside, src_dir_fd=dfd, dst_dir_fd=dfd)
+                moved = _fs.read_at(dfd, aside)
+                if moved is None or moved[0] != original:  # saved between the read and the rename: keep it
+                    os.rename(aside, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+                    raise ConflictError(f"{rel} was saved by another program while memfs was deleting it")
+                change.contents[rel] = None
+                _fs.unlink(aside, dir_fd=dfd)
+                if self.durable:
+                    _fs.fsync_fd(dfd)
+            self._prune_empty_dirs(parent)
             self.mark_pending([rel])
         return change.sha
 
     def move(self, src: str, dst: str, *, message: str, trailers: dict[str, str] | None = None) -> str | None:
         """Rename a vault file (never over an existing one) and commit the rename."""
         with self._transaction(message, trailers) as change:
-            source = self._existing(src)
-            target = self.root / dst
-            if target.exists() or target.is_symlink():
-                raise AlreadyExistsError(f"cannot move {src} to {dst}: {dst} already exists")
-            if not target.parent.is_dir():
-                _fs.checkpoint("mkdir")
-                target.parent.mkdir(parents=True, exist_ok=True)
-            data = _read_regular(source)
-            _refuse_conflict_markers(src, data)
-            self._remember(change, src, data, None)
-            self._remember(change, dst, None, data)
-            _fs.link(source, target)  # link + unlink: never overwrites, unlike rename
-            change.contents[dst] = data
-            _fs.unlink(source)
-            change.contents[src] = None
-            if self.durable:
-                _fs.fsync_dir(target.parent)
-                _fs.fsync_dir(source.parent)
-            self._prune_empty_dirs(source.parent)
+            (src_dir, src_name), (dst_dir, dst_name) = _fs.split(src), _fs.split(dst)
+            with self._folder(src_dir) as sfd:
+                found = _fs.read_at(sfd, src_name, rel=src)
+                if found is None:
+                    raise MemoryNotFoundError(f"no file at {src}")
+                data, mode = found
+                if _fs.exists(self.root, dst):
+                    raise AlreadyExistsError(f"cannot move {src} to {dst}: {dst} already exists")
+                _refuse_conflict_markers(src, data)
+                with self._folder(dst_dir, create=True) as dfd:
+                    self._remember(change, src, data, None, mode)
+                    self._remember(change, dst, None, data)
+                    _fs.link(src_name, dst_name, src_dir_fd=sfd, dst_dir_fd=dfd)  # link + unlink: never overwrites
+                    change.contents[dst] = data
+                    _fs.unlink(src_name, dir_fd=sfd)
+                    change.contents[src] = None
+                    if self.durable:
+                        _fs.fsync_fd(dfd)
+                        _fs.fsync_fd(sfd)
+            self._prune_empty_dirs(src_dir)
             self.mark_pending([src, dst])
         return change.sha
 
@@ -472,20 +538,16 @@ class WriteEngine:
         return self.write(rel, data.decode("utf-8"), message=f"restore: {label(rel)} to {short}",
                           trailers={"Memfs-Op": "restore", **(trailers or {})})  # fmt: skip
 
-    def _existing(self, rel: str) -> Path:
-        target = self.root / rel
-        if target.is_symlink() or not target.is_file():
-            raise MemoryNotFoundError(f"no file at {rel}")
-        return target
-
-    def _prune_empty_dirs(self, folder: Path) -> None:
-        stop = self.root / MEMORIES_DIR
-        while folder != stop and stop in folder.parents:
+    def _prune_empty_dirs(self, folder: str) -> None:
+        """Remove ``folder`` (a vault path under ``memories/``) and its parents while they are empty, via the gate."""
+        while folder.startswith(MEMORIES_DIR + "/"):
+            parent, name = _fs.split(folder)
             try:
-                folder.rmdir()
-            except OSError:
+                with _fs.folder(self.root, parent) as dfd:
+                    os.rmdir(name, dir_fd=dfd)  # a link there is not a folder: rmdir refuses it
+            except (OSError, LinkError):
                 return
-            folder = folder.parent
+            folder = parent
 
     # -- files written in place (transcripts) ---------------------------------------------
 
@@ -510,7 +572,7 @@ class WriteEngine:
         with self._lock.hold():
             target = self.root / rel
             self._rewind_check(rel)
-            fd = os.open(target, os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW)
+            fd = _fs.open_file(self.root, rel, os.O_RDWR | os.O_APPEND)
             try:
                 before = os.fstat(fd)
                 if expect is not None and (before.st_ino, before.st_size) != expect:
@@ -539,7 +601,7 @@ class WriteEngine:
         """Cut a file back to ``size`` bytes (the last entry of a transcript); not committed."""
         with self._lock.hold():
             self._rewind_check(rel)
-            fd = os.open(self.root / rel, os.O_RDWR | os.O_NOFOLLOW)
+            fd = _fs.open_file(self.root, rel, os.O_RDWR)
             try:
                 self._rewind_cut(rel, fd, size)
                 os.ftruncate(fd, size)
@@ -557,12 +619,12 @@ class WriteEngine:
             self._rewind_check(rel)
             target = self.root / rel
             if rel in self._rewinds and self._rewinds[rel].existed:
-                fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW)
+                fd = _fs.open_file(self.root, rel, os.O_RDONLY)
                 try:
                     self._rewind_cut(rel, fd, 0)
                 finally:
                     os.close(fd)
-            _fs.atomic_write(target, data, durable=self.durable)
+            _fs.write_file(self.root, rel, data, durable=self.durable)
             now = _stat(target)
             if now is not None:
                 self._rewind_wrote(rel, now[0])
@@ -586,8 +648,8 @@ class WriteEngine:
         with self._lock.hold():
             target = self.root / rel
             try:
-                fd = os.open(target, os.O_RDWR | os.O_NOFOLLOW)
-            except (FileNotFoundError, NotADirectoryError):
+                fd = _fs.open_file(self.root, rel, os.O_RDWR)
+            except (FileNotFoundError, NotADirectoryError, LinkError):
                 return None
             try:
                 st = os.fstat(fd)
@@ -699,9 +761,9 @@ class WriteEngine:
             return
         try:
             if not rewind.existed:
-                target.unlink(missing_ok=True)
+                _fs.remove_file(self.root, rel)
             else:
-                fd = os.open(target, os.O_WRONLY | os.O_NOFOLLOW)
+                fd = _fs.open_file(self.root, rel, os.O_WRONLY)
                 try:
                     os.ftruncate(fd, rewind.low)
                     os.lseek(fd, rewind.low, os.SEEK_SET)
@@ -736,7 +798,7 @@ class WriteEngine:
         paths = sorted(set(paths))
         with self._lock.hold():
             given = contents or {}
-            exact = {rel: given[rel] if rel in given else _read_regular(self.root / rel) for rel in paths}
+            exact = {rel: given[rel] if rel in given else self._regular(rel) for rel in paths}
             sha = self.history.commit(exact, message, author=author or self.author, committer=self.author,
                                       trailers=trailers, durable=self.durable)  # fmt: skip
             self._forget_own(paths)
@@ -830,7 +892,7 @@ class WriteEngine:
         """
         with self._lock.hold():
             changed = [p for p in self.history.changed(list(CONTENT_DIRS))
-                       if _is_content(p) and not (self.root / p).is_symlink()]  # fmt: skip
+                       if _is_content(p) and not _fs.linked(self.root, p)]  # fmt: skip
             own = self.own_uncommitted()
             return [p for p in changed if p not in own or own[p] != _stat(self.root / p)]
 
@@ -862,7 +924,7 @@ class WriteEngine:
                 changed = self.history.changed(candidates) if candidates else []
                 own = self.own_uncommitted()
                 changed = [p for p in changed if p not in own or own[p] != _stat(self.root / p)]
-            links = [p for p in changed if os.path.islink(self.root / p)]
+            links = [p for p in changed if _fs.linked(self.root, p)]
             for rel in links:
                 log.warning("not committing %s: a symbolic link, which memfs never follows", rel)
             changed = [p for p in changed if p not in links]
@@ -888,7 +950,7 @@ class WriteEngine:
         ``.memfs/held`` and looked at again by every later call, so an edit made meanwhile is
         committed once the conflict or the operation is over, even if it does not change again.
         """
-        marked = [rel for rel in changed if _has_conflict_markers(self.root / rel)]
+        marked = [rel for rel in changed if self._has_conflict_markers(rel)]
         for rel in marked:
             log.warning("not committing %s: it holds git's conflict markers; resolve the conflict first", rel)
         ready = [rel for rel in changed if rel not in marked]
@@ -904,6 +966,13 @@ class WriteEngine:
             else:
                 self._held_file.unlink(missing_ok=True)
         return [] if busy is not None else ready
+
+    def _has_conflict_markers(self, rel: str) -> bool:
+        try:
+            data = self._regular(rel)
+        except (OSError, LinkError):
+            return False
+        return data is not None and has_conflict_markers(data)
 
     def _held_back(self) -> set[str]:
         try:
@@ -1171,11 +1240,6 @@ def _refuse_conflict_markers(rel: str, data: bytes | None) -> None:
                                    "resolves the conflict in the file", rel)  # fmt: skip
 
 
-def _has_conflict_markers(path: Path) -> bool:
-    try:
-        return has_conflict_markers(path.read_bytes())
-    except OSError:
-        return False
 
 
 def _stat(path: Path) -> Stat | None:
@@ -1203,41 +1267,24 @@ def _digest(data: bytes | None) -> str | None:
     return None if data is None else hashlib.sha256(data).hexdigest()
 
 
-def _read_regular(path: Path) -> bytes | None:
-    """The bytes of a regular file, None if there is none; a link is never followed (reads as None)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            return None
-        raise
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        chunks = []
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
+def _put_back(root: Path, rel: str, original: bytes | None, mode: int | None, *, durable: bool) -> None:
+    """Restore a file's old bytes and mode (None: remove it), through the path gate.
 
-
-def _put_back(target: Path, original: bytes | None, *, durable: bool) -> None:
-    """Restore a file's old bytes (None: remove it); in place when a full disk leaves no room for a temp file."""
+    In place when a full disk leaves no room for a temp file. ``mode`` None (a journal written
+    before modes were recorded) gives the mode memfs writes new files with.
+    """
     if original is None:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(target)
+        _fs.remove_file(root, rel)
         return
-    if _read_regular(target) == original:
+    mode = 0o644 if mode is None else mode
+    if _fs.read_file(root, rel) == (original, mode):
         return
     try:
-        _fs.atomic_write(target, original, durable=durable)
+        _fs.write_file(root, rel, original, mode=mode, durable=durable)
     except OSError as exc:
         if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EIO):
             raise
-        _fs.overwrite(target, original, durable=durable)
+        _fs.overwrite_file(root, rel, original, mode=mode, durable=durable)
 
 
 def _inside(root: Path, rel: str) -> bool:
