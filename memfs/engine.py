@@ -31,7 +31,6 @@ import json
 import logging
 import math
 import os
-import stat
 import time
 import warnings
 from collections.abc import Iterable, Iterator, Mapping
@@ -381,6 +380,15 @@ class WriteEngine:
             raise MemoryNotFoundError(f"no file at {rel}")
         return data
 
+    def open_file(self, rel: str, flags: int = os.O_RDONLY) -> int:
+        """``os.open`` of a vault file through the path gate (no link on the way); the caller closes the fd.
+
+        Raises:
+            LinkError: A folder on the way, or the file, is a symbolic link.
+            FileNotFoundError: There is no such file.
+        """
+        return _fs.open_file(self.root, rel, flags)
+
     def read(self, rel: str) -> Document:
         """Parse a vault file."""
         return load_bytes(self.read_bytes(rel), path=rel)
@@ -646,7 +654,6 @@ class WriteEngine:
             The salvage file holding the bytes cut off, or None if the tail was whole.
         """
         with self._lock.hold():
-            target = self.root / rel
             try:
                 fd = _fs.open_file(self.root, rel, os.O_RDWR)
             except (FileNotFoundError, NotADirectoryError, LinkError):
@@ -1238,8 +1245,6 @@ def _refuse_conflict_markers(rel: str, data: bytes | None) -> None:
         raise ConflictMarkersError(f"{rel} holds git's conflict markers (<<<<<<<, =======, >>>>>>>) from a "
                                    "merge nobody resolved yet; memfs does not change it until a person "
                                    "resolves the conflict in the file", rel)  # fmt: skip
-
-
 
 
 def _stat(path: Path) -> Stat | None:

@@ -47,9 +47,9 @@ from whoosh.filedb.structfile import BufferFile
 from whoosh.index import TOC, FileIndex
 from whoosh.lang.porter import stem as porter_stem
 
-from . import transcript
+from . import _fs, transcript
 from .documents import Document, load_bytes, normalize_time, tags_of, timestamp
-from .errors import DocumentError, SearchIndexError
+from .errors import DocumentError, LinkError, SearchIndexError
 from .freshness import ChangeFinder, file_stat, walk
 from .items import text_of
 from .layout import CONTENT_DIRS, in_namespace, is_transcript, split_memory_path
@@ -614,10 +614,13 @@ class SearchIndex:
     def _index_file(self, writer: Any, rel: str, st: tuple[int, int],
                     known: dict[str, tuple[Any, ...]], report: SyncReport) -> None:  # fmt: skip
         try:
-            data = (self.root / rel).read_bytes()
-        except OSError as exc:
+            found = _fs.read_file(self.root, rel)  # through the path gate: a link swapped in is not read
+        except (OSError, LinkError) as exc:
             log.warning("cannot read %s: %s", rel, exc)
             return
+        if found is None:
+            return
+        data = found[0]
         sha = hashlib.sha256(data).hexdigest()
         if is_transcript(rel):
             self._index_transcript(writer, rel, st, data, sha, known.get(rel), report)
@@ -915,9 +918,10 @@ class SearchIndex:
         snippet = ""
         if stems is not None:
             try:
-                doc = load_bytes((self.root / stored["path"]).read_bytes(), path=stored["path"])
+                found = _fs.read_file(self.root, stored["path"])
+                doc = load_bytes(found[0] if found else b"", path=stored["path"])
                 snippet = make_snippet(doc.body, stems)
-            except (OSError, DocumentError):
+            except (OSError, DocumentError, LinkError):
                 snippet = ""
         return Hit(
             path=stored["path"], title=stored.get("title", ""), score=round(float(score), 4),

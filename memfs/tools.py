@@ -370,7 +370,7 @@ class MemoryTools:
             raise ToolCallError(f"The path {path} does not exist. Please provide a valid path.")
         if not file.is_file():
             raise ToolCallError(f"The path {path} is not a file.")
-        data = file.read_bytes()
+        data = self.engine.read_bytes(self._rel(target))  # through the path gate, whatever changed since _resolve
         if len(data) > 4 * MAX_CONTENT_BYTES:
             raise ToolCallError(f"The file {path} is {len(data)} bytes, too large to show.")
         try:
@@ -465,7 +465,7 @@ class MemoryTools:
         if exists and (not self.overwrite or not file.is_file()):
             raise ToolCallError(f"File {path} already exists")
         with self.engine.locked():
-            expect = file.read_bytes() if exists else None
+            expect = self.engine.read_bytes(self._rel(target)) if exists else None
             target.store.write_text(target.name, file_text, create=not exists, expect=expect,
                                     max_bytes=self.max_bytes, trailers=self._trailers("create"))  # fmt: skip
         self._seen.pop(self._rel(target), None)

@@ -419,7 +419,10 @@ class Vault:
             restore: dict[str, bytes | None] = {}
             for status, rel in history.files_changed(target.sha):
                 at_target = None if status == "D" else history.show(rel, target.sha)
-                current = (self.root / rel).read_bytes() if (self.root / rel).is_file() else None
+                try:
+                    current: bytes | None = self.engine.read_bytes(rel)  # through the path gate
+                except MemoryNotFoundError:
+                    current = None
                 if current != at_target and not history.matches_worktree(rel, target.sha):  # autocrlf...
                     raise ConflictError(f"{label(rel)} changed after {target.short}; undo would lose that "
                                         f"change. Use `memfs restore {label(rel)} --to REV` instead.")  # fmt: skip
