@@ -347,6 +347,19 @@ def exists(root: Path, rel: str) -> bool:
         return False
 
 
+def is_file(root: Path, rel: str) -> bool:
+    """True when a regular file is at the vault path ``rel``; LinkError when a link is on the way or there."""
+    parent, name = split(rel)
+    try:
+        with folder(root, parent) as dfd:
+            st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    if stat.S_ISLNK(st.st_mode):
+        raise LinkError(f"{rel} is a symbolic link, which memfs never follows")
+    return stat.S_ISREG(st.st_mode)
+
+
 def open_at(dir_fd: int, name: str, flags: int, mode: int = 0o644, *, rel: str = "") -> int:
     """``os.open`` of ``name`` in an open folder, never following a link (LinkError if it is one)."""
     try:

@@ -380,6 +380,14 @@ class WriteEngine:
             raise MemoryNotFoundError(f"no file at {rel}")
         return data
 
+    def is_file(self, rel: str) -> bool:
+        """True when a regular file is at the vault path ``rel``.
+
+        Raises:
+            LinkError: A folder on the way, or the file, is a symbolic link.
+        """
+        return _fs.is_file(self.root, rel)
+
     def open_file(self, rel: str, flags: int = os.O_RDONLY) -> int:
         """``os.open`` of a vault file through the path gate (no link on the way); the caller closes the fd.
 
