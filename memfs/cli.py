@@ -393,7 +393,7 @@ def session(vault: Vault, session_id: str, limit: int | None, raw: bool) -> None
     if not chat.file.exists():
         raise click.ClickException(f"no session {session_id!r}; `memfs sessions` lists them")
     if raw:
-        click.echo(chat.file.read_text("utf-8"), nl=False)
+        click.echo(vault.read_bytes(chat.path).decode("utf-8", "replace"), nl=False)  # through the path gate
         return
     out = _out()
     items = chat.items(limit)

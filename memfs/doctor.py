@@ -99,10 +99,11 @@ def _repository_state(engine: WriteEngine, busy: tuple[str, str] | None, files: 
     marked = []
     for rel in files:
         try:
-            if has_conflict_markers((engine.root / rel).read_bytes()):
-                marked.append(rel)
-        except OSError:
+            found = _fs.read_file(engine.root, rel)  # through the path gate
+        except (OSError, ValueError):  # ValueError: a LinkError (a PathError)
             continue
+        if found is not None and has_conflict_markers(found[0]):
+            marked.append(rel)
     if marked:
         findings.append(Finding("error", "git",
             f"{len(marked)} files hold git's conflict markers (first: {marked[0]}); memfs neither commits "

@@ -380,6 +380,15 @@ class WriteEngine:
             raise MemoryNotFoundError(f"no file at {rel}")
         return data
 
+    def folder(self, rel: str) -> contextlib.AbstractContextManager[int]:
+        """The vault folder ``rel`` open for a ``with`` block, through the path gate (an fd for ``os.scandir``).
+
+        Raises:
+            LinkError: A folder on the way is a symbolic link.
+            FileNotFoundError: There is no such folder.
+        """
+        return _fs.folder(self.root, rel)
+
     def is_file(self, rel: str) -> bool:
         """True when a regular file is at the vault path ``rel``.
 

@@ -434,19 +434,20 @@ class MemoryTools:
     def _collect(self, folder: Any, prefix: str, depth: int, items: list[tuple[str, str]]) -> None:
         if depth > 2:
             return
-        try:
-            entries = sorted(os.scandir(folder), key=lambda e: e.name)
-        except OSError:
+        rel = os.path.relpath(folder, self.engine.root).replace(os.sep, "/")
+        try:  # listed through the path gate: a folder swapped for a link after _resolve lists nothing
+            with self.engine.folder(rel) as fd:
+                entries = [(e.name, e.stat(follow_symlinks=False)) for e in os.scandir(fd)]
+        except (OSError, PathError):
             return
-        for entry in entries:
-            if entry.name.startswith(".") or entry.is_symlink() or has_control(entry.name):
+        for entry_name, info in sorted(entries):
+            if entry_name.startswith(".") or stat.S_ISLNK(info.st_mode) or has_control(entry_name):
                 continue  # hidden, a link, or a name with control characters (no tool could address it)
-            name = f"{prefix}/{entry.name}" if prefix else entry.name
-            info = entry.stat(follow_symlinks=False)
-            if entry.is_dir(follow_symlinks=False):
+            name = f"{prefix}/{entry_name}" if prefix else entry_name
+            if stat.S_ISDIR(info.st_mode):
                 items.append((_format_size(info.st_size), f"{name}/"))
-                self._collect(entry.path, name, depth + 1, items)
-            elif entry.is_file(follow_symlinks=False):
+                self._collect(os.path.join(folder, entry_name), name, depth + 1, items)
+            elif stat.S_ISREG(info.st_mode):
                 items.append((_format_size(info.st_size), name))
 
     # -- writing -----------------------------------------------------------------
