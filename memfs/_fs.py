@@ -158,18 +158,6 @@ def write_all(fd: int, data: bytes) -> None:
             raise OSError(errno.ENOSPC, f"{os.strerror(errno.ENOSPC)} (fault injected after a short write)")
 
 
-def overwrite(path: Path, data: bytes, *, durable: bool = True) -> None:
-    """Write ``data`` over ``path`` in place: for putting old bytes back when there is no room for a temp file."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o644)
-    try:
-        os.ftruncate(fd, 0)
-        write_back(fd, data)  # into blocks the file just gave back: no new room needed
-        if durable:
-            os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def write_back(fd: int, data: bytes) -> None:
     """Write ``data`` at ``fd``'s position into room the same file just gave back (a rewind, a rollback).
 
@@ -477,7 +465,8 @@ def write_file(root: Path, rel: str, data: bytes, *, mode: int = 0o644, durable:
 def overwrite_file(root: Path, rel: str, data: bytes, *, mode: int = 0o644, durable: bool = True) -> None:
     """Write ``data`` over the vault file ``rel`` in place, with exactly ``mode``, through the gate.
 
-    For putting old bytes back when a full disk leaves no room for a temp file (see :func:`overwrite`).
+    For putting old bytes back when a full disk leaves no room for a temp file: the bytes go into
+    the blocks the file just gave back (:func:`write_back`).
     """
     fd = open_file(root, rel, os.O_WRONLY | os.O_CREAT, 0o600)
     try:

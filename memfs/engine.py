@@ -440,7 +440,7 @@ class WriteEngine:
         data = check_content(dumps(content) if isinstance(content, Document) else content)
         with self._transaction(message, trailers) as change:
             parent, name = _fs.split(rel)
-            with self._folder(parent, create=True) as dfd:  # every step below names the file in this folder
+            with self._folder(parent, create=create is not False, file=rel) as dfd:  # every step names the file here
                 found = _fs.read_at(dfd, name, rel=rel)
                 original, mode = found if found is not None else (None, None)
                 if create is True and (original is not None or _fs.exists_at(dfd, name)):
@@ -456,12 +456,12 @@ class WriteEngine:
         return change.sha
 
     @contextlib.contextmanager
-    def _folder(self, rel: str, *, create: bool = False) -> Iterator[int]:
-        """The open vault folder ``rel``, through the path gate (a missing one: MemoryNotFoundError)."""
+    def _folder(self, rel: str, *, file: str, create: bool = False) -> Iterator[int]:
+        """The open vault folder ``rel`` of ``file``, through the path gate (a missing one: MemoryNotFoundError)."""
         try:
             dfd = _fs.open_folder(self.root, rel, create=create)
         except (FileNotFoundError, NotADirectoryError):
-            raise MemoryNotFoundError(f"no folder at {rel}") from None
+            raise MemoryNotFoundError(f"no file at {file}") from None
         try:
             yield dfd
         finally:
@@ -507,7 +507,7 @@ class WriteEngine:
         """Delete a vault file and commit the deletion (a save that races it is kept, not deleted)."""
         with self._transaction(message, trailers) as change:
             parent, name = _fs.split(rel)
-            with self._folder(parent) as dfd:
+            with self._folder(parent, file=rel) as dfd:
                 found = _fs.read_at(dfd, name, rel=rel)
                 if found is None:
                     raise MemoryNotFoundError(f"no file at {rel}")
@@ -533,7 +533,7 @@ class WriteEngine:
         """Rename a vault file (never over an existing one) and commit the rename."""
         with self._transaction(message, trailers) as change:
             (src_dir, src_name), (dst_dir, dst_name) = _fs.split(src), _fs.split(dst)
-            with self._folder(src_dir) as sfd:
+            with self._folder(src_dir, file=src) as sfd:
                 found = _fs.read_at(sfd, src_name, rel=src)
                 if found is None:
                     raise MemoryNotFoundError(f"no file at {src}")
@@ -541,7 +541,7 @@ class WriteEngine:
                 if _fs.exists(self.root, dst):
                     raise AlreadyExistsError(f"cannot move {src} to {dst}: {dst} already exists")
                 _refuse_conflict_markers(src, data)
-                with self._folder(dst_dir, create=True) as dfd:
+                with self._folder(dst_dir, file=dst, create=True) as dfd:
                     self._remember(change, src, data, None, mode)
                     self._remember(change, dst, None, data)
                     _fs.link(src_name, dst_name, src_dir_fd=sfd, dst_dir_fd=dfd)  # link + unlink: never overwrites
