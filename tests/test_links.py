@@ -335,3 +335,35 @@ def test_a_folder_swapped_for_a_link_after_the_tools_checked_it_is_refused(tmp_p
     moved = (vault.root / "memories/users/alice/notes-real/x.md").read_text()
     assert "edited by hand" in moved and "pwned" not in moved
     vault.close()
+
+
+# -- sessions and purge ------------------------------------------------------------------------
+
+
+def test_a_sessions_folder_that_is_a_link_is_neither_read_nor_written(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    with memfs.Vault.open(tmp_path / "v", create=True, durable=False) as vault:
+        vault.session("chat").append([{"role": "user", "content": "hello"}])
+        transcript = (vault.root / "sessions/chat.md").read_bytes()
+        os.rename(vault.root / "sessions", tmp_path / "sessions-real")
+        (outside / "chat.md").write_bytes(transcript)
+        (vault.root / "sessions").symlink_to(outside)
+        before = snapshot(outside)
+        chat = vault.session("chat")
+        for call in (lambda: chat.items(), lambda: chat.append([{"role": "user", "content": "pwned"}]),
+                     lambda: chat.clear(), lambda: vault.read_bytes("sessions/chat.md")):  # fmt: skip
+            assert isinstance(refused(call), LinkError)
+        assert vault.search_messages("hello") == []
+    result = CliRunner().invoke(cli, ["session", "chat", "--raw", "--vault", str(tmp_path / "v")])
+    assert result.exit_code != 0 and "hello" not in result.output
+    assert snapshot(outside) == before
+
+
+def test_purge_leaves_files_behind_links_alone(planted: Planted) -> None:
+    planted.alice.add("The token is tok_0123456789abcdef.", title="token")
+    (planted.outside / "copy.md").write_text("outside copy of tok_0123456789abcdef\n")
+    before = snapshot(planted.outside)
+    planted.vault.purge(text="tok_0123456789abcdef")
+    assert snapshot(planted.outside) == before
+    assert "tok_0123456789abcdef" not in (planted.vault.root / "memories/users/alice/token.md").read_text()
