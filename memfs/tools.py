@@ -164,13 +164,11 @@ class MemoryTools:
             raise ValueError("MemoryTools needs at least one namespace")
         self.engine = engine_of(vault)
         allowed = None if writable is None else {clean_namespace(n) for n in writable}
-        if allowed is not None:  # plain namespaces are writable only when listed
-            given = [g if isinstance(g, Scope) else Scope(g, clean_namespace(g) in allowed) for g in given]
+        if allowed is not None:  # plain namespaces are writable only when they or a folder above are listed
+            given = [g if isinstance(g, Scope) else Scope(g, _below_any(clean_namespace(g), allowed)) for g in given]
         scopes = granted(given, first=True, others=True)
         names = [s.namespace for s in scopes]
-        nested = [Scope(n, True) for n in sorted(allowed or ()) if n not in names]
-        if any(not any(in_namespace(f"{MEMORIES_DIR}/{n.namespace}/", ns) for ns in names) for n in nested):
-            raise ValueError(f"writable namespaces must be among or below {names}, got {sorted(allowed or ())}")
+        nested = [Scope(n, True) for n in sorted(allowed or ()) if n not in names and _below_any(n, names)]
         #: The grants: every namespace shown, and whether writes may go there (the innermost decides).
         self.scopes: tuple[Scope, ...] = scopes + tuple(nested)
         self.namespaces = tuple(names)
@@ -734,6 +732,11 @@ def _schema(commands: Sequence[Command], *, with_command: bool = False) -> dict[
                                   "description": "The command to run."}, **properties}  # fmt: skip
         required = ["command"]
     return {"type": "object", "properties": properties, "required": required}
+
+
+def _below_any(namespace: str, folders: Iterable[str]) -> bool:
+    """True when ``namespace`` is one of ``folders`` or lies below one (whole path components)."""
+    return any(namespace == f or namespace.startswith(f + "/") for f in folders)
 
 
 def _check_arguments(command: Command, args: dict[str, Any]) -> None:
