@@ -34,6 +34,7 @@ from .errors import (
     HistoryError,
     InvalidArgumentError,
     InvalidExtractionError,
+    LinkError,
     LockTimeout,
     LockTimeoutError,
     MemfsError,
@@ -44,6 +45,7 @@ from .errors import (
     PathError,
     PurgeError,
     QueryTooLongError,
+    ReadOnlyError,
     RepositoryStateError,
     RevisionNotFound,
     RevisionNotFoundError,
@@ -60,9 +62,10 @@ from .errors import (
 from .extract import ModelExtractor, Operation, RuleExtractor
 from .history import Identity, Revision
 from .index import Hit, MessageHit, Problem, SyncReport
-from .longterm import LongTermMemory, Scope
+from .longterm import LongTermMemory
 from .models import Model, Reply, ScriptedModel, ToolCall, run_agent
 from .purge import PurgeReport
+from .scopes import Scope
 from .sessions import MarkdownSession, SessionInfo
 from .store import Memory, MemoryStore
 from .sync import ConflictCopy, SyncResult
@@ -90,6 +93,7 @@ __all__ = [
     "Identity",
     "InvalidArgumentError",
     "InvalidExtractionError",
+    "LinkError",
     "LockTimeout",
     "LockTimeoutError",
     "LongTermMemory",
@@ -113,6 +117,7 @@ __all__ = [
     "PurgeError",
     "PurgeReport",
     "QueryTooLongError",
+    "ReadOnlyError",
     "Reply",
     "RepositoryStateError",
     "Revision",

@@ -12,7 +12,17 @@ then checks that nothing acknowledged was lost and nothing unacknowledged was ke
 
 Reads are bounded: :func:`read_file` looks at a file's size (``fstat``) before it reads a byte
 and refuses one over the caller's limit, so a 2 GiB sparse file dropped into a vault costs a
-stat, not the process's memory.
+stat, not the process's memory (:func:`read_vault_file` does the same through the gate).
+
+It is also the **path gate**: a file of the vault is reached through no symbolic link. A link
+inside a vault can lead anywhere on the machine (a planted ``memories/users/alice/notes ->
+/home/alice/.ssh``), so :func:`folder` opens a vault folder one component at a time, each
+relative to the one before with ``O_NOFOLLOW | O_DIRECTORY``, and every read, write, rename and
+delete then names its file relative to that open folder (``openat``, ``renameat2``, ``linkat``,
+``unlinkat``), again with ``O_NOFOLLOW``. The check is made by the call that opens, not before
+it: a link swapped in after any earlier look is refused (:class:`~memfs.errors.LinkError`), and
+a folder renamed away after it was opened keeps receiving the write wherever it now is, never a
+link's target.
 """
 
 from __future__ import annotations
@@ -22,6 +32,7 @@ import ctypes
 import errno
 import fcntl
 import os
+import secrets
 import signal
 import stat
 import tempfile
@@ -31,7 +42,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import FileTooLargeError, LockTimeoutError
+from .errors import FileTooLargeError, LinkError, LockTimeoutError
 
 TEMP_PREFIX = ".memfs-tmp-"
 FAULTS = ("enospc", "eio", "short", "full", "kill")
@@ -236,18 +247,6 @@ def write_all(fd: int, data: bytes) -> None:
             raise OSError(errno.ENOSPC, f"{os.strerror(errno.ENOSPC)} (fault injected after a short write)")
 
 
-def overwrite(path: Path, data: bytes, *, durable: bool = True) -> None:
-    """Write ``data`` over ``path`` in place: for putting old bytes back when there is no room for a temp file."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-    try:
-        os.ftruncate(fd, 0)
-        write_back(fd, data)  # into blocks the file just gave back: no new room needed
-        if durable:
-            os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def write_back(fd: int, data: bytes) -> None:
     """Write ``data`` at ``fd``'s position into room the same file just gave back (a rewind, a rollback).
 
@@ -344,16 +343,21 @@ def holds(path: Path | str, data: bytes | None) -> bool:
         return False
 
 
-def unlink(path: Path) -> None:
-    """Remove a file (through the fault seam)."""
+def unlink(path: Path | str, *, dir_fd: int | None = None) -> None:
+    """Remove a file (through the fault seam); ``dir_fd``: ``path`` is a name in that open folder."""
     checkpoint("unlink")
-    os.unlink(path)
+    os.unlink(path, dir_fd=dir_fd)
 
 
-def link(source: Path, target: Path) -> None:
-    """A new name for ``source``; fails if ``target`` exists (a create that never overwrites)."""
+def link(source: Path | str, target: Path | str, *, src_dir_fd: int | None = None,
+         dst_dir_fd: int | None = None) -> None:  # fmt: skip
+    """A new name for ``source``; fails if ``target`` exists (a create that never overwrites).
+
+    With dir fds, both are names in those open folders, and a ``source`` that is a link is linked
+    as the link itself, never followed.
+    """
     checkpoint("link")
-    os.link(source, target)
+    os.link(source, target, src_dir_fd=src_dir_fd, dst_dir_fd=dst_dir_fd, follow_symlinks=False)
 
 
 def truncate(fd: int, size: int) -> None:
@@ -367,11 +371,12 @@ _AT_FDCWD = -100
 _renameat2: object = None
 
 
-def exchange(a: Path, b: Path) -> bool:
+def exchange(a: Path | str, b: Path | str, *, dir_fd: int | None = None) -> bool:
     """Swap two paths atomically (Linux ``renameat2(RENAME_EXCHANGE)``); False where not supported.
 
     After a swap, ``a`` holds what was at ``b``: the caller sees exactly which file it replaced,
-    so a save by another program between reading and replacing cannot go unnoticed.
+    so a save by another program between reading and replacing cannot go unnoticed. With
+    ``dir_fd``, both are names in that open folder.
     """
     global _renameat2
     checkpoint("exchange")
@@ -384,7 +389,8 @@ def exchange(a: Path, b: Path) -> bool:
             _renameat2 = False
     if _renameat2 is False:
         return False
-    result = _renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)  # type: ignore[operator]
+    at = _AT_FDCWD if dir_fd is None else dir_fd
+    result = _renameat2(at, os.fsencode(a), at, os.fsencode(b), _RENAME_EXCHANGE)  # type: ignore[operator]
     if result == 0:
         return True
     code = ctypes.get_errno()
@@ -406,6 +412,349 @@ def fsync_dir(folder: Path) -> None:
             raise
     finally:
         os.close(fd)
+
+
+# -- the path gate: no symbolic link below the vault root ----------------------------------------
+
+
+def split(rel: str) -> tuple[str, str]:
+    """A vault path as (its folder, its name): ``memories/a/x.md`` -> ``("memories/a", "x.md")``."""
+    folder, _, name = rel.rpartition("/")
+    return folder, name
+
+
+@contextlib.contextmanager
+def folder(root: Path, rel: str, *, create: bool = False, modes: Modes = PRIVATE) -> Iterator[int]:
+    """The vault folder ``rel`` open for a ``with`` block (see :func:`open_folder`)."""
+    fd = open_folder(root, rel, create=create, modes=modes)
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def open_folder(root: Path, rel: str, *, create: bool = False, modes: Modes = PRIVATE) -> int:
+    """An open fd of the vault folder ``rel`` ("" for the vault itself), reached through no link.
+
+    Each component is opened relative to the one before with ``O_NOFOLLOW | O_DIRECTORY``, so
+    no component below ``root`` can be a symbolic link, whenever it was put there. ``root``
+    itself may be a link (a person's choice of where the vault lives). The caller closes the fd.
+
+    Args:
+        root: The vault folder.
+        rel: A vault path of a folder, already checked as a relative path (no ``..``).
+        create: Make missing folders (each one a ``mkdir`` at the fault seam).
+        modes: The vault's modes: a folder made gets ``modes.folder`` less the umask.
+
+    Raises:
+        LinkError: A component is a symbolic link.
+        FileNotFoundError: A folder is missing (and ``create`` is False).
+        NotADirectoryError: A component is a file.
+    """
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for part in rel.split("/") if rel else ():
+            if part in ("", ".", ".."):
+                raise LinkError(f"{rel}: not a plain vault path")
+            try:
+                inner = _open_component(fd, part, rel)
+            except FileNotFoundError:
+                if not create:
+                    raise
+                checkpoint("mkdir")
+                mode = modes.new_folder()
+                try:
+                    os.mkdir(part, mode & 0o777, dir_fd=fd)
+                except FileExistsError:  # made meanwhile by another writer (its mode is theirs): opened below
+                    inner = _open_component(fd, part, rel)
+                else:
+                    inner = _open_component(fd, part, rel)
+                    if mode & ~0o777:  # mkdir drops the setgid bit it is given
+                        os.fchmod(inner, mode)
+            os.close(fd)
+            fd = inner
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _open_component(parent: int, part: str, rel: str) -> int:
+    try:
+        return os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR) and is_link_at(parent, part):
+            raise LinkError(f"{rel} goes through a symbolic link ({part}), which memfs never follows") from None
+        raise
+
+
+def is_link_at(dir_fd: int, name: str) -> bool:
+    """True when ``name`` in the open folder ``dir_fd`` is a symbolic link."""
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+
+
+def mode_at(dir_fd: int, name: str, modes: Modes = PRIVATE) -> int:
+    """The mode a write of ``name`` in an open folder gives it: the one it has, else a new file's."""
+    try:
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except (FileNotFoundError, NotADirectoryError):
+        return modes.new_file()
+    return stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else modes.new_file()
+
+
+def exists_at(dir_fd: int, name: str) -> bool:
+    """True when anything (a file, a folder, a link) is named ``name`` in the open folder ``dir_fd``."""
+    try:
+        os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    return True
+
+
+def exists(root: Path, rel: str) -> bool:
+    """True when anything is at the vault path ``rel`` (LinkError if a folder on the way is a link)."""
+    parent, name = split(rel)
+    try:
+        with folder(root, parent) as dfd:
+            return exists_at(dfd, name)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+
+
+def is_file(root: Path, rel: str) -> bool:
+    """True when a regular file is at the vault path ``rel``; LinkError when a link is on the way or there."""
+    parent, name = split(rel)
+    try:
+        with folder(root, parent) as dfd:
+            st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    if stat.S_ISLNK(st.st_mode):
+        raise LinkError(f"{rel} is a symbolic link, which memfs never follows")
+    return stat.S_ISREG(st.st_mode)
+
+
+def open_at(dir_fd: int, name: str, flags: int, mode: int = 0o600, *, rel: str = "") -> int:
+    """``os.open`` of ``name`` in an open folder, never following a link (LinkError if it is one)."""
+    try:
+        return os.open(name, flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP or (exc.errno in (errno.ENOTDIR, errno.EEXIST) and is_link_at(dir_fd, name)):
+            raise LinkError(f"{rel or name} is a symbolic link, which memfs never follows") from None
+        raise
+
+
+def open_file(root: Path, rel: str, flags: int, mode: int = 0o600, *, create_folders: bool = False,
+              modes: Modes = PRIVATE) -> int:  # fmt: skip
+    """``os.open`` of the vault file ``rel`` through the gate: no link on the way, nor the file itself.
+
+    Folders it makes (``create_folders``) get ``modes.folder``; a file it creates gets ``mode``.
+    """
+    parent, name = split(rel)
+    with folder(root, parent, create=create_folders, modes=modes) as dfd:
+        return open_at(dfd, name, flags, mode, rel=rel)
+
+
+def read_at(dir_fd: int, name: str, *, limit: int | None, rel: str = "") -> tuple[bytes, int] | None:
+    """The bytes and permission bits of regular file ``name`` in an open folder; None if there is none.
+
+    A name that is a folder, a FIFO or a device reads as None (without blocking); a link raises
+    LinkError. Bounded as :func:`read_file`: the size is checked (``fstat``) before a byte is read.
+
+    Raises:
+        FileTooLargeError: The file is larger than ``limit`` (or grew past it while read).
+    """
+    try:
+        fd = open_at(dir_fd, name, os.O_RDONLY | os.O_NONBLOCK, rel=rel)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        if limit is not None and st.st_size > limit:
+            raise FileTooLargeError(rel or name, st.st_size, limit)
+        data = _read_up_to(fd, st.st_size if limit is None else limit + 1, to_end=limit is None)
+        if limit is not None and len(data) > limit:  # it grew since the stat
+            raise FileTooLargeError(rel or name, os.fstat(fd).st_size, limit)
+        return data, stat.S_IMODE(st.st_mode)
+    finally:
+        os.close(fd)
+
+
+def read_vault_file(root: Path, rel: str, *, limit: int | None) -> tuple[bytes, int] | None:
+    """The bytes and permission bits of the vault file ``rel`` through the gate; None if there is none.
+
+    Every read of a vault file comes here: no link on the way, and the size checked before reading.
+
+    Args:
+        root: The vault folder.
+        rel: The file's vault path.
+        limit: The most bytes to read (None: no limit, for files memfs wrote itself).
+
+    Raises:
+        LinkError: A folder on the way, or the file, is a symbolic link.
+        FileTooLargeError: The file is larger than ``limit``.
+    """
+    parent, name = split(rel)
+    try:
+        with folder(root, parent) as dfd:
+            return read_at(dfd, name, limit=limit, rel=rel)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def read_vault_head(root: Path, rel: str, size: int) -> bytes | None:
+    """At most the first ``size`` bytes of the vault file ``rel`` through the gate; None if there is none."""
+    parent, name = split(rel)
+    try:
+        with folder(root, parent) as dfd:
+            fd = open_at(dfd, name, os.O_RDONLY | os.O_NONBLOCK, rel=rel)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return _read_up_to(fd, size)
+    finally:
+        os.close(fd)
+
+
+def vault_file_holds(root: Path, rel: str, data: bytes | None) -> bool:
+    """True if the vault file ``rel`` holds exactly ``data`` (None: there is no file), through the gate.
+
+    Sizes are compared first, so a file someone made huge is never read; a link holds nothing.
+    """
+    parent, name = split(rel)
+    try:
+        with folder(root, parent) as dfd:
+            return holds_at(dfd, name, data)
+    except (FileNotFoundError, NotADirectoryError):
+        return data is None
+    except LinkError:
+        return False
+
+
+def holds_at(dir_fd: int, name: str, data: bytes | None) -> bool:
+    """True if ``name`` in an open folder is a regular file of exactly ``data`` (None: there is none).
+
+    The size is checked before reading, so a file someone made huge is never read; a link holds
+    nothing (it is never memfs's).
+    """
+    try:
+        found = read_at(dir_fd, name, limit=None if data is None else len(data))
+    except (FileTooLargeError, LinkError):
+        return False
+    if data is None:
+        return found is None and not exists_at(dir_fd, name)
+    return found is not None and found[0] == data
+
+
+def linked(root: Path, rel: str) -> bool:
+    """True when a component of the vault path ``rel`` (a folder on the way, or the file) is a link."""
+    parent, name = split(rel)
+    try:
+        with folder(root, parent) as dfd:
+            return is_link_at(dfd, name)
+    except LinkError:
+        return True
+    except OSError:
+        return False
+
+
+def write_temp_at(dir_fd: int, data: bytes, *, mode: int, durable: bool = True) -> str:
+    """A new temporary file in an open folder holding ``data`` (fsynced when durable); its name.
+
+    ``mode`` is the file's exact mode: the caller's choice (the replaced file's, or a new file's
+    from the vault's :class:`Modes`), never a default wider than the vault's.
+    """
+    checkpoint("create")
+    while True:
+        name = TEMP_PREFIX + secrets.token_hex(6)
+        try:
+            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
+                         dir_fd=dir_fd)  # fmt: skip
+            break
+        except FileExistsError:
+            continue
+    try:
+        try:
+            write_all(fd, data)
+            if durable:
+                checkpoint("fsync")
+                os.fdatasync(fd)
+            os.fchmod(fd, mode)
+        finally:
+            os.close(fd)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(name, dir_fd=dir_fd)
+        raise
+    return name
+
+
+def write_file(root: Path, rel: str, data: bytes, *, mode: int | None = None, durable: bool = True,
+               modes: Modes = PRIVATE) -> None:  # fmt: skip
+    """Replace the vault file ``rel`` with ``data`` and exactly ``mode``, atomically, through the gate.
+
+    As :func:`atomic_write`: readers see the old file or the new one. ``mode`` None: the mode the
+    file has (a rewrite keeps it), else a new file's (``modes``). A missing folder is made (with
+    ``modes.folder``); a link on the way (or at ``rel``) raises LinkError and nothing is written.
+    """
+    parent, name = split(rel)
+    with folder(root, parent, create=True, modes=modes) as dfd:
+        if is_link_at(dfd, name):
+            raise LinkError(f"{rel} is a symbolic link, which memfs never follows")
+        mode = mode_at(dfd, name, modes) if mode is None else mode
+        tmp = write_temp_at(dfd, data, durable=durable, mode=mode)
+        try:
+            checkpoint("replace")
+            os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp, dir_fd=dfd)
+            raise
+        if durable:
+            fsync_fd(dfd)
+
+
+def overwrite_file(root: Path, rel: str, data: bytes, *, mode: int, durable: bool = True) -> None:
+    """Write ``data`` over the vault file ``rel`` in place, with exactly ``mode``, through the gate.
+
+    For putting old bytes back when a full disk leaves no room for a temp file: the bytes go into
+    the blocks the file just gave back (:func:`write_back`).
+    """
+    fd = open_file(root, rel, os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        os.ftruncate(fd, 0)
+        write_back(fd, data)
+        os.fchmod(fd, mode)
+        if durable:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def remove_file(root: Path, rel: str) -> None:
+    """Remove the vault file ``rel`` through the gate (nothing if it is gone already)."""
+    parent, name = split(rel)
+    try:
+        with folder(root, parent) as dfd:
+            unlink(name, dir_fd=dfd)
+    except (FileNotFoundError, NotADirectoryError):
+        pass
+
+
+def fsync_fd(dir_fd: int) -> None:
+    """Make renames and unlinks in an open folder durable (as :func:`fsync_dir`)."""
+    try:
+        os.fsync(dir_fd)
+    except OSError as exc:  # some file systems refuse fsync on folders
+        if exc.errno not in (errno.EINVAL, errno.EBADF):
+            raise
 
 
 def sweep_temp_files(root: Path, *, older_than: float = 0.0, folders: set[Path] | None = None) -> list[Path]:

@@ -465,8 +465,8 @@ def session(vault: Vault, session_id: str, limit: int | None, raw: bool) -> None
     chat = vault.session(session_id)
     if not chat.file.exists():
         raise click.ClickException(shown(f"no session {session_id!r}; `memfs sessions` lists them"))
-    if raw:  # streamed: a transcript of any size is printed in bounded memory
-        with open(chat.file, "rb") as handle:
+    if raw:  # streamed, through the path gate: a transcript of any size is printed in bounded memory
+        with open(vault.engine.open_file(chat.path), "rb") as handle:  # through the path gate
             if sys.stdout.isatty():  # escaped on a terminal, line by line
                 for line in handle:
                     _print_whole(line.decode("utf-8", "replace"))

@@ -122,11 +122,11 @@ def _repository_state(engine: WriteEngine, busy: tuple[str, str] | None,
     for rel, (_, size) in sorted(files.items()):
         if size > read_limit(rel):
             continue
-        try:
-            data = _fs.read_file(engine.root / rel, limit=read_limit(rel), name=rel)
-        except (OSError, FileTooLargeError):
+        try:  # through the path gate, bounded
+            found = _fs.read_vault_file(engine.root, rel, limit=read_limit(rel))
+        except (OSError, ValueError, FileTooLargeError):  # ValueError: a LinkError (a PathError)
             continue
-        if data is not None and has_conflict_markers(data):
+        if found is not None and has_conflict_markers(found[0]):
             marked.append(rel)
     if marked:
         findings.append(Finding("error", "git",

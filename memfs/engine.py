@@ -51,6 +51,7 @@ from .errors import (
     FileTooLargeError,
     GitLockError,
     InvalidArgumentError,
+    LinkError,
     MemfsError,
     MemoryNotFoundError,
     PathError,
@@ -115,6 +116,7 @@ class Change:
     lines: list[str] = field(default_factory=list)
     trailers: dict[str, str] = field(default_factory=dict)
     originals: dict[str, bytes | None] = field(default_factory=dict)
+    modes: dict[str, int] = field(default_factory=dict)  # the permission bits of each original file
     contents: dict[str, bytes | None] = field(default_factory=dict)
     sha: str | None = None
     merge: str | None = None  # another history this commit joins (a sync)
@@ -306,21 +308,33 @@ class WriteEngine:
         since (or one memfs's compare-and-swap gave way to) is never overwritten.
         """
         for rel, wrote in sorted(change.contents.items(), key=lambda item: change.originals[item[0]] is not None):
-            if _fs.holds(self.root / rel, wrote):
-                _put_back(self.root / rel, change.originals[rel], durable=self.durable)
-        _fs.sweep_temp_files(self.root, folders={(self.root / rel).parent for rel in change.originals})
+            if self._holds(rel, wrote):
+                _put_back(self.root, rel, change.originals[rel], change.modes.get(rel), modes=self.modes,
+                          durable=self.durable)  # fmt: skip
+        _fs.sweep_temp_files(self.root, folders=self._plain_folders(change.originals))
         self._end_journal()
         with contextlib.suppress(OSError):  # the write already marked them; a full disk may refuse this
             self.mark_pending(change.contents)
 
-    def _remember(self, change: Change, rel: str, original: bytes | None, new: bytes | None) -> None:
-        """Before a file changes: its old bytes and a hash of the new ones, in memory and in the journal."""
+    def _plain_folders(self, paths: Iterable[str]) -> set[Path]:
+        """The folders of ``paths`` reached through no link (where temp files may be swept)."""
+        folders = {_fs.split(rel)[0] for rel in paths}
+        return {self.root / f for f in folders if not _fs.linked(self.root, f)}
+
+    def _remember(self, change: Change, rel: str, original: bytes | None, new: bytes | None,
+                  mode: int | None = None) -> None:  # fmt: skip
+        """Before a file changes: its old bytes and mode and a hash of the new ones, in memory and in the journal."""
         change.paths.add(rel)
         change.originals.setdefault(rel, original)
+        if mode is not None and rel not in change.modes and change.originals[rel] is original:
+            change.modes[rel] = mode
         if not self._journal.exists():
             self._append_journal({"base": self.history.head()})
         encoded = None if original is None else base64.b64encode(original).decode()
-        self._append_journal({"path": rel, "original": encoded, "new": _digest(new)})
+        record: dict[str, Any] = {"path": rel, "original": encoded, "new": _digest(new)}
+        if mode is not None and original is not None:
+            record["mode"] = mode
+        self._append_journal(record)
 
     def _append_journal(self, record: dict[str, Any]) -> None:
         fd = os.open(self._journal, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
@@ -332,20 +346,36 @@ class WriteEngine:
             os.close(fd)
 
     def _as_committed(self, rel: str) -> bytes | None:
-        data = _read_regular(self.root, rel)
+        data = self._regular(rel)
         return None if data is None else self.history.committed_form(data)
 
+    def _regular(self, rel: str, *, own: bool = False) -> bytes | None:
+        """The bytes of the vault file ``rel`` through the path gate, bounded; None if there is no regular file.
+
+        Raises:
+            LinkError: A folder on the way, or the file, is a symbolic link.
+            FileTooLargeError: The file is larger than memfs reads (:func:`read_limit`).
+        """
+        return _read_regular(self.root, rel, own=own)
+
+    def _holds(self, rel: str, wrote: bytes | None) -> bool:
+        """True when the vault file ``rel`` still holds what memfs wrote (None: no file), through the gate.
+
+        A link there now is never memfs's: it is left alone. Sizes are compared before reading.
+        """
+        return _fs.vault_file_holds(self.root, rel, wrote)
+
     def _landed(self, rel: str, digest: str | None) -> bool:
-        """True if ``rel`` holds the bytes of this digest (None: no file); a file too large to read does not."""
+        """True if ``rel`` holds the bytes of this digest (None: no file); a link or a file too large does not."""
         try:
-            return _digest(_read_regular(self.root, rel)) == digest
-        except FileTooLargeError:
+            return _digest(self._regular(rel)) == digest
+        except (FileTooLargeError, LinkError):
             return False
 
     def _committed_now(self, rel: str, head: str | None) -> bool:
         try:
             return self._as_committed(rel) == self.history.bytes_at(rel, head)
-        except FileTooLargeError:  # memfs never wrote that
+        except (FileTooLargeError, LinkError):  # memfs never wrote that
             return False
 
     def _end_journal(self) -> None:
@@ -370,10 +400,13 @@ class WriteEngine:
                 break  # the record being written when the process died: its file was not touched yet
         base = records[0].get("base") if records and isinstance(records[0], dict) else None
         files: dict[str, tuple[bytes | None, str | None]] = {}
+        modes: dict[str, int] = {}
         for record in records[1:]:
             if isinstance(record, dict) and isinstance(record.get("path"), str) and _inside(self.root, record["path"]):
                 original = record.get("original")
                 old = base64.b64decode(original) if isinstance(original, str) else None
+                if record["path"] not in files and isinstance(record.get("mode"), int):
+                    modes[record["path"]] = record["mode"] & 0o7777
                 files.setdefault(record["path"], (old, None))
                 files[record["path"]] = (files[record["path"]][0], record.get("new"))
         head = self.history.head()
@@ -383,9 +416,9 @@ class WriteEngine:
             log.warning("rolling back a change interrupted before its commit (%d files)", len(files))
             for rel, (original, new) in sorted(files.items(), key=lambda item: item[1][0] is not None):
                 if self._landed(rel, new):  # memfs's bytes landed: take them back
-                    _put_back(self.root / rel, original, durable=self.durable)
+                    _put_back(self.root, rel, original, modes.get(rel), modes=self.modes, durable=self.durable)
             self.mark_pending(files)
-        _fs.sweep_temp_files(self.root, folders={(self.root / rel).parent for rel in files})
+        _fs.sweep_temp_files(self.root, folders=self._plain_folders(files))
         self._end_journal()
 
     # -- whole files (memories) -------------------------------------------------------
@@ -396,11 +429,38 @@ class WriteEngine:
         Raises:
             FileTooLargeError: The file is larger than memfs reads (:func:`read_limit`); it was
                 not read (its size comes from a stat).
+            LinkError: A folder on the way, or the file, is a symbolic link (never followed).
         """
-        data = _read_regular(self.root, rel)
+        data = self._regular(rel)
         if data is None:
             raise MemoryNotFoundError(f"no file at {rel}")
         return data
+
+    def folder(self, rel: str) -> contextlib.AbstractContextManager[int]:
+        """The vault folder ``rel`` open for a ``with`` block, through the path gate (an fd for ``os.scandir``).
+
+        Raises:
+            LinkError: A folder on the way is a symbolic link.
+            FileNotFoundError: There is no such folder.
+        """
+        return _fs.folder(self.root, rel)
+
+    def is_file(self, rel: str) -> bool:
+        """True when a regular file is at the vault path ``rel``.
+
+        Raises:
+            LinkError: A folder on the way, or the file, is a symbolic link.
+        """
+        return _fs.is_file(self.root, rel)
+
+    def open_file(self, rel: str, flags: int = os.O_RDONLY) -> int:
+        """``os.open`` of a vault file through the path gate (no link on the way); the caller closes the fd.
+
+        Raises:
+            LinkError: A folder on the way, or the file, is a symbolic link.
+            FileNotFoundError: There is no such file.
+        """
+        return _fs.open_file(self.root, rel, flags)
 
     def read(self, rel: str) -> Document:
         """Parse a vault file."""
@@ -435,98 +495,123 @@ class WriteEngine:
         """
         data = check_content(dumps(content) if isinstance(content, Document) else content)
         with self._transaction(message, trailers) as change:
-            target = self.root / rel
-            original = _read_regular(self.root, rel)
-            if create is True and (original is not None or os.path.lexists(target)):
-                raise AlreadyExistsError(f"{rel} already exists")
-            if create is False and original is None:
-                raise MemoryNotFoundError(f"no file at {rel}")
-            if expect is not None and original != expect:
-                raise ConflictError(f"{rel} changed since it was read; read it again and retry")
-            _refuse_conflict_markers(rel, original)
-            data = _line_endings_of(original, data)
-            self._remember(change, rel, original, data)
-            self._swap_in(change, rel, data, original)
+            parent, name = _fs.split(rel)
+            with self._folder(parent, create=create is not False, file=rel) as dfd:  # every step names the file here
+                found = _fs.read_at(dfd, name, limit=read_limit(rel), rel=rel)
+                original, mode = found if found is not None else (None, None)
+                if create is True and (original is not None or _fs.exists_at(dfd, name)):
+                    raise AlreadyExistsError(f"{rel} already exists")
+                if create is False and original is None:
+                    raise MemoryNotFoundError(f"no file at {rel}")
+                if expect is not None and original != expect:
+                    raise ConflictError(f"{rel} changed since it was read; read it again and retry")
+                _refuse_conflict_markers(rel, original)
+                data = _line_endings_of(original, data)
+                self._remember(change, rel, original, data, mode)
+                self._swap_in(change, dfd, rel, data, original)
             self.mark_pending([rel])
         return change.sha
 
-    def _swap_in(self, change: Change, rel: str, data: bytes, original: bytes | None) -> None:
-        """Put ``data`` at ``rel`` if the file there is still ``original`` (None: no file), atomically."""
-        target = self.root / rel
-        tmp = _fs.write_temp(target, data, durable=self.durable, modes=self.modes)
+    @contextlib.contextmanager
+    def _folder(self, rel: str, *, file: str, create: bool = False) -> Iterator[int]:
+        """The open vault folder ``rel`` of ``file``, through the path gate (a missing one: MemoryNotFoundError).
+
+        Folders it makes get the vault's modes.
+        """
+        try:
+            dfd = _fs.open_folder(self.root, rel, create=create, modes=self.modes)
+        except (FileNotFoundError, NotADirectoryError):
+            raise MemoryNotFoundError(f"no file at {file}") from None
+        try:
+            yield dfd
+        finally:
+            os.close(dfd)
+
+    def _swap_in(self, change: Change, dfd: int, rel: str, data: bytes, original: bytes | None) -> None:
+        """Put ``data`` at ``rel`` (in the open folder ``dfd``) if the file is still ``original`` (None: no file).
+
+        The new file keeps the mode of the one it replaces; a new one gets the vault's modes.
+        """
+        name = _fs.split(rel)[1]
+        tmp = _fs.write_temp_at(dfd, data, durable=self.durable, mode=_fs.mode_at(dfd, name, self.modes))
         try:
             if original is None:
                 try:
-                    _fs.link(tmp, target)  # a create never overwrites what appeared meanwhile
+                    _fs.link(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)  # a create never overwrites
                 except FileExistsError:
                     raise ConflictError(f"{rel} was created by someone else while memfs was writing it") from None
-            elif _fs.exchange(tmp, target):
-                if not _fs.holds(tmp, original):  # a save landed between memfs's read and its replace
-                    _fs.exchange(tmp, target)  # theirs back in place
-                    if not _fs.holds(tmp, None) and not _fs.holds(tmp, data):  # yet another save: never drop it
-                        self._keep_conflict_copy(tmp, rel)
+            elif _fs.exchange(tmp, name, dir_fd=dfd):
+                if not _fs.holds_at(dfd, tmp, original):  # a save landed between memfs's read and its replace
+                    _fs.exchange(tmp, name, dir_fd=dfd)  # theirs back in place
+                    if not _fs.holds_at(dfd, tmp, None) and not _fs.holds_at(dfd, tmp, data):  # yet another save
+                        self._keep_conflict_copy(dfd, tmp, rel)  # never drop it
                     raise ConflictError(f"{rel} was saved by another program while memfs was writing it; "
                                         "read it again and retry")  # fmt: skip
             else:
                 _fs.checkpoint("replace")
-                os.replace(tmp, target)
+                os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
             change.contents[rel] = data  # the file is memfs's now: a failure from here on puts it back
         finally:
             with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
+                os.unlink(tmp, dir_fd=dfd)
         if self.durable:
-            _fs.fsync_dir(target.parent)
+            _fs.fsync_fd(dfd)
 
-    def _keep_conflict_copy(self, source: Path, rel: str) -> None:
+    def _keep_conflict_copy(self, dfd: int, source: str, rel: str) -> None:
         stem, dot, suffix = rel.rpartition(".")
-        copy = self.root / f"{stem}.conflict-{timestamp().replace(':', '')}-{os.getpid()}{dot}{suffix}"
-        os.rename(source, copy)
-        log.warning("kept a save that raced memfs's write of %s as %s", rel, copy.name)
-        self.mark_pending([copy.relative_to(self.root).as_posix()])
+        copy = f"{stem}.conflict-{timestamp().replace(':', '')}-{os.getpid()}{dot}{suffix}"
+        os.rename(source, _fs.split(copy)[1], src_dir_fd=dfd, dst_dir_fd=dfd)
+        log.warning("kept a save that raced memfs's write of %s as %s", rel, _fs.split(copy)[1])
+        self.mark_pending([copy])
 
     def delete(self, rel: str, *, message: str, trailers: dict[str, str] | None = None) -> str | None:
         """Delete a vault file and commit the deletion (a save that races it is kept, not deleted)."""
         with self._transaction(message, trailers) as change:
-            target = self._existing(rel)
-            original = _read_regular(self.root, rel)
-            _refuse_conflict_markers(rel, original)
-            self._remember(change, rel, original, None)
-            aside = target.with_name(_fs.TEMP_PREFIX + target.name)
-            _fs.checkpoint("rename")
-            os.rename(target, aside)
-            if not _fs.holds(aside, original):  # saved between the read and the rename: keep it
-                os.rename(aside, target)
-                raise ConflictError(f"{rel} was saved by another program while memfs was deleting it")
-            change.contents[rel] = None
-            _fs.unlink(aside)
-            if self.durable:
-                _fs.fsync_dir(target.parent)
-            self._prune_empty_dirs(target.parent)
+            parent, name = _fs.split(rel)
+            with self._folder(parent, file=rel) as dfd:
+                found = _fs.read_at(dfd, name, limit=read_limit(rel), rel=rel)
+                if found is None:
+                    raise MemoryNotFoundError(f"no file at {rel}")
+                original, mode = found
+                _refuse_conflict_markers(rel, original)
+                self._remember(change, rel, original, None, mode)
+                aside = _fs.TEMP_PREFIX + name
+                _fs.checkpoint("rename")
+                os.rename(name, aside, src_dir_fd=dfd, dst_dir_fd=dfd)
+                if not _fs.holds_at(dfd, aside, original):  # saved between the read and the rename: keep it
+                    os.rename(aside, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+                    raise ConflictError(f"{rel} was saved by another program while memfs was deleting it")
+                change.contents[rel] = None
+                _fs.unlink(aside, dir_fd=dfd)
+                if self.durable:
+                    _fs.fsync_fd(dfd)
+            self._prune_empty_dirs(parent)
             self.mark_pending([rel])
         return change.sha
 
     def move(self, src: str, dst: str, *, message: str, trailers: dict[str, str] | None = None) -> str | None:
         """Rename a vault file (never over an existing one) and commit the rename."""
         with self._transaction(message, trailers) as change:
-            source = self._existing(src)
-            target = self.root / dst
-            if target.exists() or target.is_symlink():
-                raise AlreadyExistsError(f"cannot move {src} to {dst}: {dst} already exists")
-            if not target.parent.is_dir():
-                _fs.checkpoint("mkdir")
-                _fs.make_folders(target.parent, self.modes)
-            data = _read_regular(self.root, src)
-            _refuse_conflict_markers(src, data)
-            self._remember(change, src, data, None)
-            self._remember(change, dst, None, data)
-            _fs.link(source, target)  # link + unlink: never overwrites, unlike rename
-            change.contents[dst] = data
-            _fs.unlink(source)
-            change.contents[src] = None
-            if self.durable:
-                _fs.fsync_dir(target.parent)
-                _fs.fsync_dir(source.parent)
-            self._prune_empty_dirs(source.parent)
+            (src_dir, src_name), (dst_dir, dst_name) = _fs.split(src), _fs.split(dst)
+            with self._folder(src_dir, file=src) as sfd:
+                found = _fs.read_at(sfd, src_name, limit=read_limit(src), rel=src)
+                if found is None:
+                    raise MemoryNotFoundError(f"no file at {src}")
+                data, mode = found
+                if _fs.exists(self.root, dst):
+                    raise AlreadyExistsError(f"cannot move {src} to {dst}: {dst} already exists")
+                _refuse_conflict_markers(src, data)
+                with self._folder(dst_dir, file=dst, create=True) as dfd:
+                    self._remember(change, src, data, None, mode)
+                    self._remember(change, dst, None, data)
+                    _fs.link(src_name, dst_name, src_dir_fd=sfd, dst_dir_fd=dfd)  # link + unlink: never overwrites
+                    change.contents[dst] = data
+                    _fs.unlink(src_name, dir_fd=sfd)
+                    change.contents[src] = None
+                    if self.durable:
+                        _fs.fsync_fd(dfd)
+                        _fs.fsync_fd(sfd)
+            self._prune_empty_dirs(src_dir)
             self.mark_pending([src, dst])
         return change.sha
 
@@ -541,6 +626,8 @@ class WriteEngine:
     def integrate(self, files: Mapping[str, tuple[bytes | None, bytes | None]], *, merge: str, message: str,
                   trailers: dict[str, str] | None = None) -> str | None:  # fmt: skip
         """Write what a sync decided and commit it joined to ``merge``'s history, all or nothing.
+
+        Every file is written through the path gate, as any other write.
 
         Args:
             files: Vault path -> (the bytes memfs expects on disk now, the bytes to put there);
@@ -558,39 +645,51 @@ class WriteEngine:
             for rel, (expected, data) in sorted(files.items()):
                 if not _inside(self.root, rel):
                     raise InvalidArgumentError(f"{rel} is not a path a sync may write")
-                target = self.root / rel
-                original = _read_regular(self.root, rel)
-                if original != expected or (original is None and os.path.lexists(target)):
-                    raise ConflictError(f"{rel} changed while the sync was merging; sync again")
-                self._remember(change, rel, original, data)
-                if data is None:
-                    if original is not None:
-                        _fs.checkpoint("unlink")
-                        os.unlink(target)
-                    change.contents[rel] = None
-                    self._prune_empty_dirs(target.parent)
-                else:
-                    if not target.parent.is_dir():
-                        _fs.checkpoint("mkdir")
-                        _fs.make_folders(target.parent, self.modes)
-                    self._swap_in(change, rel, data, original)
+                self._integrate_one(change, rel, expected, data)
             self.mark_pending(rel for rel in files if _is_content(rel))
         return change.sha
 
-    def _existing(self, rel: str) -> Path:
-        target = self.root / rel
-        if target.is_symlink() or not target.is_file():
-            raise MemoryNotFoundError(f"no file at {rel}")
-        return target
+    def _integrate_one(self, change: Change, rel: str, expected: bytes | None, data: bytes | None) -> None:
+        """Put ``data`` at ``rel`` (None: remove it) if the file is still ``expected``, in its open folder."""
+        parent, name = _fs.split(rel)
+        try:
+            dfd = _fs.open_folder(self.root, parent, create=data is not None, modes=self.modes)
+        except (FileNotFoundError, NotADirectoryError):  # no folder, so no file (and none to write)
+            if expected is not None:
+                raise ConflictError(f"{rel} changed while the sync was merging; sync again") from None
+            self._remember(change, rel, None, None)
+            change.contents[rel] = None
+            return
+        try:
+            found = _fs.read_at(dfd, name, limit=read_limit(rel), rel=rel)
+            original, mode = found if found is not None else (None, None)
+            if original != expected or (original is None and _fs.exists_at(dfd, name)):
+                raise ConflictError(f"{rel} changed while the sync was merging; sync again")
+            self._remember(change, rel, original, data, mode)
+            if data is None:
+                if original is not None:
+                    _fs.checkpoint("unlink")
+                    os.unlink(name, dir_fd=dfd)
+                    if self.durable:
+                        _fs.fsync_fd(dfd)
+                change.contents[rel] = None
+            else:
+                self._swap_in(change, dfd, rel, data, original)
+        finally:
+            os.close(dfd)
+        if data is None:
+            self._prune_empty_dirs(parent)
 
-    def _prune_empty_dirs(self, folder: Path) -> None:
-        stop = self.root / MEMORIES_DIR
-        while folder != stop and stop in folder.parents:
+    def _prune_empty_dirs(self, folder: str) -> None:
+        """Remove ``folder`` (a vault path under ``memories/``) and its parents while they are empty, via the gate."""
+        while folder.startswith(MEMORIES_DIR + "/"):
+            parent, name = _fs.split(folder)
             try:
-                folder.rmdir()
-            except OSError:
+                with _fs.folder(self.root, parent) as dfd:
+                    os.rmdir(name, dir_fd=dfd)  # a link there is not a folder: rmdir refuses it
+            except (OSError, LinkError):
                 return
-            folder = folder.parent
+            folder = parent
 
     # -- files written in place (transcripts) ---------------------------------------------
 
@@ -615,7 +714,7 @@ class WriteEngine:
         with self._lock.hold():
             target = self.root / rel
             self._rewind_check(rel)
-            fd = os.open(target, os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW)
+            fd = _fs.open_file(self.root, rel, os.O_RDWR | os.O_APPEND)
             try:
                 before = os.fstat(fd)
                 if expect is not None and (before.st_ino, before.st_size) != expect:
@@ -644,7 +743,7 @@ class WriteEngine:
         """Cut a file back to ``size`` bytes (the last entry of a transcript); not committed."""
         with self._lock.hold():
             self._rewind_check(rel)
-            fd = os.open(self.root / rel, os.O_RDWR | os.O_NOFOLLOW)
+            fd = _fs.open_file(self.root, rel, os.O_RDWR)
             try:
                 self._rewind_cut(rel, fd, size)
                 os.ftruncate(fd, size)
@@ -662,12 +761,12 @@ class WriteEngine:
             self._rewind_check(rel)
             target = self.root / rel
             if rel in self._rewinds and self._rewinds[rel].existed:
-                fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW)
+                fd = _fs.open_file(self.root, rel, os.O_RDONLY)
                 try:
                     self._rewind_cut(rel, fd, 0)
                 finally:
                     os.close(fd)
-            _fs.atomic_write(target, data, durable=self.durable, modes=self.modes)
+            _fs.write_file(self.root, rel, data, durable=self.durable, modes=self.modes)  # a rewrite keeps its mode
             now = _stat(target)
             if now is not None:
                 self._rewind_wrote(rel, now[0])
@@ -689,10 +788,9 @@ class WriteEngine:
             The salvage file holding the bytes cut off, or None if the tail was whole.
         """
         with self._lock.hold():
-            target = self.root / rel
             try:
-                fd = os.open(target, os.O_RDWR | os.O_NOFOLLOW)
-            except (FileNotFoundError, NotADirectoryError):
+                fd = _fs.open_file(self.root, rel, os.O_RDWR)
+            except (FileNotFoundError, NotADirectoryError, LinkError):
                 return None
             try:
                 st = os.fstat(fd)
@@ -804,9 +902,9 @@ class WriteEngine:
             return
         try:
             if not rewind.existed:
-                target.unlink(missing_ok=True)
+                _fs.remove_file(self.root, rel)
             else:
-                fd = os.open(target, os.O_WRONLY | os.O_NOFOLLOW)
+                fd = _fs.open_file(self.root, rel, os.O_WRONLY)
                 try:
                     os.ftruncate(fd, rewind.low)
                     os.lseek(fd, rewind.low, os.SEEK_SET)
@@ -841,7 +939,7 @@ class WriteEngine:
         paths = sorted(set(paths))
         with self._lock.hold():
             given = contents or {}
-            exact = {rel: given[rel] if rel in given else _read_regular(self.root, rel, own=True) for rel in paths}
+            exact = {rel: given[rel] if rel in given else self._regular(rel, own=True) for rel in paths}
             sha = self.history.commit(exact, message, author=author or self.author, committer=self.author,
                                       trailers=trailers, durable=self.durable, merge=merge)  # fmt: skip
             self._forget_own(paths)
@@ -935,7 +1033,7 @@ class WriteEngine:
         """
         with self._lock.hold():
             changed = [p for p in self.history.changed(list(CONTENT_DIRS))
-                       if _is_content(p) and not (self.root / p).is_symlink()]  # fmt: skip
+                       if _is_content(p) and not _fs.linked(self.root, p)]  # fmt: skip
             own = self.own_uncommitted()
             return [p for p in changed if p not in own or own[p] != _stat(self.root / p)]
 
@@ -970,7 +1068,7 @@ class WriteEngine:
                 changed = self.history.changed(candidates) if candidates else []
                 own = self.own_uncommitted()
                 changed = [p for p in changed if p not in own or own[p] != _stat(self.root / p)]
-            links = [p for p in changed if os.path.islink(self.root / p)]
+            links = [p for p in changed if _fs.linked(self.root, p)]
             for rel in links:
                 log.warning("not committing %s: a symbolic link, which memfs never follows", rel)
             changed = [p for p in changed if p not in links]
@@ -998,7 +1096,7 @@ class WriteEngine:
         looked at again by every later call, so an edit made meanwhile is committed once the
         conflict, the operation or the credential is gone, even if it does not change again.
         """
-        marked = [rel for rel in changed if _has_conflict_markers(self.root, rel)]
+        marked = [rel for rel in changed if self._has_conflict_markers(rel)]
         for rel in marked:
             log.warning("not committing %s: it holds git's conflict markers; resolve the conflict first", rel)
         secret = {}
@@ -1031,7 +1129,7 @@ class WriteEngine:
         the last commit already has (committed deliberately before, with ``allow_secrets``): only
         what an edit brings in is reported.
         """
-        text = _read_text_file(self.root / rel)
+        text = _read_text_file(self.root, rel)
         named = find_secrets(rel)
         findings = [] if text is None else find_secrets(text, allow_marked=True)
         if not findings and not named:
@@ -1043,6 +1141,14 @@ class WriteEngine:
         found = [(f.kind, 0) for f in named] if committed is None else []
         text, committed = text or "", committed or ""
         return found + [(f.kind, f.line(text)) for f in findings if text[f.start : f.end] not in committed]
+
+    def _has_conflict_markers(self, rel: str) -> bool:
+        """True if the file holds git's conflict markers; False for a link or one too large (never committed)."""
+        try:
+            data = self._regular(rel)
+        except (OSError, LinkError, FileTooLargeError):
+            return False
+        return data is not None and has_conflict_markers(data)
 
     def _held_back(self) -> set[str]:
         try:
@@ -1420,15 +1526,6 @@ def _line_endings_of(original: bytes | None, data: bytes) -> bytes:
     return data.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
 
 
-def _has_conflict_markers(root: Path, rel: str) -> bool:
-    """True if the file holds git's conflict markers; False for one too large to read (never committed anyway)."""
-    try:
-        data = _read_regular(root, rel)
-    except (OSError, FileTooLargeError):
-        return False
-    return data is not None and has_conflict_markers(data)
-
-
 def _stat(path: Path) -> Stat | None:
     try:
         st = os.lstat(path)
@@ -1473,27 +1570,26 @@ def read_limit(rel: str) -> int:
 
 
 def _read_regular(root: Path, rel: str, *, own: bool = False) -> bytes | None:
-    """The bytes of a regular file, None if there is none; a link is never followed (reads as None).
+    """The bytes of a regular vault file through the path gate, None if there is none.
 
     Bounded by :func:`read_limit` (FileTooLargeError, before any byte is read), except with
     ``own``: a transcript memfs wrote itself and is committing.
+
+    Raises:
+        LinkError: A folder on the way, or the file, is a symbolic link (never followed).
     """
     limit = None if own and is_transcript(rel) else read_limit(rel)
-    return _fs.read_file(root / rel, limit=limit, name=rel)
+    found = _fs.read_vault_file(root, rel, limit=limit)
+    return None if found is None else found[0]
 
 
-def _read_text_file(path: Path) -> str | None:
-    """A regular file's text (at most the indexing limit), or None: never a link, never a FIFO that blocks."""
+def _read_text_file(root: Path, rel: str) -> str | None:
+    """A vault file's text (at most the indexing limit) through the gate, or None: never a link, never a FIFO."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
+        head = _fs.read_vault_head(root, rel, MAX_INDEXED_BYTES + 1)
+    except (OSError, LinkError):
         return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        return os.read(fd, MAX_INDEXED_BYTES + 1).decode("utf-8", "replace")
-    finally:
-        os.close(fd)
+    return None if head is None else head.decode("utf-8", "replace")
 
 
 def _private_folder(folder: Path) -> None:
@@ -1508,20 +1604,26 @@ def _private_folder(folder: Path) -> None:
             os.chmod(folder, 0o700)
 
 
-def _put_back(target: Path, original: bytes | None, *, durable: bool) -> None:
-    """Restore a file's old bytes (None: remove it); in place when a full disk leaves no room for a temp file."""
+def _put_back(root: Path, rel: str, original: bytes | None, mode: int | None, *, modes: _fs.Modes,
+              durable: bool) -> None:  # fmt: skip
+    """Restore a file's old bytes and mode (None: remove it), through the path gate.
+
+    In place when a full disk leaves no room for a temp file. ``mode`` None (a journal written
+    before modes were recorded) gives the mode the vault gives new files (``modes``).
+    """
     if original is None:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(target)
+        _fs.remove_file(root, rel)
         return
-    if _fs.holds(target, original):
-        return
+    mode = modes.new_file() if mode is None else mode
+    with contextlib.suppress(FileTooLargeError):  # bounded: a file grown past the old bytes is not them
+        if _fs.read_vault_file(root, rel, limit=len(original)) == (original, mode):
+            return
     try:
-        _fs.atomic_write(target, original, durable=durable)
+        _fs.write_file(root, rel, original, mode=mode, durable=durable, modes=modes)
     except OSError as exc:
         if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EIO):
             raise
-        _fs.overwrite(target, original, durable=durable)
+        _fs.overwrite_file(root, rel, original, mode=mode, durable=durable)
 
 
 def _inside(root: Path, rel: str) -> bool:

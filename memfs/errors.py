@@ -7,11 +7,13 @@
     │   └── QueryTooLongError      a search query over the length memfs searches
     ├── DocumentError              a memory or transcript file that cannot be parsed (names the file)
     ├── PathError (ValueError)     a path or namespace from outside that is unsafe or malformed
+    │   └── LinkError              a path that goes through a symbolic link (memfs never follows one)
     ├── NotFoundError (KeyError)
     │   ├── VaultNotFoundError     no vault at that folder (Vault.open without create=True)
     │   ├── MemoryNotFoundError    no memory with that id or path
     │   └── RevisionNotFoundError  no such git revision, or the file did not exist there
     ├── AlreadyExistsError         a create or move would overwrite an existing file
+    ├── ReadOnlyError              a write into a namespace the caller was granted only to read
     ├── ConflictError              the file changed since it was read
     ├── ConflictMarkersError       the file holds git's conflict markers (a merge not resolved yet)
     ├── ContentError (ValueError)  content too large, binary, or not valid text
@@ -65,6 +67,15 @@ class PathError(MemfsError, ValueError):
     """A path or namespace given from outside is unsafe or malformed."""
 
 
+class LinkError(PathError):
+    """A vault path one of whose parts (a folder or the file) is a symbolic link, or not a regular file.
+
+    memfs never follows a link inside a vault: it could lead anywhere on the machine. The check is
+    made where the file is opened (folder by folder, refusing links), so a link swapped in after
+    an earlier check is refused too.
+    """
+
+
 class NotFoundError(MemfsError, KeyError):
     """Something looked up does not exist."""
 
@@ -87,6 +98,10 @@ class RevisionNotFoundError(NotFoundError):
 
 class AlreadyExistsError(MemfsError):
     """A create or move would overwrite an existing file."""
+
+
+class ReadOnlyError(MemfsError):
+    """A write into a namespace the caller may only read (a :class:`memfs.Scope` without ``writable``)."""
 
 
 class ConflictError(MemfsError):

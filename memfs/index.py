@@ -61,14 +61,14 @@ from whoosh.writing import MERGE_SMALL
 from . import _fs, transcript
 from .dates import date_words, written_date
 from .documents import MAX_FRONT_MATTER_BYTES, Document, load_bytes, loads, normalize_time, tags_of, timestamp
-from .errors import DocumentError, FileTooLargeError, QueryTooLongError, SearchIndexError
+from .errors import DocumentError, FileTooLargeError, LinkError, QueryTooLongError, SearchIndexError
 from .freshness import ChangeFinder, file_stat, walk
 from .items import text_of
-from .layout import CONTENT_DIRS, is_transcript, split_memory_path
+from .layout import CONTENT_DIRS, in_namespace, is_transcript, split_memory_path
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"  # 4: message fields; 5: ``ns`` holds exact namespace prefixes (an ID field)
 MAX_INDEXED_BYTES = 4 * 1024 * 1024  # a memory file larger than this is neither read nor indexed
 MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024  # a transcript larger than this is neither read nor indexed
 MAX_INDEXED_ENTRIES = 5_000  # message search covers the last this many entries of a transcript
@@ -192,7 +192,7 @@ def _schema() -> fields.Schema:
     return fields.Schema(
         path=fields.ID(unique=True, stored=True),
         kind=fields.ID(stored=True),
-        ns=fields.KEYWORD(),
+        ns=fields.ID(),  # the namespace and each of its ancestors, each one whole term (see _with_terms)
         namespace=fields.STORED(),
         id=fields.ID(stored=True),
         title=fields.TEXT(analyzer=ANALYZER, stored=True, phrase=False, field_boost=2.0),
@@ -899,11 +899,12 @@ class SearchIndex:
     def _appended(self, aside: SearchIndex, rel: str, was: tuple[Any, ...]) -> tuple[bytes, dict[str, Any]] | None:
         """The bytes of transcript ``rel`` and its aside entry, if it only grew since ``aside`` indexed it."""
         try:
-            data = _fs.read_file(self.root / rel, limit=MAX_TRANSCRIPT_BYTES, name=rel)
-        except (OSError, FileTooLargeError):
+            found = _fs.read_vault_file(self.root, rel, limit=MAX_TRANSCRIPT_BYTES)
+        except (OSError, FileTooLargeError, LinkError):
             return None
-        if data is None:
+        if found is None:
             return None
+        data = found[0]
         with aside._lock:
             stored = dict(aside._reader().document(path=rel) or {})
         start, _ = _resume_point(data, stored)
@@ -955,16 +956,17 @@ class SearchIndex:
     def _index_file(self, writer: Any, rel: str, st: tuple[int, int],
                     known: dict[str, tuple[Any, ...]], report: SyncReport) -> None:  # fmt: skip
         limit = MAX_TRANSCRIPT_BYTES if is_transcript(rel) else MAX_INDEXED_BYTES
-        try:  # the size is checked before a byte is read: a huge (or sparse) file costs a stat
-            data = _fs.read_file(self.root / rel, limit=limit, name=rel)
+        try:  # through the path gate (a link swapped in is not read); the size checked before a byte is read
+            found = _fs.read_vault_file(self.root, rel, limit=limit)
         except FileTooLargeError as exc:
             self._index_too_large(writer, rel, st, exc, known, report)
             return
-        except OSError as exc:
+        except (OSError, LinkError) as exc:
             log.warning("cannot read %s: %s", rel, exc)
             return
-        if data is None:  # gone (or replaced by a link) since the walk: the next sync removes it
+        if found is None:  # gone (or replaced by a link) since the walk: the next sync removes it
             return
+        data = found[0]
         sha = hashlib.sha256(data).hexdigest()
         if is_transcript(rel):
             self._index_transcript(writer, rel, st, data, sha, known.get(rel), report)
@@ -1211,13 +1213,16 @@ class SearchIndex:
         A query may be up to :data:`MAX_QUERY_CHARS` characters (QueryTooLongError beyond); its
         first :data:`MAX_QUERY_TERMS` distinct content words are searched, and its Whoosh syntax
         is honoured only in queries of at most three times as many words.
+        ``namespace`` is an exact path prefix: a hit is a memory of that namespace or of a folder
+        below it, found through whole-term filters and checked again against its path.
         """
         check_query(text)
         if k <= 0:
             return []
         filters = [query.Term("kind", "memory")]
         if namespace:
-            filters.append(query.Term("ns", namespace.strip("/")))
+            namespace = namespace.strip("/")
+            filters.append(query.Term("ns", namespace))
         if type:
             filters.append(query.Term("type", type))
         filters += [query.Term("tags", t.lower()) for t in tags]
@@ -1243,6 +1248,8 @@ class SearchIndex:
                         found = self._rank(searcher, pairs, k, filters[1:])
                 except Exception as exc:
                     raise SearchIndexError(f"search failed ({exc.__class__.__name__}: {exc})") from exc
+            if namespace:  # whatever the index returned, nothing from outside the scope
+                found = [(s, score) for s, score in found if _in_scope(s, namespace)]
             stale = {s["path"] for s, _ in found if file_stat(self.root, s["path"]) != tuple(s["stat"][:2])}
             if not stale:
                 break
@@ -1281,6 +1288,8 @@ class SearchIndex:
                         terms = self._terms(text, searcher, "message")
                         pairs = [(f, t) for t in terms for f in MESSAGE_FIELDS]
                         found = self._rank(searcher, pairs, k, filters[1:])
+                    if session:  # whatever the index returned, nothing from another transcript
+                        found = [(s, score) for s, score in found if s.get("session") == session]
                     indexed = {s["session"]: self._transcript_stat(s["session"]) for s, _ in found}
                 except Exception as exc:
                     raise SearchIndexError(f"search failed ({exc.__class__.__name__}: {exc})") from exc
@@ -1387,9 +1396,9 @@ class SearchIndex:
     def _body_start(self, rel: str) -> str:
         """The start of a memory's body, as much as a snippet looks at: only the file's head is read."""
         try:
-            head = _fs.read_head(self.root / rel, MAX_FRONT_MATTER_BYTES + 4 * SNIPPET_SCAN_CHARS + 16)
+            head = _fs.read_vault_head(self.root, rel, MAX_FRONT_MATTER_BYTES + 4 * SNIPPET_SCAN_CHARS + 16)
             return loads(head.decode("utf-8", "ignore"), path=rel).body if head else ""
-        except (OSError, DocumentError):
+        except (OSError, DocumentError, LinkError):  # through the path gate: a link is not read
             return ""
 
 
@@ -1458,11 +1467,16 @@ def _resume_point(data: bytes, stored: dict[str, Any]) -> tuple[int | None, int]
     return found
 
 
+def _in_scope(stored: dict[str, Any], namespace: str) -> bool:
+    """True when an indexed memory's path and namespace both lie in ``namespace`` (exact prefixes)."""
+    path, own = str(stored.get("path", "")), str(stored.get("namespace", ""))
+    return in_namespace(path, namespace) and split_memory_path(path)[0] == own and (
+        own == namespace or own.startswith(namespace + "/"))  # fmt: skip
+
+
 def _with_terms(fields_: dict[str, Any]) -> dict[str, Any]:
     """Fill in the unstored ``ns`` terms and drop empty values before indexing."""
-    namespace = fields_.get("namespace") or ""
-    parts = namespace.split("/") if namespace else []
-    fields_["ns"] = " ".join("/".join(parts[: i + 1]) for i in range(len(parts))) or None
+    fields_["ns"] = namespace_terms(fields_.get("namespace") or "") or None
     return {k: v for k, v in fields_.items() if v is not None}
 
 
@@ -1491,6 +1505,18 @@ def _message_terms(own: list[list[str]], i: int, date_terms: list[str]) -> list[
             if 0 <= j < len(own):
                 terms += own[j] * weight
     return terms + date_terms
+
+
+def namespace_terms(namespace: str) -> list[str]:
+    """The ``ns`` terms of a memory in ``namespace``: the namespace and each of its ancestors, whole.
+
+    ``x users/alice`` gives ``["x users", "x users/alice"]``. Whoosh indexes a list given to a field
+    as exactly these terms, one per item, without running any tokeniser over them, so a filter on
+    ``users/alice`` matches a memory only if its namespace is ``users/alice`` or lies below it:
+    no space, punctuation, case or Unicode in a folder name can make a namespace match another.
+    """
+    parts = namespace.split("/") if namespace else []
+    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
 
 
 def make_snippet(body: str, stems: set[str], *, width: int = 200) -> str:

@@ -49,7 +49,7 @@ from typing import Any, Literal
 from . import _fs
 from .documents import dumps, load_bytes
 from .engine import WriteEngine
-from .errors import DocumentError, HistoryError, InvalidArgumentError, NotFoundError, PurgeError
+from .errors import DocumentError, HistoryError, InvalidArgumentError, LinkError, NotFoundError, PurgeError
 from .history import ZERO_SHA, GitHistory, ObjectReader, ObjectWriter
 from .layout import MEMORIES_DIR, SESSIONS_DIR, STATE_DIR, TOMBSTONES, label
 from .paths import slugify
@@ -990,14 +990,16 @@ class _Purge:
         for rel in _files(root):
             target = root / rel
             try:
-                data = target.read_bytes()
-                mode = os.lstat(target).st_mode & 0o7777
-            except OSError:
+                found = _fs.read_vault_file(root, rel, limit=None)  # through the gate: a link is left alone
+            except (OSError, LinkError):
                 continue
+            if found is None:
+                continue
+            data, mode = found
             if isinstance(rule, _PathRule):
                 if rel in rule.lineage or (data and _blob_id(data, algorithm) in rule.blobs):
                     hashes.add(hashlib.sha256(data).hexdigest())
-                    target.unlink()
+                    _fs.remove_file(root, rel)
                     _prune_empty(target.parent, root)
                     self.report.files.append(rel)
                     stale_own.append(rel)
@@ -1014,10 +1016,9 @@ class _Purge:
             if rel in own:
                 self.engine.replace(new_rel, new)  # still memfs's own uncommitted write
             else:
-                _fs.atomic_write(root / new_rel, new, durable=self.engine.durable)
-                os.chmod(root / new_rel, mode)
+                _fs.write_file(root, new_rel, new, mode=mode, durable=self.engine.durable, modes=self.engine.modes)
             if new_rel != rel:
-                target.unlink()
+                _fs.remove_file(root, rel)
                 _prune_empty(target.parent, root)
             self.report.files.append(new_rel)
         if any(p in own for p in stale_own):

@@ -202,7 +202,7 @@ class MarkdownSession:
         if limit == 0:
             return []
         try:
-            fd = os.open(self.file, os.O_RDONLY)
+            fd = self.engine.open_file(self.path)
         except FileNotFoundError:
             return []
         try:
@@ -265,7 +265,7 @@ class MarkdownSession:
                 return None
             self._write_entries([])  # put back what a bad save dropped before removing anything
             with self._all_or_nothing():
-                fd = os.open(self.file, os.O_RDONLY)
+                fd = self.engine.open_file(self.path)
                 try:
                     entries, _ = _last_items(fd, 1)
                 finally:
@@ -284,7 +284,7 @@ class MarkdownSession:
                 return
             self.engine.repair_tail(self.path)  # an interrupted append is kept in salvage, not dropped
             with self._all_or_nothing():
-                data = self.file.read_bytes()
+                data = self.engine.read_bytes(self.path)
                 offset = transcript.body_offset(data)
                 transcript.parse(data[:offset], path=self.path)  # a transcript's front matter, or DocumentError
                 self.engine.truncate(self.path, offset)
@@ -313,7 +313,7 @@ class MarkdownSession:
         """The transcript positions of the last ``count`` items (for provenance: ``path#n``)."""
         if count <= 0 or not self.file.exists():
             return []
-        fd = os.open(self.file, os.O_RDONLY)
+        fd = self.engine.open_file(self.path)
         try:
             return [e.n for e in _last_items(fd, count)[0]]
         finally:
@@ -440,7 +440,7 @@ class MarkdownSession:
 
     def _count(self) -> int:
         try:
-            fd = os.open(self.file, os.O_RDONLY)
+            fd = self.engine.open_file(self.path)
         except FileNotFoundError:
             return 0
         try:
@@ -481,7 +481,7 @@ class MarkdownSession:
 
     def _view(self, limit: int | None) -> View:
         try:
-            fd = os.open(self.file, os.O_RDONLY)
+            fd = self.engine.open_file(self.path)
         except FileNotFoundError:
             return View()
         try:
@@ -560,7 +560,7 @@ class MarkdownSession:
                 on_disk, last = tail.n, b"\n\n"  # exactly as this process left it: nothing to read
             else:
                 self.engine.repair_tail(self.path)
-                fd = os.open(self.file, os.O_RDONLY)
+                fd = self.engine.open_file(self.path)
                 try:
                     st = os.fstat(fd)
                     entries, _, _ = transcript.read_tail(fd, 1)

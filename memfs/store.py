@@ -545,7 +545,7 @@ class MemoryStore:
             raise MemoryNotFoundError(f"a memory is named by its id or path, got {ref!r}")
         if ref.endswith(".md"):
             rel = self._vault_path(clean_memory_path(ref.removeprefix(namespace_prefix(self.namespace))))
-            if allow_missing or (self.engine.root / rel).is_file():
+            if allow_missing or self.engine.is_file(rel):  # LinkError for a link on the way
                 return rel
             raise MemoryNotFoundError(f"no memory at {rel}; `memfs ls` lists what exists")
         found = self.engine.path_of(ref)

@@ -39,13 +39,15 @@ from .errors import (
     MemfsError,
     NotFoundError,
     PathError,
+    ReadOnlyError,
     RepositoryStateError,
     RevisionNotFoundError,
     SearchIndexError,
     ToolCallError,
 )
-from .layout import MEMORIES_DIR, has_control, one_line
+from .layout import MEMORIES_DIR, has_control, in_namespace, one_line
 from .paths import clean_namespace, clean_relpath, split_virtual
+from .scopes import Scope, check_writable, granted, readable
 from .store import MemoryStore, front_matter_lines
 
 log = logging.getLogger(__name__)
@@ -136,7 +138,10 @@ class MemoryTools:
     Args:
         vault: The vault to work on.
         namespaces: The namespace ``/memories`` shows (``"users/alice"``), or several, each
-            then a folder of ``/memories`` named after the namespace.
+            then a folder of ``/memories`` named after the namespace. Each may be a
+            :class:`~memfs.scopes.Scope`, whose ``writable`` says whether writes may go there
+            (a plain namespace, or ``writable=None``, is writable unless ``writable`` or
+            ``read_only`` say otherwise).
         session: The session id recorded in each commit's trailers, if known.
         read_only: Offer only view, search and history.
         commands: An explicit list of commands to offer (overrides ``read_only``).
@@ -144,12 +149,13 @@ class MemoryTools:
         overwrite: Let ``create`` replace an existing file (Anthropic's API documentation);
             by default it refuses, like the SDK's reference implementation.
         writable: The namespaces writes may go to (default: all of them); the others are read-only.
+            A namespace below one of ``namespaces`` makes only that folder writable.
     """
 
     def __init__(
         self,
         vault: Any,
-        namespaces: str | Sequence[str],
+        namespaces: str | Scope | Sequence[str | Scope],
         *,
         session: str | None = None,
         read_only: bool = False,
@@ -158,11 +164,19 @@ class MemoryTools:
         overwrite: bool = False,
         writable: Iterable[str] | None = None,
     ) -> None:
-        names = [namespaces] if isinstance(namespaces, str) else list(namespaces)
-        if not names:
+        given = [namespaces] if isinstance(namespaces, (str, Scope)) else list(namespaces)
+        if not given:
             raise ValueError("MemoryTools needs at least one namespace")
         self.engine = engine_of(vault)
-        self.namespaces = tuple(clean_namespace(n) for n in names)
+        allowed = None if writable is None else {clean_namespace(n) for n in writable}
+        if allowed is not None:  # plain namespaces are writable only when they or a folder above are listed
+            given = [g if isinstance(g, Scope) else Scope(g, _below_any(clean_namespace(g), allowed)) for g in given]
+        scopes = granted(given, first=True, others=True)
+        names = [s.namespace for s in scopes]
+        nested = [Scope(n, True) for n in sorted(allowed or ()) if n not in names and _below_any(n, names)]
+        #: The grants: every namespace shown, and whether writes may go there (the innermost decides).
+        self.scopes: tuple[Scope, ...] = scopes + tuple(nested)
+        self.namespaces = tuple(names)
         self.stores = {n: MemoryStore(self.engine, n) for n in self.namespaces}
         self.session = session
         chosen = tuple(commands) if commands is not None else (READ_COMMANDS if read_only else COMMANDS)
@@ -174,7 +188,7 @@ class MemoryTools:
             raise ValueError(f"max_bytes must be an integer from 1 to {MAX_CONTENT_BYTES}, got {max_bytes!r}")
         self.max_bytes = max_bytes
         self.overwrite = overwrite
-        self.writable = tuple(clean_namespace(n) for n in writable) if writable is not None else self.namespaces
+        self.writable = tuple(s.namespace for s in self.scopes if s.writable)
         self._seen: dict[str, str] = {}
 
     # -- calling -----------------------------------------------------------------
@@ -326,11 +340,11 @@ class MemoryTools:
         target = self._resolve(path)
         if target.is_root:
             return  # the command itself refuses to change the memory folder
-        assert target.store is not None
-        inner = f"{target.store.namespace}/{target.name}"
-        if not any(inner.startswith(n + "/") for n in self.writable):
+        try:
+            check_writable(self.scopes, self._rel(target))
+        except ReadOnlyError:
             raise ToolCallError(f"The path {path} is in a read-only part of your memory; you can view and search it "
-                                "but not change it.")  # fmt: skip
+                                "but not change it.") from None  # fmt: skip
 
     def _check_no_links(self, rel: str, shown: str) -> None:
         current = self.engine.root
@@ -365,7 +379,7 @@ class MemoryTools:
             raise ToolCallError(f"The path {path} does not exist. Please provide a valid path.")
         if not file.is_file():
             raise ToolCallError(f"The path {path} is not a file.")
-        try:  # the size is checked before a byte is read
+        try:  # through the path gate, whatever changed since _resolve; the size checked before a byte is read
             data = self.engine.read_bytes(self._rel(target))
         except FileTooLargeError as exc:
             raise ToolCallError(f"The file {path} is {exc.size:,} bytes, too large to show.") from None
@@ -430,19 +444,20 @@ class MemoryTools:
     def _collect(self, folder: Any, prefix: str, depth: int, items: list[tuple[str, str]]) -> None:
         if depth > 2:
             return
-        try:
-            entries = sorted(os.scandir(folder), key=lambda e: e.name)
-        except OSError:
+        rel = os.path.relpath(folder, self.engine.root).replace(os.sep, "/")
+        try:  # listed through the path gate: a folder swapped for a link after _resolve lists nothing
+            with self.engine.folder(rel) as fd:
+                entries = [(e.name, e.stat(follow_symlinks=False)) for e in os.scandir(fd)]
+        except (OSError, PathError):
             return
-        for entry in entries:
-            if entry.name.startswith(".") or entry.is_symlink() or has_control(entry.name):
+        for entry_name, info in sorted(entries):
+            if entry_name.startswith(".") or stat.S_ISLNK(info.st_mode) or has_control(entry_name):
                 continue  # hidden, a link, or a name with control characters (no tool could address it)
-            name = f"{prefix}/{entry.name}" if prefix else entry.name
-            info = entry.stat(follow_symlinks=False)
-            if entry.is_dir(follow_symlinks=False):
+            name = f"{prefix}/{entry_name}" if prefix else entry_name
+            if stat.S_ISDIR(info.st_mode):
                 items.append((_format_size(info.st_size), f"{name}/"))
-                self._collect(entry.path, name, depth + 1, items)
-            elif entry.is_file(follow_symlinks=False):
+                self._collect(os.path.join(folder, entry_name), name, depth + 1, items)
+            elif stat.S_ISREG(info.st_mode):
                 items.append((_format_size(info.st_size), name))
 
     # -- writing -----------------------------------------------------------------
@@ -461,7 +476,7 @@ class MemoryTools:
         if exists and (not self.overwrite or not file.is_file()):
             raise ToolCallError(f"File {path} already exists")
         with self.engine.locked():
-            expect = file.read_bytes() if exists else None
+            expect = self.engine.read_bytes(self._rel(target)) if exists else None
             target.store.write_text(target.name, file_text, create=not exists, expect=expect,
                                     max_bytes=self.max_bytes, trailers=self._trailers("create"))  # fmt: skip
         self._seen.pop(self._rel(target), None)
@@ -621,7 +636,9 @@ class MemoryTools:
                     raise ToolCallError(f"The namespace {_echo(namespace)} is outside your memory.")
         hits = []
         for scope in scopes:
-            hits += self.engine.search(query, k=k, namespace=scope, type=type, tags=[tag] if tag else [])
+            found = self.engine.search(query, k=k, namespace=scope, type=type, tags=[tag] if tag else [])
+            # whatever search returned, only what lies in the folder asked for and in this memory
+            hits += [h for h in found if in_namespace(h.path, scope) and readable(self.scopes, h.path)]
         hits = sorted(hits, key=lambda h: -h.score)[:k]
         if not hits:
             return f'No memories match "{_echo(query)}". Try other words, or view {ROOT} to browse.'
@@ -728,6 +745,11 @@ def _schema(commands: Sequence[Command], *, with_command: bool = False) -> dict[
                                   "description": "The command to run."}, **properties}  # fmt: skip
         required = ["command"]
     return {"type": "object", "properties": properties, "required": required}
+
+
+def _below_any(namespace: str, folders: Iterable[str]) -> bool:
+    """True when ``namespace`` is one of ``folders`` or lies below one (whole path components)."""
+    return any(namespace == f or namespace.startswith(f + "/") for f in folders)
 
 
 def _check_arguments(command: Command, args: dict[str, Any]) -> None:

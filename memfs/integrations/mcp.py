@@ -52,8 +52,9 @@ from ..documents import load_bytes
 from ..errors import DocumentError, InvalidArgumentError, MemfsError, MemoryNotFoundError, PathError, ToolCallError
 from ..freshness import ChangeFinder, file_stat, walk
 from ..layout import MEMORIES_DIR, SESSIONS_DIR, in_namespace, label, memory_path, one_line
-from ..longterm import LongTermMemory, Scope
+from ..longterm import LongTermMemory
 from ..paths import clean_memory_path, clean_namespace, clean_relpath
+from ..scopes import Scope
 from ..tools import COMMANDS, REGISTRY, ROOT, MemoryTools, Parameter
 from ..vault import Vault
 
