@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import transcript
+from . import _fs, transcript
 from .conversation import ConversationManager, Decision, View, extend_view, items_needed, read_view
 from .credentials import redact_value
 from .documents import timestamp
@@ -99,12 +99,13 @@ class SessionInfo:
 
 
 def read_info(root: Any, rel: str) -> SessionInfo | None:
-    """The front matter of a transcript, read from its first 16 KB; None if it is not one."""
+    """The front matter of a transcript, read from its first 16 KB through the path gate; None if it is not one."""
     try:
-        with open(root / rel, "rb") as handle:
-            head = handle.read(16_384)
+        head = _fs.read_vault_head(Path(root), rel, 16_384)
+        if head is None:
+            return None
         parsed = transcript.parse(head, path=rel)
-    except (OSError, DocumentError):
+    except (OSError, DocumentError, PathError):  # PathError: a LinkError, never followed
         return None
     meta = parsed.metadata
     keys: dict[str, Any] = meta["keys"] if isinstance(meta.get("keys"), dict) else {}

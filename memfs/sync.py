@@ -22,7 +22,6 @@ Credentials are git's business: memfs never asks for them or keeps them.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import unicodedata
@@ -31,7 +30,16 @@ from typing import Any
 
 from .documents import load_bytes
 from .engine import MAX_CONTENT_BYTES, WriteEngine, check_content
-from .errors import DocumentError, InvalidArgumentError, MemfsError, NotFoundError, PathError, SyncError
+from .errors import (
+    DocumentError,
+    InvalidArgumentError,
+    LinkError,
+    MemfsError,
+    MemoryNotFoundError,
+    NotFoundError,
+    PathError,
+    SyncError,
+)
 from .history import has_conflict_markers
 from .layout import CONFLICTS_DIR, CONTENT_DIRS, TOMBSTONES, conflict_copy, conflicted_path, is_memory, label
 from .merge import merge_file
@@ -297,9 +305,14 @@ def _id_of(data: bytes | None) -> str | None:
 
 
 def _read(engine: WriteEngine, rel: str) -> bytes | None:
-    with contextlib.suppress(OSError):
-        return (engine.root / rel).read_bytes()
-    return None
+    """The bytes of the vault file ``rel`` through the path gate, bounded; None if there is none (or a link).
+
+    A file too large for memfs to read raises FileTooLargeError: a sync never merges what it cannot read.
+    """
+    try:
+        return engine.read_bytes(rel)
+    except (OSError, MemoryNotFoundError, LinkError):
+        return None
 
 
 # -- conflicts ------------------------------------------------------------------------------
@@ -343,7 +356,7 @@ def resolve(engine: WriteEngine, path: str, keep: str | bytes, *, copy: str | No
         if len(chosen) != 1:
             raise InvalidArgumentError(f"{path} has {len(mine)} conflict copies; name the one to keep: "
                                        + ", ".join(c.copy for c in mine))  # fmt: skip
-        data: bytes | None = (engine.root / chosen[0].copy).read_bytes()
+        data: bytes | None = engine.read_bytes(chosen[0].copy)  # through the path gate, bounded
     elif keep == "local":
         data = None
     elif isinstance(keep, bytes):

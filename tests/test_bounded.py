@@ -178,6 +178,32 @@ def test_read_file_stats_before_it_reads(tmp_path: Path) -> None:
     assert _fs.holds(tmp_path / "missing", None) and not _fs.holds(tmp_path / "small", None)
 
 
+def test_reads_through_the_path_gate_are_bounded_too(tmp_path: Path) -> None:
+    """The gate's read checks the size before it reads, and still refuses links on the way."""
+    (tmp_path / "memories/a").mkdir(parents=True)
+    sparse(tmp_path / "memories/a/big.md", HUGE)
+    (tmp_path / "memories/a/small.md").write_bytes(b"abc")
+    tracemalloc.start()
+    try:
+        with pytest.raises(memfs.FileTooLargeError) as raised:
+            _fs.read_vault_file(tmp_path, "memories/a/big.md", limit=1024)
+        assert not _fs.vault_file_holds(tmp_path, "memories/a/big.md", b"x" * 10)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1024 * 1024
+    assert (raised.value.path, raised.value.size, raised.value.limit) == ("memories/a/big.md", HUGE, 1024)
+    found = _fs.read_vault_file(tmp_path, "memories/a/small.md", limit=3)
+    assert found is not None and found[0] == b"abc"
+    assert _fs.read_vault_head(tmp_path, "memories/a/big.md", 16) == b"\0" * 16
+    assert _fs.read_vault_file(tmp_path, "memories/a/missing.md", limit=3) is None
+    (tmp_path / "memories/link").symlink_to(tmp_path / "memories/a")
+    with pytest.raises(memfs.LinkError):
+        _fs.read_vault_file(tmp_path, "memories/link/small.md", limit=3)
+    assert not _fs.vault_file_holds(tmp_path, "memories/link/small.md", b"abc")
+    assert _fs.vault_file_holds(tmp_path, "memories/a/missing.md", None)
+
+
 def test_a_planted_huge_pending_list_is_ignored(tmp_path: Path) -> None:
     root = tmp_path / "vault"
     with memfs.Vault.open(root, create=True, durable=False) as vault:
@@ -282,6 +308,7 @@ def test_a_transcript_over_the_entry_budget_indexes_its_last_entries(tmp_path: P
     with memfs.Vault.open(root, durable=False) as vault:
         session = vault.session("long")
         session.append([{"role": "user", "content": "newest word99999x"}])  # the window moves on by one
+
         def top(word: str) -> int | None:
             hits = vault.search_messages(word)
             return hits[0].position if hits else None
