@@ -282,6 +282,7 @@ def test_a_transcript_over_the_entry_budget_indexes_its_last_entries(tmp_path: P
     with memfs.Vault.open(root, durable=False) as vault:
         session = vault.session("long")
         session.append([{"role": "user", "content": "newest word99999x"}])  # the window moves on by one
+
         def top(word: str) -> int | None:
             hits = vault.search_messages(word)
             return hits[0].position if hits else None
