@@ -22,7 +22,6 @@ Credentials are git's business: memfs never asks for them or keeps them.
 
 from __future__ import annotations
 
-import json
 import os
 import unicodedata
 from dataclasses import asdict, dataclass, field
@@ -381,8 +380,3 @@ def report_lines(report: SyncResult) -> list[str]:
     lines += [f"skipped: {s}" for s in report.skipped]
     lines += [f"note: {n}" for n in report.notes]
     return lines
-
-
-def dumps_report(report: SyncResult) -> str:
-    """The report as JSON."""
-    return json.dumps(report.to_json(), indent=2, ensure_ascii=False)
