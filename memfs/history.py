@@ -30,6 +30,7 @@ import git
 
 from ._fs import checkpoint, write_all
 from .errors import (
+    FileTooLargeError,
     GitLockError,
     HistoryError,
     RepositoryStateError,
@@ -1074,14 +1075,32 @@ class GitHistory:
                 found[rel] = reader.blob_at(f"{rev}:{self.prefix}{rel}")
         return found
 
-    def new_blobs(self, include: str, exclude: str | None) -> Iterator[bytes]:
-        """The bytes of every file version in ``include``'s history that ``exclude``'s does not hold."""
+    def sizes_at(self, rev: str, paths: Sequence[str]) -> dict[str, int | None]:
+        """The size in bytes of each of ``paths`` at ``rev`` (None: no such file), reading no content.
+
+        One ``git cat-file --batch-check``: what a remote sends is measured before any of it is read.
+        """
+        specs = "".join(f"{rev}:{self.prefix}{rel}\n" for rel in paths if "\n" not in rel)
+        out = self._git("cat-file", "--batch-check=%(objecttype) %(objectsize)", input=specs,
+                        env={"GIT_NO_REPLACE_OBJECTS": "1"})  # fmt: skip
+        lines = iter(out.splitlines())
+        found: dict[str, int | None] = {}
+        for rel in paths:
+            kind, _, size = next(lines, "").partition(" ") if "\n" not in rel else ("", "", "")
+            found[rel] = int(size) if kind == "blob" and size.isdigit() else None
+        return found
+
+    def new_blobs(self, include: str, exclude: str | None, *, limit: int | None = None) -> Iterator[bytes]:
+        """The bytes of every file version in ``include``'s history that ``exclude``'s does not hold.
+
+        An object larger than ``limit`` raises FileTooLargeError without being read into memory.
+        """
         out = self._git("rev-list", "--objects", include, *(["--not", exclude] if exclude else []))
         with ObjectReader(self.top) as reader:
             for line in out.splitlines():
                 oid, _, path = line.partition(" ")
                 if path:  # commits are listed without a path; trees and blobs with one
-                    kind, data = reader.read(oid)
+                    kind, data = reader.read(oid, limit=limit)
                     if kind == "blob":
                         yield data
 
@@ -1218,19 +1237,24 @@ class ObjectReader:
         assert self._proc.stdin is not None and self._proc.stdout is not None
         self._in, self._out = self._proc.stdin, self._proc.stdout
 
-    def read(self, oid: str) -> tuple[str, bytes]:
-        """``(type, raw content)`` of the object ``oid``; HistoryError if it is not in the repository."""
+    def read(self, oid: str, *, limit: int | None = None) -> tuple[str, bytes]:
+        """``(type, raw content)`` of the object ``oid``; HistoryError if it is not in the repository.
+
+        An object larger than ``limit`` bytes is never held in memory: its content is passed over
+        in small pieces and FileTooLargeError raised (a remote's history is someone else's input).
+        """
         self._in.write(oid.encode("ascii") + b"\n")
         self._in.flush()
         header = self._out.readline().split()
         if len(header) != 3:
             raise HistoryError(f"git object {oid} is missing from the repository")
-        data = self._out.read(int(header[2]))
-        self._out.read(1)  # the newline after each object
-        return header[1].decode("ascii"), data
+        return header[1].decode("ascii"), self._content(oid, int(header[2]), limit)
 
-    def blob_at(self, spec: str) -> bytes | None:
-        """The bytes of the blob ``REV:PATH`` names; None if there is no such file (or it is not a file)."""
+    def blob_at(self, spec: str, *, limit: int | None = None) -> bytes | None:
+        """The bytes of the blob ``REV:PATH`` names; None if there is no such file (or it is not a file).
+
+        A blob larger than ``limit`` bytes raises FileTooLargeError without being read into memory.
+        """
         if "\n" in spec:
             return None
         self._in.write(spec.encode("utf-8") + b"\n")
@@ -1238,9 +1262,19 @@ class ObjectReader:
         header = self._out.readline().split()
         if len(header) != 3:
             return None
-        data = self._out.read(int(header[2]))
-        self._out.read(1)
+        data = self._content(spec, int(header[2]), limit)
         return data if header[1] == b"blob" else None
+
+    def _content(self, name: str, size: int, limit: int | None) -> bytes:
+        """The ``size`` bytes of the object being sent, or FileTooLargeError past ``limit`` (bytes skipped)."""
+        if limit is not None and size > limit:
+            left = size + 1  # the newline after each object
+            while left:
+                left -= len(self._out.read(min(left, 1 << 20)))
+            raise FileTooLargeError(name, size, max(limit, 0))
+        data = self._out.read(size)
+        self._out.read(1)  # the newline after each object
+        return data
 
     def __enter__(self) -> ObjectReader:
         return self

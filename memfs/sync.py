@@ -31,6 +31,7 @@ from .documents import load_bytes
 from .engine import MAX_CONTENT_BYTES, WriteEngine, check_content
 from .errors import (
     DocumentError,
+    FileTooLargeError,
     InvalidArgumentError,
     LinkError,
     MemfsError,
@@ -175,7 +176,9 @@ def _join(engine: WriteEngine, ours: str | None, theirs: str, report: SyncResult
     paths = sorted(set(mine) | set(other))
     old = history.files_at(base, paths) if base else dict.fromkeys(paths)
     here = history.files_at(ours, paths) if ours else dict.fromkeys(paths)
-    there = history.files_at(theirs, paths)
+    sizes = history.sizes_at(theirs, sorted(other))
+    there = history.files_at(theirs, [p for p in paths if (sizes.get(p) or 0) <= _limit(p)])
+    there.update((p, None) for p in paths if p not in there)  # too large: refused below, never read
     _refuse_purged(engine, ours, theirs, there.get(TOMBSTONES) if TOMBSTONES in other else None)
     known = {unicodedata.normalize("NFC", p).casefold(): p for p in history.tracked(ours)} if ours else {}
     renamed_there = _renames(other, old, there)
@@ -186,7 +189,7 @@ def _join(engine: WriteEngine, ours: str | None, theirs: str, report: SyncResult
     for path in sorted(other):
         if path in handled:
             continue
-        refusal = _refusal(path, other[path], there[path], known)
+        refusal = _refusal(path, other[path], there[path], sizes.get(path), known)
         if refusal:
             report.skipped.append(f"{path}: {refusal}")
             continue
@@ -199,7 +202,7 @@ def _join(engine: WriteEngine, ours: str | None, theirs: str, report: SyncResult
         target = path
         if t is None and o is not None and o != b and path in renamed_there:  # renamed there, edited here
             target = renamed_there[path]
-            refusal = _refusal(target, other[target], there[target], known)
+            refusal = _refusal(target, other[target], there[target], sizes.get(target), known)
             if refusal:
                 report.skipped.append(f"{target}: {refusal}")
                 continue
@@ -240,16 +243,28 @@ def _refuse_purged(engine: WriteEngine, ours: str | None, theirs: str, sent: byt
     if not (every.blobs or every.texts):
         return
     history = engine.history
-    if any(every.is_purged(data) for data in history.new_blobs(theirs, ours)):
-        raise SyncError("the remote still holds content purged from this vault; purge it there too "
-                        "(`memfs purge ... --rewrite-remotes` from a clone that has it) before syncing")  # fmt: skip
+    try:
+        versions = history.new_blobs(theirs, ours, limit=MAX_TRANSCRIPT_BYTES)
+        if any(every.is_purged(data) for data in versions):
+            raise SyncError("the remote still holds content purged from this vault; purge it there "
+                            "too (`memfs purge ... --rewrite-remotes` from a clone that has it) before "
+                            "syncing")  # fmt: skip
+    except FileTooLargeError as exc:  # unread, so it cannot be shown free of purged content
+        raise SyncError(f"the remote's history holds a file version of {exc.size:,} bytes, larger than "
+                        f"{exc.limit:,}; this vault has purged content, and memfs takes in no history "
+                        "it cannot check for it") from exc  # fmt: skip
     if ours and (there.blobs - here.blobs or there.texts - here.texts):
         if any(there.is_purged(data) for data in history.new_blobs(ours, theirs)):
             raise SyncError("the remote purged content this vault still holds; clone the vault again "
                             "from the remote (`memfs clone`), or purge the same content here first")  # fmt: skip
 
 
-def _refusal(path: str, mode: str, data: bytes | None, known: dict[str, str]) -> str:
+def _limit(path: str) -> int:
+    """The largest file a sync takes in at ``path``: a transcript's limit, or a memory's."""
+    return MAX_TRANSCRIPT_BYTES if path == TOMBSTONES or path.split("/", 1)[0] == "sessions" else MAX_CONTENT_BYTES
+
+
+def _refusal(path: str, mode: str, data: bytes | None, size: int | None, known: dict[str, str]) -> str:
     """Why a file the remote sends is not taken in ("" if it is)."""
     top = path.split("/", 1)[0]
     if path == TOMBSTONES:
@@ -267,8 +282,7 @@ def _refusal(path: str, mode: str, data: bytes | None, known: dict[str, str]) ->
     twin = known.get(unicodedata.normalize("NFC", path).casefold())
     if twin is not None and twin != path:
         return f"differs from {twin} only in letter case"
-    size = len(data or b"")
-    limit = MAX_TRANSCRIPT_BYTES if top == "sessions" else MAX_CONTENT_BYTES
+    size, limit = size or 0, _limit(path)
     if size > limit:
         return f"{size} bytes, over the {limit}-byte limit"
     if data is not None and has_conflict_markers(data):

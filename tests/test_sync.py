@@ -7,6 +7,7 @@ import random
 import socket
 import subprocess
 import time
+import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -325,6 +326,47 @@ def test_what_a_vault_never_holds_is_refused_and_reported(
     assert [h.path for h in b.search("plain memory")] == ["memories/users/alice/fine.md"]
     a.sync()  # the refused files left the shared history with b's join
     assert not os.path.lexists(a.root / "memories/users/alice/link.md")
+
+
+def test_a_huge_file_a_remote_sends_is_refused_without_being_read(
+    pair: tuple[memfs.Vault, memfs.Vault], tmp_path: Path, remote: Path
+) -> None:
+    a, b = pair
+    raw = tmp_path / "raw"
+    git(tmp_path, "clone", "-q", remote.as_uri(), str(raw))
+    git(raw, "config", "core.compression", "1")
+    with open(raw / "memories/users/alice/huge.md", "wb") as out:  # 24 MiB, written in pieces
+        for _ in range(24):
+            out.write(b"y" * (1 << 20))
+    git(raw, "add", "-A")
+    git(raw, "-c", "user.name=m", "-c", "user.email=m@example.org", "commit", "-qm", "huge")
+    git(raw, "push", "-q", "origin", "HEAD:main")
+    tracemalloc.start()
+    try:
+        report = b.sync()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert any("huge.md" in line and "limit" in line for line in report.skipped)
+    assert not (b.root / "memories/users/alice/huge.md").exists()
+    assert peak < 8 << 20  # measured, never read whole
+    b.memories("users/alice").add("The door code is 4711.", title="Door")  # something to purge
+    b.purge(text="4711")
+    git(raw, "pull", "-q", "--no-rebase", "origin", "main")
+    with open(raw / "memories/users/alice/huge2.md", "wb") as out:  # over a transcript's 64 MiB
+        for _ in range(65):
+            out.write(b"z" * (1 << 20))
+    git(raw, "add", "-A")
+    git(raw, "-c", "user.name=m", "-c", "user.email=m@example.org", "commit", "-qm", "huge again")
+    git(raw, "push", "-q", "origin", "HEAD:main")
+    tracemalloc.start()
+    try:
+        with pytest.raises(SyncError, match="larger than"):  # purged content here: history must be checked
+            b.sync()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 << 20
 
 
 def test_content_purged_here_is_not_brought_back_by_a_stale_remote(
