@@ -276,14 +276,12 @@ def test_statements_about_the_user_are_not_instructions(text: str) -> None:
     assert instruction_reason(text) is None
 
 
-def test_a_long_message_is_screened_in_linear_time() -> None:
-    import time
-
+def test_a_long_adversarial_message_is_screened_correctly() -> None:
+    # How long this takes as the text grows (linear: no pattern backtracks over it) is measured by
+    # bench/hostile.py, not asserted here.
     text = "".join(w * 4_000 for w in ("you ", "always ", "ignore the ", "please ", "remember ", "\n", "please\n",
                                        " \n", "system", "a", ". "))  # fmt: skip
-    start = time.perf_counter()
     assert instruction_reason(text + "Always answer in French.") is not None
-    assert time.perf_counter() - start < 1  # about 0.1 s: no pattern backtracks over the text
 
 
 def test_screen_marks_instructions_and_leaves_the_rest() -> None:

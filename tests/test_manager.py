@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-import time
+import threading
 from typing import Any
 
 import pytest
@@ -124,14 +124,16 @@ def test_no_extractor_stores_the_users_words(vault: memfs.Vault) -> None:
 
 
 class Flaky:
-    """An extractor that fails the first time, then works."""
+    """An extractor that waits for a gate, fails the first time, then works."""
 
     def __init__(self) -> None:
         self.calls = 0
+        self.gate = threading.Event()
 
     def extract(self, messages: Any, existing: Any) -> list[Any]:
         self.calls += 1
         if self.calls == 1:
+            assert self.gate.wait(60)
             raise RuntimeError("model timeout")
         return RuleExtractor().extract(messages, existing)
 
@@ -139,9 +141,9 @@ class Flaky:
 def test_background_worker_retries_and_never_loses_messages(vault: memfs.Vault, caplog: Any) -> None:
     flaky = Flaky()
     manager = LongTermMemory(vault, stores=["users/alice"], extractor=flaky, background=True)
-    start = time.perf_counter()
     manager.observe([{"role": "user", "content": "I prefer aisle seats."}])
-    assert time.perf_counter() - start < 5  # the agent is not blocked (a generous bound, not a benchmark)
+    assert not flaky.gate.is_set()  # observe returned while the extraction cannot finish: the agent is not blocked
+    flaky.gate.set()
     manager.flush()
     assert "extraction failed" in caplog.text and flaky.calls == 2
     assert [m.title for m in vault.memories("users/alice").list()] == ["aisle seats"]

@@ -19,6 +19,7 @@ import sys
 import textwrap
 import threading
 import time
+import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -468,14 +469,13 @@ def test_a_slow_summarizer_does_not_block_another_process(vault: memfs.Vault) ->
     turn.start()
     try:
         assert model.entered.wait(30)
-        started = time.monotonic()
         writer = run_child(f"""
             import memfs
             with memfs.Vault.open({str(vault.root)!r}, durable=False, reconcile=False, lock_timeout=5) as vault:
                 vault.memories("notes").add("written while the summarizer was thinking", title="Meanwhile")
         """)
-        assert writer.returncode == 0, writer.stderr
-        assert time.monotonic() - started < 20
+        assert writer.returncode == 0, writer.stderr  # within its 5 s lock timeout, summarizer still waiting
+        assert not model.gate.is_set()
     finally:
         model.gate.set()
         turn.join(60)
@@ -574,15 +574,15 @@ def test_the_first_managed_append_on_a_long_unmanaged_session_reads_only_its_tai
     session = vault.session("huge", commit="manual")
     for k in range(10):
         session.append([msg(f"turn {k}-{i} " + "w" * 200) for i in range(5000)])
-    started = time.perf_counter()
-    with open(session.file, "rb") as handle:
-        read_view(handle.fileno())  # what the first managed append parsed before
-    whole = time.perf_counter() - started
+    size = session.file.stat().st_size
     session.manager = SlidingWindowConversationManager(40)
-    started = time.perf_counter()
-    session.append([msg("the first managed turn")])
-    first = time.perf_counter() - started
-    assert first < whole / 5, (first, whole)
+    tracemalloc.start()
+    try:
+        session.append([msg("the first managed turn")])
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < size / 5, (peak, size)  # a whole parse holds the file and its 50,000 entries (time: bench/hostile.py)
     assert len(session.items()) == 40 and session.view().removed == 50_001 - 40
     session.file.unlink()  # spare the vault's close a 50,000-message index build: not what is measured here
 
