@@ -65,10 +65,11 @@ from .errors import DocumentError, FileTooLargeError, LinkError, QueryTooLongErr
 from .freshness import ChangeFinder, file_stat, walk
 from .items import text_of
 from .layout import CONTENT_DIRS, in_namespace, is_transcript, split_memory_path
+from .lifecycle import CURRENT, Validity, validity
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "5"  # 4: message fields; 5: ``ns`` holds exact namespace prefixes (an ID field)
+SCHEMA_VERSION = "6"  # 4: message fields; 5: ``ns`` holds exact namespace prefixes (an ID field); 6: lifecycle
 MAX_INDEXED_BYTES = 4 * 1024 * 1024  # a memory file larger than this is neither read nor indexed
 MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024  # a transcript larger than this is neither read nor indexed
 MAX_INDEXED_ENTRIES = 5_000  # message search covers the last this many entries of a transcript
@@ -214,6 +215,10 @@ def _schema() -> fields.Schema:
         time=fields.ID(stored=True),
         item=fields.STORED(),
         checkpoints=fields.STORED(),
+        # ``superseded`` or ``timed`` (a validity that depends on the present), so a search can set
+        # aside what is not current by reading only those documents (see SearchIndex._not_current)
+        lifecycle=fields.ID(),
+        validity=fields.STORED(),  # (start, end, superseded_by, supersedes, expires) of lifecycle.Validity
     )
 
 
@@ -426,6 +431,9 @@ class Hit:
         type: The memory's ``type``, if any.
         tags: The memory's tags.
         updated: When the memory last changed (ISO 8601, UTC).
+        state: ``current``, ``superseded``, ``expired`` or ``future`` when searched
+            (:mod:`memfs.lifecycle`); only ``current`` unless history was asked for.
+        validity: What the memory's validity keys say (its dates, what replaced it).
     """
 
     path: str
@@ -437,6 +445,8 @@ class Hit:
     type: str | None = None
     tags: tuple[str, ...] = ()
     updated: str | None = None
+    state: str = CURRENT
+    validity: Validity = field(default_factory=Validity)
 
 
 @dataclass(frozen=True)
@@ -1099,13 +1109,18 @@ class SearchIndex:
         mtime = datetime.fromtimestamp(st[0] / 1e9, timezone.utc)
         updated = normalize_time(meta.get("updated")) or timestamp(mtime)
         tags = tags_of(meta.get("tags"))
+        held = validity(meta)
+        kept = {} if held.plain else {
+            "lifecycle": "superseded" if held.superseded_by is not None else "timed" if held.timed else None,
+            "validity": (held.start, held.end, held.superseded_by, list(held.supersedes), held.expires),
+        }  # fmt: skip
         return _with_terms({
             "path": rel, "kind": "memory", "namespace": namespace,
             "id": str(meta["id"]) if meta.get("id") is not None else None,
             "title": doc.title(rel), "body": doc.body, "tags": ",".join(tags),
             "type": str(meta["type"]) if meta.get("type") is not None else None,
             "created": normalize_time(meta.get("created")) or updated, "updated": updated,
-            "stat": (st[0], st[1], sha),
+            "stat": (st[0], st[1], sha), **kept,
         })  # fmt: skip
 
     def scan(self) -> Iterator[tuple[str, tuple[int, int]]]:
@@ -1198,6 +1213,8 @@ class SearchIndex:
         until: str | None = None,
         snippets: bool = True,
         resync: Resync | None = None,
+        history: bool = False,
+        now: datetime | None = None,
     ) -> list[Hit]:
         """Rank memories for ``text`` with BM25F over title, body and tags.
 
@@ -1215,6 +1232,11 @@ class SearchIndex:
         is honoured only in queries of at most three times as many words.
         ``namespace`` is an exact path prefix: a hit is a memory of that namespace or of a folder
         below it, found through whole-term filters and checked again against its path.
+
+        Only memories current at ``now`` (the clock by default) are ranked: superseded, expired
+        and future ones are set aside before the top ``k`` are chosen, so ``k`` current hits come
+        back when there are that many (see :meth:`_not_current`). ``history=True`` ranks them all,
+        each hit saying its ``state`` and ``validity``.
         """
         check_query(text)
         if k <= 0:
@@ -1234,9 +1256,12 @@ class SearchIndex:
             with self._lock:
                 try:
                     searcher = self._reader()
+                    hidden, hidden_paths = (set(), []) if history else self._not_current(searcher, now)
                     parsed = self._parse(text, ("title", "body", "tags")) if _syntax(text) else None
                     if parsed is not None:
-                        results = searcher.search(parsed, limit=k, mask=others,
+                        mask = others if history else query.Or([others, query.Term("lifecycle", "superseded"),
+                                                                *(query.Term("path", p) for p in hidden_paths)])
+                        results = searcher.search(parsed, limit=k, mask=mask,
                                                   filter=query.And(filters) if len(filters) > 1 else None)  # fmt: skip
                         found = [(r.fields(), r.score) for r in results]
                     else:
@@ -1245,7 +1270,7 @@ class SearchIndex:
                             return []
                         words = _WORD.findall(text.lower())[:MAX_QUERY_TERMS]
                         pairs = [(f, t) for t in terms for f in ("title", "body")] + [("tags", w) for w in words]
-                        found = self._rank(searcher, pairs, k, filters[1:])
+                        found = self._rank(searcher, pairs, k, filters[1:], hidden)
                 except Exception as exc:
                     raise SearchIndexError(f"search failed ({exc.__class__.__name__}: {exc})") from exc
             if namespace:  # whatever the index returned, nothing from outside the scope
@@ -1258,7 +1283,26 @@ class SearchIndex:
                 break
             resync(sorted(stale))
         stems = set(ANALYZER.stems(text))
-        return [self._hit(stored, score, stems if snippets else None) for stored, score in found]
+        return [self._hit(stored, score, stems if snippets else None, now) for stored, score in found]
+
+    def _not_current(self, searcher: Any, now: datetime | None) -> tuple[set[int], list[str]]:
+        """The documents not current at ``now``, and the paths of those set aside by their dates.
+
+        Every ``superseded`` document is, and a ``timed`` one when its dates say so now (their
+        paths are for a query Whoosh runs, whose mask needs terms).
+
+        Only documents with validity keys are read (most memories have none), and the dates are
+        judged at the moment of the search, never at indexing: a memory that expired since it was
+        indexed is set aside all the same.
+        """
+        hidden = set(searcher.docs_for_query(query.Term("lifecycle", "superseded")))
+        paths = []
+        for doc in searcher.docs_for_query(query.Term("lifecycle", "timed")):
+            stored = searcher.stored_fields(doc)
+            if _validity(stored).state(now) != CURRENT:
+                hidden.add(doc)
+                paths.append(stored["path"])
+        return hidden, paths
 
     def search_messages(self, text: str, *, k: int = 10, session: str | None = None, since: str | None = None,
                         until: str | None = None, resync: Resync | None = None) -> list[MessageHit]:  # fmt: skip
@@ -1310,21 +1354,23 @@ class SearchIndex:
                                    stored.get("time"), stored.get("date"), stored.get("day")))  # fmt: skip
         return hits
 
-    def _rank(self, searcher: Any, pairs: list[tuple[str, str]], k: int,
-              filters: list[Any]) -> list[tuple[dict[str, Any], float]]:  # fmt: skip
+    def _rank(self, searcher: Any, pairs: list[tuple[str, str]], k: int, filters: list[Any],
+              hidden: set[int] | None = None) -> list[tuple[dict[str, Any], float]]:  # fmt: skip
         """The top ``k`` documents for an OR of ``(field, term)`` pairs by BM25F, scored straight from the postings.
 
         The same scores and order as Whoosh's search of ``Or([Term(field, term), ...])`` under
         :data:`WEIGHTING` (tested against it), at a fraction of the cost: Whoosh's matcher tree
         spends several microseconds of Python per posting, here a few calls do. Only memories
         have ``title``, ``body`` and ``tags``, and only messages ``message`` and ``speaker``, so
-        no filter by kind is needed; ``filters`` are Whoosh queries every hit must match.
+        no filter by kind is needed; ``filters`` are Whoosh queries every hit must match, and no
+        document of ``hidden`` is scored.
         """
         reader = searcher.reader()
         allowed: set[int] | None = None
         for f in filters:
             docs = set(searcher.docs_for_query(f))
             allowed = docs if allowed is None else allowed & docs
+        hidden = hidden or set()
         scores: dict[int, float] = {}
         for name, term in dict.fromkeys(pairs):
             if (name, term) not in reader:
@@ -1337,7 +1383,7 @@ class SearchIndex:
             postings = reader.postings(name, term)
             while postings.is_active():
                 doc = postings.id()
-                if allowed is None or doc in allowed:
+                if (allowed is None or doc in allowed) and doc not in hidden:
                     length = lengths.get(doc)
                     if length is None:
                         length = lengths[doc] = searcher.doc_field_length(doc, name, 1)
@@ -1384,13 +1430,14 @@ class SearchIndex:
             return None
         return parsed
 
-    def _hit(self, stored: dict[str, Any], score: float, stems: set[str] | None) -> Hit:
+    def _hit(self, stored: dict[str, Any], score: float, stems: set[str] | None, now: datetime | None = None) -> Hit:
         snippet = make_snippet(self._body_start(stored["path"]), stems) if stems is not None else ""
+        held = _validity(stored)
         return Hit(
             path=stored["path"], title=stored.get("title", ""), score=round(float(score), 4),
             snippet=snippet, id=stored.get("id"), namespace=stored.get("namespace", ""),
             type=stored.get("type"), tags=tuple(t for t in stored.get("tags", "").split(",") if t),
-            updated=stored.get("updated"),
+            updated=stored.get("updated"), state=held.state(now), validity=held,
         )  # fmt: skip
 
     def _body_start(self, rel: str) -> str:
@@ -1472,6 +1519,15 @@ def _in_scope(stored: dict[str, Any], namespace: str) -> bool:
     path, own = str(stored.get("path", "")), str(stored.get("namespace", ""))
     return in_namespace(path, namespace) and split_memory_path(path)[0] == own and (
         own == namespace or own.startswith(namespace + "/"))  # fmt: skip
+
+
+def _validity(stored: dict[str, Any]) -> Validity:
+    """The validity a document stored (see ``SearchIndex._fields``); none for a memory without keys."""
+    kept = stored.get("validity")
+    if not kept:
+        return Validity()
+    start, end, superseded_by, supersedes, expires = kept
+    return Validity(start, end, superseded_by, tuple(supersedes), bool(expires))
 
 
 def _with_terms(fields_: dict[str, Any]) -> dict[str, Any]:
