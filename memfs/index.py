@@ -1259,8 +1259,10 @@ class SearchIndex:
                     hidden, hidden_paths = (set(), []) if history else self._not_current(searcher, now)
                     parsed = self._parse(text, ("title", "body", "tags")) if _syntax(text) else None
                     if parsed is not None:
-                        mask = others if history else query.Or([others, query.Term("lifecycle", "superseded"),
-                                                                *(query.Term("path", p) for p in hidden_paths)])
+                        aside = [query.Term("path", p) for p in hidden_paths]
+                        if not history:
+                            aside.append(query.Term("lifecycle", "superseded"))
+                        mask = query.Or([others, *aside])
                         results = searcher.search(parsed, limit=k, mask=mask,
                                                   filter=query.And(filters) if len(filters) > 1 else None)  # fmt: skip
                         found = [(r.fields(), r.score) for r in results]

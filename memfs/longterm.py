@@ -11,7 +11,10 @@ attributes exact, with quotes, angle brackets and control characters escaped, an
 line with ``& < >`` escaped, so nothing stored (a title, a file name, a body) can add a line or an
 entry, close the block or change another entry's attributes; memfs, not the file, says which
 store an entry came from. Extracted statements shaped like instructions are stored with
-``review: pending`` and are never injected until a person clears the marker.
+``review: pending`` and are never injected until a person clears the marker. Only current
+memories are injected (:mod:`memfs.lifecycle`): a superseded, expired or future one never is, and
+a fact that changed is given as its new value. What was injected when is noted in ``.memfs/used``
+(derived state, never committed), for ranking and ``memfs prune``.
 
 Extraction is eventually consistent when it runs in the background: a fact may not be searchable
 until :meth:`LongTermMemory.flush` returns. A failing extraction is logged and retried at the next
@@ -29,8 +32,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from . import lifecycle
 from .credentials import redact
-from .errors import InvalidArgumentError, InvalidExtractionError, MemfsError, MemoryNotFoundError
+from .errors import InvalidArgumentError, InvalidExtractionError, MemfsError, MemoryNotFoundError, ValidityError
 from .extract import Extractor, Message, Operation, normalize, screen
 from .items import text_of
 from .layout import label, one_line
@@ -206,13 +210,16 @@ class LongTermMemory:
                 break
             lines.append(line)
             used += len(line)
+        self.vault.usage.record(m.id for m in chosen[: len(lines)])
         return head + "".join(lines) + tail if lines else ""
 
     def relevant(self, query: str) -> list[Injected]:
         """The memories of every store for ``query``, best first, without duplicates.
 
         A hit outside the store it was searched in is dropped, and so is a memory whose ``review``
-        marker a person has not cleared (an extracted instruction). Only the start of a body (twice
+        marker a person has not cleared (an extracted instruction) or that is not current now
+        (superseded, expired, not yet valid: search sets those aside, and the file read here has
+        the last word). Only the start of a body (twice
         the budget) is flattened and compared, so a memory of a megabyte costs what a short one does.
         """
         hits = []
@@ -226,7 +233,7 @@ class LongTermMemory:
                 doc = self.vault.read(hit.path)
             except (MemfsError, OSError):
                 continue
-            if awaits_review(doc.metadata):
+            if awaits_review(doc.metadata) or not lifecycle.is_current(doc.metadata):
                 continue
             # a person's file may hold a credential: the model never sees it; the block shows no more
             # than 2 x budget characters, so a 1 MiB body costs what 4 KB does
@@ -402,6 +409,16 @@ class LongTermMemory:
             if op.review is not None:  # new words shaped like an instruction: held back until a person clears them
                 extra.update(type=op.type or "instruction", review=op.review)
             target.update(op.id, body=op.text.rstrip("\n") + "\n", metadata={**extra, "provenance": "extractor"})
+        elif op.op == "supersede" and op.id:
+            if op.review is not None:  # shaped like an instruction: held for review, and the old fact stays
+                target.add(op.text, title=op.title, type=op.type, tags=list(op.tags), source=op.source,
+                           provenance="extractor", metadata={"review": op.review})  # fmt: skip
+                return
+            try:
+                target.supersede(op.id, op.text.rstrip("\n") + "\n", title=op.title or None, source=op.source,
+                                 provenance="extractor")  # fmt: skip
+            except ValidityError as exc:  # replaced meanwhile (another session): the newer fact stands
+                log.info("extractor's supersede of %s not applied: %s", op.id, exc)
         elif op.op == "delete" and op.id:
             target.delete(op.id)
 

@@ -350,8 +350,8 @@ class MemoryStore:
                 new_rel = self.resolve(by)
                 if new_rel == old_rel:
                     raise ValidityError(f"{label(old_rel)} cannot supersede itself")
-                new_raw: bytes | None = self.engine.read_bytes(new_rel)
-                new = load_bytes(new_raw, path=new_rel)
+                by_raw = self.engine.read_bytes(new_rel)
+                new = load_bytes(by_raw, path=new_rel)
                 if lifecycle.validity(new.metadata).superseded_by is not None:
                     raise ValidityError(f"{label(new_rel)} is itself superseded; it cannot replace another memory")
                 if new.metadata.get("id") is None:
@@ -362,15 +362,14 @@ class MemoryStore:
                 new = new.with_metadata({"supersedes": replaced, "updated": timestamp(), **starts})
             else:
                 assert body is not None
-                new_raw = None
-                inherited = {"title": old.title(name_in(old_rel, self.namespace)), "type": old.metadata.get("type"),
-                             "tags": list(tags_of(old.metadata.get("tags")))}  # fmt: skip
+                by_raw = None
+                old_type = old.metadata.get("type")
                 extra = {**dict(metadata or {}), "supersedes": old_id, "valid_from": moment}
                 new = self._new_document(
-                    body, title=title if title is not None else inherited["title"],
-                    tags=tags if tags is not None else inherited["tags"],
-                    type=type if type is not None else inherited["type"], metadata=extra,
-                    source=source, provenance=provenance, session=session, on_secret=on_secret,
+                    body, title=title if title is not None else old.title(name_in(old_rel, self.namespace)),
+                    tags=tags if tags is not None else tags_of(old.metadata.get("tags")),
+                    type=type if type is not None else (None if old_type is None else str(old_type)),
+                    metadata=extra, source=source, provenance=provenance, session=session, on_secret=on_secret,
                 )  # fmt: skip
                 new_rel = self._free_path(slugify(new.metadata.get("title") or _first_line(new.body)))
             lifecycle.check(new.metadata)
@@ -384,7 +383,7 @@ class MemoryStore:
             with self.engine.batch(message, trailers={"Memfs-Op": "supersede", "Memfs-Id": str(new.metadata["id"]),
                                                       "Memfs-Supersedes": old_id, **(trailers or {})}):  # fmt: skip
                 self.engine.write(new_rel, new, message=f"memory: {'update' if by else 'create'} {label(new_rel)}",
-                                  create=by is None, expect=new_raw)  # fmt: skip
+                                  create=by is None, expect=by_raw)  # fmt: skip
                 self.engine.write(old_rel, old, message=f"memory: update {label(old_rel)}", create=False,
                                   expect=old_raw)  # fmt: skip
         return self._memory(new_rel, new)
