@@ -379,7 +379,7 @@ def search(vault: Vault, as_json: bool, query: str, namespace: str | None, type_
     if not hits:
         out.print("no matches")
     for i, hit in enumerate(hits, 1):
-        state = f"  [{_m(_held(hit.state, hit.validity))}]" if history else ""
+        state = f"  ({_m(_held(hit.state, hit.validity))})" if history else ""
         out.print(f"[bold]{i}. {_m(hit.title)}[/]  [dim]{_m(hit.path)}  score {hit.score:.2f}{state}[/]")
         if hit.snippet:
             out.print("   " + _BOLD.sub(r"[bold yellow]\1[/]", _m(hit.snippet)))

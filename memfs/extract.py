@@ -279,6 +279,27 @@ class RuleExtractor:
                         seen[normalize(op.text)] = None  # type: ignore[assignment]
         return ops
 
+    def subjects(self, messages: Sequence[Message]) -> list[str]:
+        """The titles of the subjects ``messages`` state a value of (where the user lives, "my X").
+
+        The memory manager searches for these too, so a memory about the same subject is among the
+        ``existing`` ones even when the new statement shares no word with it ("I moved to Berlin"
+        after "I live in Paris").
+        """
+        found: list[str] = []
+        for message in messages:
+            if message.role not in self.roles:
+                continue
+            for sentence in _SENTENCE.findall(_strip_speaker(message.text)):
+                body = sentence.strip().rstrip(".!? ")
+                for pattern, _, rule in _RULES:
+                    match = pattern.match(body)
+                    if match:
+                        if rule in _SUBJECTS:
+                            found.append(_title(rule, match))
+                        break
+        return list(dict.fromkeys(found))
+
     def _match(self, sentence: str, source: str | None, by_title: Mapping[str, Any],
                seen: Mapping[str, Any]) -> Operation | None:  # fmt: skip
         body = sentence.rstrip(".!? ")

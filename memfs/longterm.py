@@ -371,9 +371,12 @@ class LongTermMemory:
         return [screen(op) for op in self._operations(batch)]
 
     def _similar(self, target: MemoryStore, batch: list[Message]) -> list[Memory]:
+        """The current memories most like the batch, and those about the subjects the extractor names."""
         found: dict[str, Memory] = {}
-        for message in batch:
-            for hit in target.search(message.text[:2000], k=5):
+        subjects = getattr(self.extractor, "subjects", None)
+        queries = [m.text[:2000] for m in batch] + (list(subjects(batch)) if callable(subjects) else [])
+        for query in queries:
+            for hit in target.search(query, k=5):
                 try:
                     found.setdefault(hit.path, target.get(hit.path))
                 except MemfsError:

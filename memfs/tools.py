@@ -631,40 +631,6 @@ class MemoryTools:
         self._seen.pop(self._rel(source), None)
         return f"Successfully renamed {old_path} to {new_path}"
 
-    @_command("supersede", "Replace a memory whose fact changed with a newer one. The old file stays as history "
-              "(valid until now, superseded by the new one) and is no longer listed, searched or recalled. Give "
-              "new_text for a new memory, or by_path for an existing one that replaces it.", writes=True,
-              native=False, path=(_STR, True, "The memory that no longer holds, e.g. /memories/home-city.md."),
-              new_text=(_STR, False, "The changed fact, as the new memory's text (it keeps the old title and type)."),
-              by_path=(_STR, False, "Instead of new_text: an existing memory file that replaces it."))  # fmt: skip
-    def _supersede(self, path: str, new_text: str | None = None, by_path: str | None = None) -> str:
-        if (new_text is None) == (by_path is None):
-            raise ToolCallError("supersede needs exactly one of new_text (the changed fact) or by_path (an existing "
-                                "memory that replaces it).")  # fmt: skip
-        target = self._resolve(path)
-        if target.is_root:
-            raise ToolCallError("supersede takes a memory file, not the memory folder.")
-        assert target.store is not None
-        if not target.name.endswith(".md") or not self._file(target).is_file():
-            raise ToolCallError(f"The path {path} does not exist. Please provide a valid path.")
-        by_name = None
-        if by_path is not None:
-            self._check_writable(by_path)
-            by = self._resolve(by_path)
-            if by.store is not target.store or not by.name.endswith(".md") or not self._file(by).is_file():
-                raise ToolCallError(f"by_path must be an existing memory file in the same folder of your memory "
-                                    f"as {path}, got {_echo(by_path)}.")  # fmt: skip
-            by_name = by.name
-        with self.engine.locked():
-            new = target.store.supersede(target.name, new_text, by=by_name, provenance="agent" if new_text else None,
-                                         session=self.session if new_text else None,
-                                         trailers=self._trailers("supersede"))  # fmt: skip
-        self._seen.pop(self._rel(target), None)
-        shown = self._virtual(new.path)
-        return (f"Superseded {path} by {shown}: {path} stays as history (valid until "
-                f"{new.metadata.get('valid_from', 'now')}) and is no longer listed or recalled.") + (
-                    _redaction_note(new_text) if new_text else "")  # fmt: skip
-
     # -- memfs's own commands ----------------------------------------------------
 
     @_command("search", "Search all memories by meaning of the words; returns paths, titles and snippets.",
@@ -716,16 +682,6 @@ class MemoryTools:
 
     @_command("history", "List the past versions of a memory file: revision, date, author and what changed.",
               writes=False, native=False, path=(_STR, True, "The file whose past versions to list."))  # fmt: skip
-    def _held(self, hit: Any) -> str:
-        """When a hit held, as a model reads it in a search with history."""
-        held = hit.validity
-        span = f"from {held.start or 'the start'} until {held.end or 'now'}"
-        if held.superseded_by is not None:
-            found = self.engine.path_of(held.superseded_by)
-            by = self._virtual(found) if found and readable(self.scopes, found) else held.superseded_by
-            return f"[{hit.state}: held {span}; superseded by {by}]"
-        return f"[{hit.state}: holds {span}]" if hit.state == lifecycle.CURRENT else f"[{hit.state}: {span}]"
-
     def _history(self, path: str) -> str:
         target = self._resolve(path)
         if target.is_root:
@@ -754,6 +710,50 @@ class MemoryTools:
             target.store.restore_file(target.name, revision, trailers=self._trailers("restore"))
         self._seen.pop(self._rel(target), None)
         return f"Restored {path} to revision {_echo(revision)}."
+
+    def _held(self, hit: Any) -> str:
+        """When a hit held, as a model reads it in a search with history."""
+        held = hit.validity
+        span = f"from {held.start or 'the start'} until {held.end or 'now'}"
+        if held.superseded_by is not None:
+            found = self.engine.path_of(held.superseded_by)
+            by = self._virtual(found) if found and readable(self.scopes, found) else held.superseded_by
+            return f"[{hit.state}: held {span}; superseded by {by}]"
+        return f"[{hit.state}: holds {span}]" if hit.state == lifecycle.CURRENT else f"[{hit.state}: {span}]"
+
+    @_command("supersede", "Replace a memory whose fact changed with a newer one. The old file stays as history "
+              "(valid until now, superseded by the new one) and is no longer listed, searched or recalled. Give "
+              "new_text for a new memory, or by_path for an existing one that replaces it.", writes=True,
+              native=False, path=(_STR, True, "The memory that no longer holds, e.g. /memories/home-city.md."),
+              new_text=(_STR, False, "The changed fact, as the new memory's text (it keeps the old title and type)."),
+              by_path=(_STR, False, "Instead of new_text: an existing memory file that replaces it."))  # fmt: skip
+    def _supersede(self, path: str, new_text: str | None = None, by_path: str | None = None) -> str:
+        if (new_text is None) == (by_path is None):
+            raise ToolCallError("supersede needs exactly one of new_text (the changed fact) or by_path (an existing "
+                                "memory that replaces it).")  # fmt: skip
+        target = self._resolve(path)
+        if target.is_root:
+            raise ToolCallError("supersede takes a memory file, not the memory folder.")
+        assert target.store is not None
+        if not target.name.endswith(".md") or not self._file(target).is_file():
+            raise ToolCallError(f"The path {path} does not exist. Please provide a valid path.")
+        by_name = None
+        if by_path is not None:
+            self._check_writable(by_path)
+            by = self._resolve(by_path)
+            if by.store is not target.store or not by.name.endswith(".md") or not self._file(by).is_file():
+                raise ToolCallError(f"by_path must be an existing memory file in the same folder of your memory "
+                                    f"as {path}, got {_echo(by_path)}.")  # fmt: skip
+            by_name = by.name
+        with self.engine.locked():
+            new = target.store.supersede(target.name, new_text, by=by_name, provenance="agent" if new_text else None,
+                                         session=self.session if new_text else None,
+                                         trailers=self._trailers("supersede"))  # fmt: skip
+        self._seen.pop(self._rel(target), None)
+        shown = self._virtual(new.path)
+        return (f"Superseded {path} by {shown}: {path} stays as history (valid until "
+                f"{new.metadata.get('valid_from', 'now')}) and is no longer listed or recalled.") + (
+                    _redaction_note(new_text) if new_text else "")  # fmt: skip
 
     # -- schemas -----------------------------------------------------------------
 
