@@ -695,14 +695,15 @@ def supersede(vault: Vault, ref: str, body: str | None, by: str | None, at: str 
 @json_option
 @click.option("--yes", "apply", is_flag=True, help="Archive them (one commit; `memfs undo --by NAME` reverts it).")
 @click.option("--namespace", "-n", help="Only this namespace (and its sub-namespaces).")
-@_writing
-def prune(vault: Vault, as_json: bool, apply: bool, namespace: str | None) -> None:
+def prune(vault_path: Path, author: str | None, as_json: bool, apply: bool, namespace: str | None) -> None:
     """List the memories that expired; with --yes, move them to archive/ in one commit.
 
-    A dry run by default. An archived memory keeps its file under archive/<namespace>/ and its
-    history in git; it is no longer searched or injected.
+    A dry run by default: the vault opens as for a command that only reads, and nothing changes.
+    An archived memory keeps its file under archive/<namespace>/ and its history in git; it is no
+    longer searched or injected.
     """
-    pruned = vault.prune(apply=apply, namespace=namespace)
+    with _open(vault_path, author=author, writes=apply) as vault:
+        pruned = vault.prune(apply=apply, namespace=namespace)
     if as_json:
         _print_json([dataclasses.asdict(p) | {"archived_now": apply} for p in pruned])
         return
