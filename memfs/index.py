@@ -59,7 +59,7 @@ from whoosh.lang.snowball.english import EnglishStemmer
 from whoosh.writing import MERGE_SMALL
 
 from . import _fs, transcript
-from .dates import date_words, written_date
+from .dates import date_words, iso, written_date
 from .documents import MAX_FRONT_MATTER_BYTES, Document, load_bytes, loads, normalize_time, tags_of, timestamp
 from .errors import DocumentError, FileTooLargeError, LinkError, QueryTooLongError, SearchIndexError
 from .freshness import ChangeFinder, file_stat, walk
@@ -562,6 +562,7 @@ class SearchIndex:
         self._searcher: Any = None
         self._transcript_stats: dict[str, tuple[int, int] | None] = {}
         self._field_lengths: dict[str, dict[int, int]] = {}  # per field, per document of the open searcher
+        self._validities: _Validities | None = None  # of the open searcher: see _not_current
         self._known_all: tuple[bytes | None, dict[str, tuple[Any, ...]]] | None = None  # known() of one manifest
         self._open()
 
@@ -626,6 +627,7 @@ class SearchIndex:
         self._ix, self._manifest = None, None
         self._transcript_stats = {}
         self._field_lengths = {}
+        self._validities = None
         with contextlib.suppress(Exception):  # closing a damaged index must not fail
             if searcher is not None:
                 searcher.close()
@@ -1293,17 +1295,25 @@ class SearchIndex:
         Every ``superseded`` document is, and a ``timed`` one when its dates say so now (their
         paths are for a query Whoosh runs, whose mask needs terms).
 
-        Only documents with validity keys are read (most memories have none), and the dates are
-        judged at the moment of the search, never at indexing: a memory that expired since it was
-        indexed is set aside all the same.
+        Only documents with validity keys are read (most memories have none), once per searcher
+        (a stored-field read costs about 0.1 ms: read per search, they were most of its cost), and
+        the dates are judged at the moment of the search, never at indexing: a memory that expired
+        since it was indexed is set aside all the same.
         """
-        hidden = set(searcher.docs_for_query(query.Term("lifecycle", "superseded")))
-        paths = []
-        for doc in searcher.docs_for_query(query.Term("lifecycle", "timed")):
-            stored = searcher.stored_fields(doc)
-            if _validity(stored).state(now) != CURRENT:
+        if self._validities is None:
+            superseded = set(searcher.docs_for_query(query.Term("lifecycle", "superseded")))
+            timed = []
+            for doc in searcher.docs_for_query(query.Term("lifecycle", "timed")):
+                stored = searcher.stored_fields(doc)
+                timed.append((doc, _validity(stored), stored["path"]))
+            self._validities = (superseded, timed)
+        superseded, timed = self._validities
+        moment = iso(now or datetime.now(timezone.utc))
+        hidden, paths = set(superseded), []
+        for doc, held, path in timed:
+            if held.state_at(moment) != CURRENT:
                 hidden.add(doc)
-                paths.append(stored["path"])
+                paths.append(path)
         return hidden, paths
 
     def search_messages(self, text: str, *, k: int = 10, session: str | None = None, since: str | None = None,
@@ -1372,7 +1382,7 @@ class SearchIndex:
         for f in filters:
             docs = set(searcher.docs_for_query(f))
             allowed = docs if allowed is None else allowed & docs
-        hidden = hidden or set()
+
         scores: dict[int, float] = {}
         for name, term in dict.fromkeys(pairs):
             if (name, term) not in reader:
@@ -1385,7 +1395,7 @@ class SearchIndex:
             postings = reader.postings(name, term)
             while postings.is_active():
                 doc = postings.id()
-                if (allowed is None or doc in allowed) and doc not in hidden:
+                if allowed is None or doc in allowed:
                     length = lengths.get(doc)
                     if length is None:
                         length = lengths[doc] = searcher.doc_field_length(doc, name, 1)
@@ -1394,7 +1404,8 @@ class SearchIndex:
                         tf + k1 * ((1 - b) + b * length / avgfl)
                     )
                 postings.next()
-        best = heapq.nsmallest(k, scores.items(), key=lambda pair: (-pair[1], pair[0]))  # ties: index order
+        scored = ((doc, score) for doc, score in scores.items() if doc not in hidden) if hidden else scores.items()
+        best = heapq.nsmallest(k, scored, key=lambda pair: (-pair[1], pair[0]))  # ties: index order
         return [(searcher.stored_fields(doc), score) for doc, score in best]
 
     def _transcript_stat(self, rel: str) -> tuple[int, int] | None:
@@ -1521,6 +1532,10 @@ def _in_scope(stored: dict[str, Any], namespace: str) -> bool:
     path, own = str(stored.get("path", "")), str(stored.get("namespace", ""))
     return in_namespace(path, namespace) and split_memory_path(path)[0] == own and (
         own == namespace or own.startswith(namespace + "/"))  # fmt: skip
+
+
+#: The documents of a searcher that are superseded, and those whose dates decide (doc, validity, path).
+_Validities = tuple[set[int], list[tuple[int, Validity, str]]]
 
 
 def _validity(stored: dict[str, Any]) -> Validity:

@@ -76,11 +76,14 @@ class Validity:
 
     def state(self, now: datetime | None = None) -> str:
         """``superseded``, ``expired``, ``future`` or ``current`` at ``now`` (the clock by default)."""
+        return self.state_at(iso(now or datetime.now(timezone.utc)))
+
+    def state_at(self, moment: str) -> str:
+        """:meth:`state` at a moment written as memfs stores times (``2026-11-01T10:00:00Z``)."""
         if self.superseded_by is not None:
             return SUPERSEDED
         if not self.timed:
             return CURRENT
-        moment = iso(now or datetime.now(timezone.utc))
         if self.end is not None and self.end <= moment:  # ISO UTC strings compare as times
             return EXPIRED
         if self.start is not None and self.start > moment:
