@@ -459,3 +459,48 @@ def test_a_supersede_shaped_like_an_instruction_is_held_and_the_old_fact_stays(v
     assert store.get(old.path).state() == "current"
     held = [m for m in store.list() if m.path != old.path]
     assert len(held) == 1 and held[0].awaits_review
+
+
+def test_supersede_gives_a_hand_written_memory_an_id(vault: memfs.Vault, store: memfs.MemoryStore) -> None:
+    folder = vault.root / "memories" / ALICE
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "desk.md").write_text("# Desk\n\nAlice sits at desk 4.\n")
+    vault.commit()
+    new = store.supersede("desk.md", "Alice sits at desk 9.")
+    old = store.get("desk.md")
+    assert old.id is not None and old.id.startswith("mem_") and new.metadata["supersedes"] == old.id
+    assert old.metadata["superseded_by"] == new.id and old.body == "# Desk\n\nAlice sits at desk 4.\n"
+    assert store.resolve(old.id) == old.path
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"path": "/memories/a.md", "new_text": 42},
+        {"path": "/memories/a.md", "by_path": ["x"]},
+        {"path": "/memories/a.md", "new_text": "x", "by_path": "/memories/b.md"},
+        {"path": "/memories", "new_text": "x"},
+        {"path": "/memories/../etc/passwd", "new_text": "x"},
+        {"path": "/memories/a.md", "by_path": "/memories/a.md"},
+        {"path": "/memories/a.md", "by_path": "/memories/missing.md"},
+        {"path": "/memories/a.md", "new_text": "x", "at": "2026-01-01"},
+    ],
+)
+def test_tools_supersede_refuses_malformed_calls(vault: memfs.Vault, args: dict[str, Any]) -> None:
+    tools = MemoryTools(vault, ALICE)
+    ok(tools, "create", path="/memories/a.md", file_text="Gym at 7.\n")
+    before = head(vault)
+    err(tools, "supersede", **args)
+    assert head(vault) == before and vault.memories(ALICE).get("a.md").state() == "current"
+
+
+def test_cli_prune_dry_run_commits_nothing_not_even_edits(tmp_path: Path) -> None:
+    runner, vault_dir = CliRunner(), tmp_path / "v"
+    assert runner.invoke(cli, ["init", str(vault_dir)]).exit_code == 0
+    cli_run(runner, vault_dir, "add", "-n", ALICE, "--title", "Old pass", "Parking pass.")
+    path = vault_dir / "memories/users/alice/old-pass.md"
+    path.write_text(path.read_text().replace("---\nParking", "expires: 2020-01-01\n---\nParking"))
+    log = subprocess.run(["git", "log", "--oneline"], cwd=vault_dir, capture_output=True, text=True).stdout
+    assert "users/alice/old-pass.md" in cli_run(runner, vault_dir, "prune")
+    assert subprocess.run(["git", "log", "--oneline"], cwd=vault_dir, capture_output=True, text=True).stdout == log
+    assert "expires" in path.read_text()
