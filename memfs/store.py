@@ -435,8 +435,9 @@ class MemoryStore:
             final = self.stamp(text, name=name, creating=create, before=before, max_bytes=max_bytes,
                                provenance=provenance, session=session, on_secret=on_secret)  # fmt: skip
             op = "create" if create else "update"
-            if rel.endswith(".md"):
-                self._check_validity(loads(final).metadata, {} if create else self._metadata_now(rel))
+            written = loads(final).metadata if rel.endswith(".md") else {}
+            if any(key in written for key in lifecycle.KEYS):  # most writes have none: no read of the file
+                self._check_validity(written, {} if create else self._metadata_now(rel))
             if not create:
                 self.engine.commit_edits_first([rel])
             doc_trailers = {"Memfs-Op": op, **(trailers or {})}
