@@ -64,6 +64,7 @@ class Injected:
         title: Its title, as stored.
         updated: The day it last changed (``2026-11-20``), if known.
         provenance: Who or what wrote it (one of ``PROVENANCE``), if recorded.
+        valid_until: For a superseded memory shown with ``history=True``: when it stopped holding.
     """
 
     path: str
@@ -73,6 +74,7 @@ class Injected:
     title: str = ""
     updated: str = ""
     provenance: str = ""
+    valid_until: str = ""
 
 
 def flatten(text: str) -> str:
@@ -100,7 +102,8 @@ def render_entry(memory: Injected, text: str | None = None) -> str:
     line with ``& < >`` escaped. ``text`` replaces the memory's own, already escaped (the budget's cut).
     """
     fields = (("path", memory.path), ("store", memory.store), ("updated", memory.updated),
-              ("provenance", memory.provenance), ("title", memory.title))  # fmt: skip
+              ("provenance", memory.provenance), ("title", memory.title),
+              ("superseded", memory.valid_until and f"no longer holds since {memory.valid_until}"))  # fmt: skip
     attributes = "".join(f' {key}="{escape_attribute(value)}"' for key, value in fields if value)
     shown = html.escape(flatten(memory.text), quote=False) if text is None else text
     return f"<memory{attributes}>{shown}</memory>\n"
@@ -133,6 +136,8 @@ class LongTermMemory:
         recent: How many earlier messages join the newest user message in the search query.
         read_tools: The read commands the agent is given.
         write_tools: The write commands the agent is given (only for writable stores).
+        history: Inject superseded memories too, each marked with when it stopped holding (for
+            agents asked what used to be true). Expired and future memories are never injected.
     """
 
     def __init__(
@@ -148,6 +153,7 @@ class LongTermMemory:
         recent: int = 0,
         read_tools: Sequence[str] = READ_COMMANDS,
         write_tools: Sequence[str] = WRITE_COMMANDS,
+        history: bool = False,
     ) -> None:
         #: The grants: the first store writable unless declared otherwise, every other one read-only.
         self.scopes = list(granted(stores, first=True, others=False))
@@ -170,6 +176,7 @@ class LongTermMemory:
         self.recent = recent
         self.read_tools = tuple(read_tools)
         self.write_tools = tuple(write_tools)
+        self.history = bool(history)
         self._pending: list[Message] = []
         self._turns = 0
         self._lock = threading.Lock()
@@ -224,7 +231,7 @@ class LongTermMemory:
         """
         hits = []
         for scope in self.scopes:
-            found = self.vault.search(query, k=self.per_store, namespace=scope.namespace)
+            found = self.vault.search(query, k=self.per_store, namespace=scope.namespace, history=self.history)
             hits += [(hit, scope.namespace) for hit in found if scope.holds(hit.path)]
         seen: set[str] = set()
         chosen: list[Injected] = []
@@ -233,7 +240,10 @@ class LongTermMemory:
                 doc = self.vault.read(hit.path)
             except (MemfsError, OSError):
                 continue
-            if awaits_review(doc.metadata) or not lifecycle.is_current(doc.metadata):
+            held = lifecycle.validity(doc.metadata)
+            state = held.state()
+            if awaits_review(doc.metadata) or not (state == lifecycle.CURRENT or
+                                                   (self.history and state == lifecycle.SUPERSEDED)):  # fmt: skip
                 continue
             # a person's file may hold a credential: the model never sees it; the block shows no more
             # than 2 x budget characters, so a 1 MiB body costs what 4 KB does
@@ -246,7 +256,8 @@ class LongTermMemory:
             chosen.append(Injected(
                 label(hit.path), hit.id, text, store=store, title=redact(doc.title(hit.path))[0],
                 updated=str(hit.updated or "")[:10],
-                provenance=provenance if provenance in PROVENANCE else ""))  # fmt: skip
+                provenance=provenance if provenance in PROVENANCE else "",
+                valid_until=(held.end or "?")[:10] if state == lifecycle.SUPERSEDED else ""))  # fmt: skip
         return chosen
 
     def inject(self, messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

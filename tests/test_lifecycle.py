@@ -504,3 +504,16 @@ def test_cli_prune_dry_run_commits_nothing_not_even_edits(tmp_path: Path) -> Non
     assert "users/alice/old-pass.md" in cli_run(runner, vault_dir, "prune")
     assert subprocess.run(["git", "log", "--oneline"], cwd=vault_dir, capture_output=True, text=True).stdout == log
     assert "expires" in path.read_text()
+
+
+def test_injection_with_history_marks_superseded_never_expired(vault: memfs.Vault, store: memfs.MemoryStore) -> None:
+    a, b, c = chain(store)
+    store.add("Alice lived in Rome as a student.", title="Student city", metadata={"expires": "2020-01-01"})
+    question = [{"role": "user", "content": "where does Alice live, and where did Alice live before?"}]
+    current = LongTermMemory(vault, stores=[ALICE]).context_for(question)
+    assert "Lisbon" in current and "Paris" not in current and "Berlin" not in current and "superseded=" not in current
+    past = LongTermMemory(vault, stores=[ALICE], history=True).context_for(question)
+    assert "Lisbon" in past and "Paris" in past and "Berlin" in past and "Rome" not in past
+    (lisbon,) = [line for line in past.splitlines() if "Lisbon" in line]
+    (paris,) = [line for line in past.splitlines() if "Paris" in line]
+    assert "superseded=" not in lisbon and 'superseded="no longer holds since ' in paris
