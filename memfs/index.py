@@ -61,11 +61,11 @@ from whoosh.writing import MERGE_SMALL
 from . import _fs, transcript
 from .dates import date_words, iso, written_date
 from .documents import MAX_FRONT_MATTER_BYTES, Document, load_bytes, loads, normalize_time, tags_of, timestamp
-from .errors import DocumentError, FileTooLargeError, LinkError, QueryTooLongError, SearchIndexError
+from .errors import DocumentError, FileTooLargeError, LinkError, QueryTooLongError, SearchIndexError, ValidityError
 from .freshness import ChangeFinder, file_stat, walk
 from .items import text_of
 from .layout import CONTENT_DIRS, in_namespace, is_transcript, split_memory_path
-from .lifecycle import CURRENT, Validity, validity
+from .lifecycle import CURRENT, Validity, check, validity
 
 log = logging.getLogger(__name__)
 
@@ -216,8 +216,10 @@ def _schema() -> fields.Schema:
         item=fields.STORED(),
         checkpoints=fields.STORED(),
         # ``superseded`` or ``timed`` (a validity that depends on the present), so a search can set
-        # aside what is not current by reading only those documents (see SearchIndex._not_current)
-        lifecycle=fields.ID(),
+        # aside what is not current by reading only those documents (see SearchIndex._not_current);
+        # ``unreadable`` too for validity keys memfs would refuse to write (doctor reports them)
+        lifecycle=fields.KEYWORD(),
+        validity_error=fields.STORED(),
         validity=fields.STORED(),  # (start, end, superseded_by, supersedes, expires) of lifecycle.Validity
     )
 
@@ -1112,10 +1114,16 @@ class SearchIndex:
         updated = normalize_time(meta.get("updated")) or timestamp(mtime)
         tags = tags_of(meta.get("tags"))
         held = validity(meta)
-        kept = {} if held.plain else {
-            "lifecycle": "superseded" if held.superseded_by is not None else "timed" if held.timed else None,
+        terms = ["superseded" if held.superseded_by is not None else "timed" if held.timed else ""]
+        kept: dict[str, Any] = {} if held.plain else {
             "validity": (held.start, held.end, held.superseded_by, list(held.supersedes), held.expires),
         }  # fmt: skip
+        try:
+            check(meta)
+        except ValidityError as exc:  # a person's hand edit: the memory is served, the key ignored
+            terms.append("unreadable")
+            kept["validity_error"] = str(exc)
+        kept["lifecycle"] = " ".join(t for t in terms if t) or None
         return _with_terms({
             "path": rel, "kind": "memory", "namespace": namespace,
             "id": str(meta["id"]) if meta.get("id") is not None else None,
@@ -1166,6 +1174,14 @@ class SearchIndex:
             reader = self._reader()
             return [Problem(f["path"], f.get("error", "")) for f in
                     reader.documents(kind="invalid")]  # fmt: skip
+
+    def validity_problems(self) -> list[Problem]:
+        """Memories whose validity keys memfs cannot read (edited by hand); they are served, the keys ignored."""
+        with self._lock:
+            searcher = self._reader()
+            docs = searcher.docs_for_query(query.Term("lifecycle", "unreadable"))
+            found = [searcher.stored_fields(doc) for doc in docs]
+        return sorted((Problem(f["path"], f.get("validity_error", "")) for f in found), key=lambda p: p.path)
 
     def partly_indexed(self) -> list[Problem]:
         """The transcripts whose older entries message search does not cover (over :data:`MAX_INDEXED_ENTRIES`)."""

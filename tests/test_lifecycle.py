@@ -517,3 +517,14 @@ def test_injection_with_history_marks_superseded_never_expired(vault: memfs.Vaul
     (lisbon,) = [line for line in past.splitlines() if "Lisbon" in line]
     (paris,) = [line for line in past.splitlines() if "Paris" in line]
     assert "superseded=" not in lisbon and 'superseded="no longer holds since ' in paris
+
+
+def test_doctor_names_validity_keys_edited_into_nonsense(vault: memfs.Vault, store: memfs.MemoryStore) -> None:
+    vault.freshness = 0
+    memory = store.add("Gate code is 4411.", title="Gate code")
+    path = vault.root / memory.path
+    path.write_text(path.read_text().replace("---\nGate", "expires: next tuesday\n---\nGate"))
+    assert [h.path for h in store.search("gate code")] == [memory.path]  # served: the key is ignored
+    vault.reconcile()
+    found = [f for f in vault.doctor() if f.check == "validity"]
+    assert len(found) == 1 and memory.path in found[0].message and "ISO 8601" in found[0].message
