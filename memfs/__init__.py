@@ -57,6 +57,7 @@ from .errors import (
     SyncError,
     ToolCallError,
     UnsafeRepositoryError,
+    ValidityError,
     VaultNotFoundError,
 )
 from .extract import ModelExtractor, Operation, RuleExtractor
@@ -117,6 +118,7 @@ __all__ = [
     "PurgeError",
     "PurgeReport",
     "QueryTooLongError",
+    "ValidityError",
     "ReadOnlyError",
     "Reply",
     "RepositoryStateError",

@@ -33,7 +33,8 @@ from .dates import iso_range
 from .errors import MemfsError, SecretError
 from .history import DEFAULT_PERSON, Identity, configured_identity
 from .items import text_of
-from .layout import label
+from .layout import ARCHIVE_DIR, label
+from .lifecycle import Validity
 from .paths import clean_namespace
 from .store import ON_SECRET, Memory
 from .sync import report_lines
@@ -192,10 +193,21 @@ def _print_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
 
 
-def _memory_dict(memory: Memory) -> dict[str, Any]:
-    return {"path": memory.path, "namespace": memory.namespace, "id": memory.id,
-            "title": memory.title, "type": memory.type, "tags": list(memory.tags),
-            "updated": memory.updated}  # fmt: skip
+def _memory_dict(memory: Memory, *, history: bool = False) -> dict[str, Any]:
+    found: dict[str, Any] = {"path": memory.path, "namespace": memory.namespace, "id": memory.id,
+             "title": memory.title, "type": memory.type, "tags": list(memory.tags),
+             "updated": memory.updated}  # fmt: skip
+    if history:
+        found.update(state=memory.state(), validity=dataclasses.asdict(memory.validity))
+    return found
+
+
+def _held(state: str, held: Validity) -> str:
+    """When a memory holds, for a listing with --history: ``superseded 2026-01-02..2026-03-04``."""
+    if held.plain:
+        return state
+    span = f"{(held.start or '')[:10]}..{(held.end or '')[:10]}" if held.timed else ""
+    return " ".join(x for x in (state, span) if x)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -287,20 +299,23 @@ def show(vault: Vault, ref: str, rev: str | None) -> None:
 @click.argument("namespace", required=False)
 @click.option("--type", "type_", help="Only memories of this type.")
 @click.option("--tag", help="Only memories with this tag.")
+@click.option("--history", is_flag=True, help="Also superseded, expired and future memories, with when they held.")
 @_with_vault
-def ls(vault: Vault, as_json: bool, namespace: str | None, type_: str | None, tag: str | None) -> None:
-    """List memories, all or those of NAMESPACE."""
+def ls(vault: Vault, as_json: bool, namespace: str | None, type_: str | None, tag: str | None,
+       history: bool) -> None:  # fmt: skip
+    """List the current memories, all or those of NAMESPACE (--history: every memory, with its state)."""
     memories: list[Memory] = []
     namespaces = [clean_namespace(namespace)] if namespace else _outermost(vault.namespaces())
     for ns in namespaces:
-        memories += vault.memories(ns).list(type=type_, tag=tag)
+        memories += vault.memories(ns).list(type=type_, tag=tag, history=history)
     if as_json:
-        _print_json([_memory_dict(m) for m in memories])
+        _print_json([_memory_dict(m, history=history) for m in memories])
         return
-    table = Table("path", "title", "type", "tags", "updated", box=None)
+    table = Table("path", "title", "type", "tags", "updated", *(["state"] if history else []), box=None)
     for m in memories:
+        state = [_m(_held(m.state(), m.validity))] if history else []
         table.add_row(_m(label(m.path)), _m(m.title), _m(m.type or ""),
-                      _m(", ".join(m.tags)), _m((m.updated or "")[:10]))  # fmt: skip
+                      _m(", ".join(m.tags)), _m((m.updated or "")[:10]), *state)  # fmt: skip
     _print_table(table)
     problems = vault.problems()
     for problem in problems:
@@ -328,15 +343,17 @@ def _outermost(namespaces: list[str]) -> list[str]:
 @click.option("-k", "k", default=10, show_default=True, type=click.IntRange(1, 1000), help="How many hits.")
 @click.option("--messages", is_flag=True, help="Search conversation messages in sessions/ instead of memories.")
 @click.option("--session", "session_id", help="With --messages: only this session.")
+@click.option("--history", is_flag=True, help="Also superseded, expired and future memories, with when they held.")
 @_with_vault
 def search(vault: Vault, as_json: bool, query: str, namespace: str | None, type_: str | None,
            tags: tuple[str, ...], since: str | None, until: str | None, k: int, messages: bool,
-           session_id: str | None) -> None:  # fmt: skip
+           session_id: str | None, history: bool) -> None:  # fmt: skip
     """Search memories (or, with --messages, conversation messages) with a natural-language QUERY."""
     since, until = _dates(since, until)
     if messages or session_id:
         ignored = [name for name, value in (("--namespace", namespace), ("--type", type_), ("--tag", tags),
-                                            ("--since", since), ("--until", until)) if value]  # fmt: skip
+                                            ("--since", since), ("--until", until), ("--history", history))
+                   if value]  # fmt: skip
         if ignored:
             raise _BadValue(f"{', '.join(ignored)} filter memories, not messages; leave them out with "
                             "--messages/--session")  # fmt: skip
@@ -353,7 +370,8 @@ def search(vault: Vault, as_json: bool, query: str, namespace: str | None, type_
                       f"{_m(msg.time or '')} score {msg.score:.2f}[/]")  # fmt: skip
             out.print("   " + _BOLD.sub(r"[bold yellow]\1[/]", _m(msg.snippet)))
         return
-    hits = vault.search(query, k=k, namespace=namespace, type=type_, tags=tags, since=since, until=until)
+    hits = vault.search(query, k=k, namespace=namespace, type=type_, tags=tags, since=since, until=until,
+                        history=history)  # fmt: skip
     if as_json:
         _print_json([dataclasses.asdict(h) for h in hits])
         return
@@ -361,7 +379,8 @@ def search(vault: Vault, as_json: bool, query: str, namespace: str | None, type_
     if not hits:
         out.print("no matches")
     for i, hit in enumerate(hits, 1):
-        out.print(f"[bold]{i}. {_m(hit.title)}[/]  [dim]{_m(hit.path)}  score {hit.score:.2f}[/]")
+        state = f"  ({_m(_held(hit.state, hit.validity))})" if history else ""
+        out.print(f"[bold]{i}. {_m(hit.title)}[/]  [dim]{_m(hit.path)}  score {hit.score:.2f}{state}[/]")
         if hit.snippet:
             out.print("   " + _BOLD.sub(r"[bold yellow]\1[/]", _m(hit.snippet)))
 
@@ -627,6 +646,78 @@ def resolve(vault: Vault, path: str, keep: str, copy: str | None) -> None:
             raise click.ClickException(f"--keep takes local, remote or a file to read: {exc}") from None
     vault.resolve_conflict(path, choice, copy=copy)
     _out().print(f"resolved {_m(path)}")
+
+
+@cli.command()
+@vault_option
+@author_option
+@click.argument("ref")
+@click.argument("body", required=False)
+@click.option("--by", "by", metavar="REF", help="An existing memory that replaces REF (instead of BODY).")
+@click.option("--at", "at", metavar="WHEN", help="When REF stopped holding: an ISO date or time (default: now).")
+@click.option("--title", help="The new memory's title (default: the old one's).")
+@click.option(
+    "--on-secret",
+    type=click.Choice(ON_SECRET),
+    default="refuse",
+    show_default=True,
+    help="A credential in the new memory: refuse it, redact it, or allow it.",
+)
+@_writing
+def supersede(vault: Vault, ref: str, body: str | None, by: str | None, at: str | None, title: str | None,
+              on_secret: str) -> None:  # fmt: skip
+    """Replace the memory REF (a path or an id) with a newer one, in one commit.
+
+    BODY is the new memory's text ('-' or nothing: read from stdin), or --by names an existing
+    memory of the same namespace. REF stays as history: it gets valid_until and superseded_by, and
+    search, injection and listings stop showing it (--history shows it).
+    """
+    if by is None and (body is None or body == "-"):
+        body = sys.stdin.read()
+    if body is not None and not body.strip():
+        raise click.ClickException("the new memory is empty; give its text as an argument or on stdin, or --by REF")
+    store, rel = vault.resolve(ref)
+    replacing = None
+    if by is not None:
+        other, replacing = vault.resolve(by)
+        if other.namespace != store.namespace:
+            raise _BadValue(f"--by names a memory of {other.namespace}; a memory is superseded within its namespace")
+    if replacing is None:
+        new = store.supersede(rel, body, at=at, title=title, provenance="person", on_secret=on_secret)
+    else:
+        new = store.supersede(rel, by=replacing, at=at, title=title)
+    _out().print(f"superseded [bold]{_m(label(rel))}[/] by [bold]{_m(label(new.path))}[/] ({_m(new.id)})")
+
+
+@cli.command()
+@vault_option
+@author_option
+@json_option
+@click.option("--yes", "apply", is_flag=True, help="Archive them (one commit; `memfs undo --by NAME` reverts it).")
+@click.option("--namespace", "-n", help="Only this namespace (and its sub-namespaces).")
+def prune(vault_path: Path, author: str | None, as_json: bool, apply: bool, namespace: str | None) -> None:
+    """List the memories that expired; with --yes, move them to archive/ in one commit.
+
+    A dry run by default: the vault opens as for a command that only reads, and nothing changes.
+    An archived memory keeps its file under archive/<namespace>/ and its history in git; it is no
+    longer searched or injected.
+    """
+    with _open(vault_path, author=author, writes=apply) as vault:
+        pruned = vault.prune(apply=apply, namespace=namespace)
+    if as_json:
+        _print_json([dataclasses.asdict(p) | {"archived_now": apply} for p in pruned])
+        return
+    out = _out()
+    if not pruned:
+        out.print("nothing has expired")
+        return
+    for item in pruned:
+        used = f", last used {item.last_used[:10]}" if item.last_used else ", never recorded as used"
+        out.print(f"{_m(label(item.path))}  [dim]expired {_m(item.ended[:16])}{_m(used)}[/]")
+    if apply:
+        out.print(f"archived {len(pruned)} to {ARCHIVE_DIR}/ in one commit (`memfs undo --by NAME` puts them back)")
+    else:
+        out.print(f"{len(pruned)} expired; nothing changed (dry run). `memfs prune --yes` archives them.")
 
 
 @cli.command()

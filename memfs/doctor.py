@@ -55,6 +55,9 @@ def examine(engine: WriteEngine) -> list[Finding]:
             findings.append(Finding("ok", "index", f"{len(known)} files indexed, all current"))
         for problem in engine.index.problems():
             findings.append(Finding("error", "file", f"{problem.path}: {problem.reason}"))
+        for problem in engine.index.validity_problems():
+            findings.append(Finding("warning", "validity", f"{problem.path}: {problem.reason}; the key is ignored, "
+                                    "so the memory counts as current"))  # fmt: skip
         for partial in engine.index.partly_indexed():
             findings.append(Finding("warning", "limits", f"{partial.path}: {partial.reason}"))
         lock = engine.history.git_dir / "index.lock"

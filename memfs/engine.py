@@ -70,6 +70,7 @@ from .index import (
     SyncReport,
 )
 from .layout import (
+    ARCHIVE_DIR,
     CONFLICTS_DIR,
     CONTENT_DIRS,
     MEMORIES_DIR,
@@ -1159,8 +1160,11 @@ class WriteEngine:
     # -- the index --------------------------------------------------------------------
 
     def mark_pending(self, paths: Iterable[str]) -> None:
-        """Note vault paths whose index entries must be brought up to date before the next search."""
-        self._append_paths(self._pending_file, paths)
+        """Note vault paths whose index entries must be brought up to date before the next search.
+
+        Only content files are noted: a file moved out to ``archive/`` has no index entry to update.
+        """
+        self._append_paths(self._pending_file, [p for p in paths if _is_content(p)])
 
     def _append_paths(self, file: Path, paths: Iterable[str]) -> None:
         lines = "".join(f"{p}\n" for p in paths).encode("utf-8")
@@ -1632,7 +1636,9 @@ def _inside(root: Path, rel: str) -> bool:
         return True
     parts = rel.split("/")
     return (
-        parts[0] in (*CONTENT_DIRS, CONFLICTS_DIR) and len(parts) > 1 and all(p not in ("", ".", "..") for p in parts)
+        parts[0] in (*CONTENT_DIRS, CONFLICTS_DIR, ARCHIVE_DIR)
+        and len(parts) > 1
+        and all(p not in ("", ".", "..") for p in parts)
     )
 
 

@@ -4,7 +4,8 @@
 
     MemfsError
     ├── InvalidArgumentError (ValueError, TypeError)  an argument of the wrong type or value
-    │   └── QueryTooLongError      a search query over the length memfs searches
+    │   ├── QueryTooLongError      a search query over the length memfs searches
+    │   └── ValidityError          a validity key that is not a date or names no memory; a supersede refused
     ├── DocumentError              a memory or transcript file that cannot be parsed (names the file)
     ├── PathError (ValueError)     a path or namespace from outside that is unsafe or malformed
     │   └── LinkError              a path that goes through a symbolic link (memfs never follows one)
@@ -52,6 +53,13 @@ class InvalidArgumentError(MemfsError, ValueError, TypeError):
 
 class QueryTooLongError(InvalidArgumentError):
     """A search query longer than memfs searches; say it in fewer words."""
+
+
+class ValidityError(InvalidArgumentError):
+    """A validity key that is not a date or names no memory, or a supersede that cannot be made.
+
+    The keys are ``valid_from``, ``valid_until``, ``expires``, ``supersedes`` and ``superseded_by``.
+    """
 
 
 class DocumentError(MemfsError):

@@ -59,16 +59,17 @@ from whoosh.lang.snowball.english import EnglishStemmer
 from whoosh.writing import MERGE_SMALL
 
 from . import _fs, transcript
-from .dates import date_words, written_date
+from .dates import date_words, iso, written_date
 from .documents import MAX_FRONT_MATTER_BYTES, Document, load_bytes, loads, normalize_time, tags_of, timestamp
-from .errors import DocumentError, FileTooLargeError, LinkError, QueryTooLongError, SearchIndexError
+from .errors import DocumentError, FileTooLargeError, LinkError, QueryTooLongError, SearchIndexError, ValidityError
 from .freshness import ChangeFinder, file_stat, walk
 from .items import text_of
 from .layout import CONTENT_DIRS, in_namespace, is_transcript, split_memory_path
+from .lifecycle import CURRENT, Validity, check, validity
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "5"  # 4: message fields; 5: ``ns`` holds exact namespace prefixes (an ID field)
+SCHEMA_VERSION = "6"  # 4: message fields; 5: ``ns`` holds exact namespace prefixes (an ID field); 6: lifecycle
 MAX_INDEXED_BYTES = 4 * 1024 * 1024  # a memory file larger than this is neither read nor indexed
 MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024  # a transcript larger than this is neither read nor indexed
 MAX_INDEXED_ENTRIES = 5_000  # message search covers the last this many entries of a transcript
@@ -214,6 +215,12 @@ def _schema() -> fields.Schema:
         time=fields.ID(stored=True),
         item=fields.STORED(),
         checkpoints=fields.STORED(),
+        # ``superseded`` or ``timed`` (a validity that depends on the present), so a search can set
+        # aside what is not current by reading only those documents (see SearchIndex._not_current);
+        # ``unreadable`` too for validity keys memfs would refuse to write (doctor reports them)
+        lifecycle=fields.KEYWORD(),
+        validity_error=fields.STORED(),
+        validity=fields.STORED(),  # (start, end, superseded_by, supersedes, expires) of lifecycle.Validity
     )
 
 
@@ -426,6 +433,9 @@ class Hit:
         type: The memory's ``type``, if any.
         tags: The memory's tags.
         updated: When the memory last changed (ISO 8601, UTC).
+        state: ``current``, ``superseded``, ``expired`` or ``future`` when searched
+            (:mod:`memfs.lifecycle`); only ``current`` unless history was asked for.
+        validity: What the memory's validity keys say (its dates, what replaced it).
     """
 
     path: str
@@ -437,6 +447,8 @@ class Hit:
     type: str | None = None
     tags: tuple[str, ...] = ()
     updated: str | None = None
+    state: str = CURRENT
+    validity: Validity = field(default_factory=Validity)
 
 
 @dataclass(frozen=True)
@@ -552,6 +564,7 @@ class SearchIndex:
         self._searcher: Any = None
         self._transcript_stats: dict[str, tuple[int, int] | None] = {}
         self._field_lengths: dict[str, dict[int, int]] = {}  # per field, per document of the open searcher
+        self._validities: _Validities | None = None  # of the open searcher: see _not_current
         self._known_all: tuple[bytes | None, dict[str, tuple[Any, ...]]] | None = None  # known() of one manifest
         self._open()
 
@@ -616,6 +629,7 @@ class SearchIndex:
         self._ix, self._manifest = None, None
         self._transcript_stats = {}
         self._field_lengths = {}
+        self._validities = None
         with contextlib.suppress(Exception):  # closing a damaged index must not fail
             if searcher is not None:
                 searcher.close()
@@ -1099,13 +1113,24 @@ class SearchIndex:
         mtime = datetime.fromtimestamp(st[0] / 1e9, timezone.utc)
         updated = normalize_time(meta.get("updated")) or timestamp(mtime)
         tags = tags_of(meta.get("tags"))
+        held = validity(meta)
+        terms = ["superseded" if held.superseded_by is not None else "timed" if held.timed else ""]
+        kept: dict[str, Any] = {} if held.plain else {
+            "validity": (held.start, held.end, held.superseded_by, list(held.supersedes), held.expires),
+        }  # fmt: skip
+        try:
+            check(meta)
+        except ValidityError as exc:  # a person's hand edit: the memory is served, the key ignored
+            terms.append("unreadable")
+            kept["validity_error"] = str(exc)
+        kept["lifecycle"] = " ".join(t for t in terms if t) or None
         return _with_terms({
             "path": rel, "kind": "memory", "namespace": namespace,
             "id": str(meta["id"]) if meta.get("id") is not None else None,
             "title": doc.title(rel), "body": doc.body, "tags": ",".join(tags),
             "type": str(meta["type"]) if meta.get("type") is not None else None,
             "created": normalize_time(meta.get("created")) or updated, "updated": updated,
-            "stat": (st[0], st[1], sha),
+            "stat": (st[0], st[1], sha), **kept,
         })  # fmt: skip
 
     def scan(self) -> Iterator[tuple[str, tuple[int, int]]]:
@@ -1149,6 +1174,14 @@ class SearchIndex:
             reader = self._reader()
             return [Problem(f["path"], f.get("error", "")) for f in
                     reader.documents(kind="invalid")]  # fmt: skip
+
+    def validity_problems(self) -> list[Problem]:
+        """Memories whose validity keys memfs cannot read (edited by hand); they are served, the keys ignored."""
+        with self._lock:
+            searcher = self._reader()
+            docs = searcher.docs_for_query(query.Term("lifecycle", "unreadable"))
+            found = [searcher.stored_fields(doc) for doc in docs]
+        return sorted((Problem(f["path"], f.get("validity_error", "")) for f in found), key=lambda p: p.path)
 
     def partly_indexed(self) -> list[Problem]:
         """The transcripts whose older entries message search does not cover (over :data:`MAX_INDEXED_ENTRIES`)."""
@@ -1198,6 +1231,8 @@ class SearchIndex:
         until: str | None = None,
         snippets: bool = True,
         resync: Resync | None = None,
+        history: bool = False,
+        now: datetime | None = None,
     ) -> list[Hit]:
         """Rank memories for ``text`` with BM25F over title, body and tags.
 
@@ -1215,6 +1250,11 @@ class SearchIndex:
         is honoured only in queries of at most three times as many words.
         ``namespace`` is an exact path prefix: a hit is a memory of that namespace or of a folder
         below it, found through whole-term filters and checked again against its path.
+
+        Only memories current at ``now`` (the clock by default) are ranked: superseded, expired
+        and future ones are set aside before the top ``k`` are chosen, so ``k`` current hits come
+        back when there are that many (see :meth:`_not_current`). ``history=True`` ranks them all,
+        each hit saying its ``state`` and ``validity``.
         """
         check_query(text)
         if k <= 0:
@@ -1234,9 +1274,14 @@ class SearchIndex:
             with self._lock:
                 try:
                     searcher = self._reader()
+                    hidden, hidden_paths = (set(), []) if history else self._not_current(searcher, now)
                     parsed = self._parse(text, ("title", "body", "tags")) if _syntax(text) else None
                     if parsed is not None:
-                        results = searcher.search(parsed, limit=k, mask=others,
+                        aside = [query.Term("path", p) for p in hidden_paths]
+                        if not history:
+                            aside.append(query.Term("lifecycle", "superseded"))
+                        mask = query.Or([others, *aside])
+                        results = searcher.search(parsed, limit=k, mask=mask,
                                                   filter=query.And(filters) if len(filters) > 1 else None)  # fmt: skip
                         found = [(r.fields(), r.score) for r in results]
                     else:
@@ -1245,7 +1290,7 @@ class SearchIndex:
                             return []
                         words = _WORD.findall(text.lower())[:MAX_QUERY_TERMS]
                         pairs = [(f, t) for t in terms for f in ("title", "body")] + [("tags", w) for w in words]
-                        found = self._rank(searcher, pairs, k, filters[1:])
+                        found = self._rank(searcher, pairs, k, filters[1:], hidden)
                 except Exception as exc:
                     raise SearchIndexError(f"search failed ({exc.__class__.__name__}: {exc})") from exc
             if namespace:  # whatever the index returned, nothing from outside the scope
@@ -1258,7 +1303,34 @@ class SearchIndex:
                 break
             resync(sorted(stale))
         stems = set(ANALYZER.stems(text))
-        return [self._hit(stored, score, stems if snippets else None) for stored, score in found]
+        return [self._hit(stored, score, stems if snippets else None, now) for stored, score in found]
+
+    def _not_current(self, searcher: Any, now: datetime | None) -> tuple[set[int], list[str]]:
+        """The documents not current at ``now``, and the paths of those set aside by their dates.
+
+        Every ``superseded`` document is, and a ``timed`` one when its dates say so now (their
+        paths are for a query Whoosh runs, whose mask needs terms).
+
+        Only documents with validity keys are read (most memories have none), once per searcher
+        (a stored-field read costs about 0.1 ms: read per search, they were most of its cost), and
+        the dates are judged at the moment of the search, never at indexing: a memory that expired
+        since it was indexed is set aside all the same.
+        """
+        if self._validities is None:
+            superseded = set(searcher.docs_for_query(query.Term("lifecycle", "superseded")))
+            timed = []
+            for doc in searcher.docs_for_query(query.Term("lifecycle", "timed")):
+                stored = searcher.stored_fields(doc)
+                timed.append((doc, _validity(stored), stored["path"]))
+            self._validities = (superseded, timed)
+        superseded, timed = self._validities
+        moment = iso(now or datetime.now(timezone.utc))
+        hidden, paths = set(superseded), []
+        for doc, held, path in timed:
+            if held.state_at(moment) != CURRENT:
+                hidden.add(doc)
+                paths.append(path)
+        return hidden, paths
 
     def search_messages(self, text: str, *, k: int = 10, session: str | None = None, since: str | None = None,
                         until: str | None = None, resync: Resync | None = None) -> list[MessageHit]:  # fmt: skip
@@ -1310,21 +1382,23 @@ class SearchIndex:
                                    stored.get("time"), stored.get("date"), stored.get("day")))  # fmt: skip
         return hits
 
-    def _rank(self, searcher: Any, pairs: list[tuple[str, str]], k: int,
-              filters: list[Any]) -> list[tuple[dict[str, Any], float]]:  # fmt: skip
+    def _rank(self, searcher: Any, pairs: list[tuple[str, str]], k: int, filters: list[Any],
+              hidden: set[int] | None = None) -> list[tuple[dict[str, Any], float]]:  # fmt: skip
         """The top ``k`` documents for an OR of ``(field, term)`` pairs by BM25F, scored straight from the postings.
 
         The same scores and order as Whoosh's search of ``Or([Term(field, term), ...])`` under
         :data:`WEIGHTING` (tested against it), at a fraction of the cost: Whoosh's matcher tree
         spends several microseconds of Python per posting, here a few calls do. Only memories
         have ``title``, ``body`` and ``tags``, and only messages ``message`` and ``speaker``, so
-        no filter by kind is needed; ``filters`` are Whoosh queries every hit must match.
+        no filter by kind is needed; ``filters`` are Whoosh queries every hit must match, and no
+        document of ``hidden`` is scored.
         """
         reader = searcher.reader()
         allowed: set[int] | None = None
         for f in filters:
             docs = set(searcher.docs_for_query(f))
             allowed = docs if allowed is None else allowed & docs
+
         scores: dict[int, float] = {}
         for name, term in dict.fromkeys(pairs):
             if (name, term) not in reader:
@@ -1346,7 +1420,8 @@ class SearchIndex:
                         tf + k1 * ((1 - b) + b * length / avgfl)
                     )
                 postings.next()
-        best = heapq.nsmallest(k, scores.items(), key=lambda pair: (-pair[1], pair[0]))  # ties: index order
+        scored = ((doc, score) for doc, score in scores.items() if doc not in hidden) if hidden else scores.items()
+        best = heapq.nsmallest(k, scored, key=lambda pair: (-pair[1], pair[0]))  # ties: index order
         return [(searcher.stored_fields(doc), score) for doc, score in best]
 
     def _transcript_stat(self, rel: str) -> tuple[int, int] | None:
@@ -1384,13 +1459,14 @@ class SearchIndex:
             return None
         return parsed
 
-    def _hit(self, stored: dict[str, Any], score: float, stems: set[str] | None) -> Hit:
+    def _hit(self, stored: dict[str, Any], score: float, stems: set[str] | None, now: datetime | None = None) -> Hit:
         snippet = make_snippet(self._body_start(stored["path"]), stems) if stems is not None else ""
+        held = _validity(stored)
         return Hit(
             path=stored["path"], title=stored.get("title", ""), score=round(float(score), 4),
             snippet=snippet, id=stored.get("id"), namespace=stored.get("namespace", ""),
             type=stored.get("type"), tags=tuple(t for t in stored.get("tags", "").split(",") if t),
-            updated=stored.get("updated"),
+            updated=stored.get("updated"), state=held.state(now), validity=held,
         )  # fmt: skip
 
     def _body_start(self, rel: str) -> str:
@@ -1472,6 +1548,19 @@ def _in_scope(stored: dict[str, Any], namespace: str) -> bool:
     path, own = str(stored.get("path", "")), str(stored.get("namespace", ""))
     return in_namespace(path, namespace) and split_memory_path(path)[0] == own and (
         own == namespace or own.startswith(namespace + "/"))  # fmt: skip
+
+
+#: The documents of a searcher that are superseded, and those whose dates decide (doc, validity, path).
+_Validities = tuple[set[int], list[tuple[int, Validity, str]]]
+
+
+def _validity(stored: dict[str, Any]) -> Validity:
+    """The validity a document stored (see ``SearchIndex._fields``); none for a memory without keys."""
+    kept = stored.get("validity")
+    if not kept:
+        return Validity()
+    start, end, superseded_by, supersedes, expires = kept
+    return Validity(start, end, superseded_by, tuple(supersedes), bool(expires))
 
 
 def _with_terms(fields_: dict[str, Any]) -> dict[str, Any]:

@@ -26,6 +26,9 @@ CONTENT_DIRS = (MEMORIES_DIR, SESSIONS_DIR)
 TOMBSTONES = ".memfs-tombstones"
 #: Where a sync keeps the other side's version of a file both sides changed in the same place.
 CONFLICTS_DIR = "conflicts"
+#: Where ``memfs prune`` moves memories that expired: kept in git and in the folder, beside
+#: ``memories/`` so the index (which reads only the content folders) never serves them as facts.
+ARCHIVE_DIR = "archive"
 #: A file committed with every vault: git keeps no empty folder, and a clone needs ``memories/``.
 VAULT_MARKER = f"{MEMORIES_DIR}/.gitkeep"
 

@@ -11,7 +11,10 @@ attributes exact, with quotes, angle brackets and control characters escaped, an
 line with ``& < >`` escaped, so nothing stored (a title, a file name, a body) can add a line or an
 entry, close the block or change another entry's attributes; memfs, not the file, says which
 store an entry came from. Extracted statements shaped like instructions are stored with
-``review: pending`` and are never injected until a person clears the marker.
+``review: pending`` and are never injected until a person clears the marker. Only current
+memories are injected (:mod:`memfs.lifecycle`): a superseded, expired or future one never is, and
+a fact that changed is given as its new value. What was injected when is noted in ``.memfs/used``
+(derived state, never committed), for ranking and ``memfs prune``.
 
 Extraction is eventually consistent when it runs in the background: a fact may not be searchable
 until :meth:`LongTermMemory.flush` returns. A failing extraction is logged and retried at the next
@@ -29,8 +32,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from . import lifecycle
 from .credentials import redact
-from .errors import InvalidArgumentError, InvalidExtractionError, MemfsError, MemoryNotFoundError
+from .errors import InvalidArgumentError, InvalidExtractionError, MemfsError, MemoryNotFoundError, ValidityError
 from .extract import Extractor, Message, Operation, normalize, screen
 from .items import text_of
 from .layout import label, one_line
@@ -60,6 +64,7 @@ class Injected:
         title: Its title, as stored.
         updated: The day it last changed (``2026-11-20``), if known.
         provenance: Who or what wrote it (one of ``PROVENANCE``), if recorded.
+        valid_until: For a superseded memory shown with ``history=True``: when it stopped holding.
     """
 
     path: str
@@ -69,6 +74,7 @@ class Injected:
     title: str = ""
     updated: str = ""
     provenance: str = ""
+    valid_until: str = ""
 
 
 def flatten(text: str) -> str:
@@ -96,7 +102,8 @@ def render_entry(memory: Injected, text: str | None = None) -> str:
     line with ``& < >`` escaped. ``text`` replaces the memory's own, already escaped (the budget's cut).
     """
     fields = (("path", memory.path), ("store", memory.store), ("updated", memory.updated),
-              ("provenance", memory.provenance), ("title", memory.title))  # fmt: skip
+              ("provenance", memory.provenance), ("title", memory.title),
+              ("superseded", memory.valid_until and f"no longer holds since {memory.valid_until}"))  # fmt: skip
     attributes = "".join(f' {key}="{escape_attribute(value)}"' for key, value in fields if value)
     shown = html.escape(flatten(memory.text), quote=False) if text is None else text
     return f"<memory{attributes}>{shown}</memory>\n"
@@ -129,6 +136,8 @@ class LongTermMemory:
         recent: How many earlier messages join the newest user message in the search query.
         read_tools: The read commands the agent is given.
         write_tools: The write commands the agent is given (only for writable stores).
+        history: Inject superseded memories too, each marked with when it stopped holding (for
+            agents asked what used to be true). Expired and future memories are never injected.
     """
 
     def __init__(
@@ -144,6 +153,7 @@ class LongTermMemory:
         recent: int = 0,
         read_tools: Sequence[str] = READ_COMMANDS,
         write_tools: Sequence[str] = WRITE_COMMANDS,
+        history: bool = False,
     ) -> None:
         #: The grants: the first store writable unless declared otherwise, every other one read-only.
         self.scopes = list(granted(stores, first=True, others=False))
@@ -166,6 +176,7 @@ class LongTermMemory:
         self.recent = recent
         self.read_tools = tuple(read_tools)
         self.write_tools = tuple(write_tools)
+        self.history = bool(history)
         self._pending: list[Message] = []
         self._turns = 0
         self._lock = threading.Lock()
@@ -206,18 +217,21 @@ class LongTermMemory:
                 break
             lines.append(line)
             used += len(line)
+        self.vault.usage.record(m.id for m in chosen[: len(lines)])
         return head + "".join(lines) + tail if lines else ""
 
     def relevant(self, query: str) -> list[Injected]:
         """The memories of every store for ``query``, best first, without duplicates.
 
         A hit outside the store it was searched in is dropped, and so is a memory whose ``review``
-        marker a person has not cleared (an extracted instruction). Only the start of a body (twice
+        marker a person has not cleared (an extracted instruction) or that is not current now
+        (superseded, expired, not yet valid: search sets those aside, and the file read here has
+        the last word). Only the start of a body (twice
         the budget) is flattened and compared, so a memory of a megabyte costs what a short one does.
         """
         hits = []
         for scope in self.scopes:
-            found = self.vault.search(query, k=self.per_store, namespace=scope.namespace)
+            found = self.vault.search(query, k=self.per_store, namespace=scope.namespace, history=self.history)
             hits += [(hit, scope.namespace) for hit in found if scope.holds(hit.path)]
         seen: set[str] = set()
         chosen: list[Injected] = []
@@ -226,7 +240,10 @@ class LongTermMemory:
                 doc = self.vault.read(hit.path)
             except (MemfsError, OSError):
                 continue
-            if awaits_review(doc.metadata):
+            held = lifecycle.validity(doc.metadata)
+            state = held.state()
+            if awaits_review(doc.metadata) or not (state == lifecycle.CURRENT or
+                                                   (self.history and state == lifecycle.SUPERSEDED)):  # fmt: skip
                 continue
             # a person's file may hold a credential: the model never sees it; the block shows no more
             # than 2 x budget characters, so a 1 MiB body costs what 4 KB does
@@ -239,7 +256,8 @@ class LongTermMemory:
             chosen.append(Injected(
                 label(hit.path), hit.id, text, store=store, title=redact(doc.title(hit.path))[0],
                 updated=str(hit.updated or "")[:10],
-                provenance=provenance if provenance in PROVENANCE else ""))  # fmt: skip
+                provenance=provenance if provenance in PROVENANCE else "",
+                valid_until=(held.end or "?")[:10] if state == lifecycle.SUPERSEDED else ""))  # fmt: skip
         return chosen
 
     def inject(self, messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -364,9 +382,12 @@ class LongTermMemory:
         return [screen(op) for op in self._operations(batch)]
 
     def _similar(self, target: MemoryStore, batch: list[Message]) -> list[Memory]:
+        """The current memories most like the batch, and those about the subjects the extractor names."""
         found: dict[str, Memory] = {}
-        for message in batch:
-            for hit in target.search(message.text[:2000], k=5):
+        subjects = getattr(self.extractor, "subjects", None)
+        queries = [m.text[:2000] for m in batch] + (list(subjects(batch)) if callable(subjects) else [])
+        for query in queries:
+            for hit in target.search(query, k=5):
                 try:
                     found.setdefault(hit.path, target.get(hit.path))
                 except MemfsError:
@@ -402,6 +423,16 @@ class LongTermMemory:
             if op.review is not None:  # new words shaped like an instruction: held back until a person clears them
                 extra.update(type=op.type or "instruction", review=op.review)
             target.update(op.id, body=op.text.rstrip("\n") + "\n", metadata={**extra, "provenance": "extractor"})
+        elif op.op == "supersede" and op.id:
+            if op.review is not None:  # shaped like an instruction: held for review, and the old fact stays
+                target.add(op.text, title=op.title, type=op.type, tags=list(op.tags), source=op.source,
+                           provenance="extractor", metadata={"review": op.review})  # fmt: skip
+                return
+            try:
+                target.supersede(op.id, op.text.rstrip("\n") + "\n", title=op.title or None, source=op.source,
+                                 provenance="extractor")  # fmt: skip
+            except ValidityError as exc:  # replaced meanwhile (another session): the newer fact stands
+                log.info("extractor's supersede of %s not applied: %s", op.id, exc)
         elif op.op == "delete" and op.id:
             target.delete(op.id)
 

@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from . import lifecycle
 from .credentials import describe, find_secrets, redact, redact_value
-from .dates import iso_range
+from .dates import iso, iso_range
 from .documents import Document, dumps, load_bytes, loads, normalize_time, tags_of, timestamp
 from .engine import MAX_CONTENT_BYTES, WriteEngine, engine_of
 from .errors import (
@@ -30,6 +31,7 @@ from .errors import (
     MemoryNotFoundError,
     PathError,
     SecretError,
+    ValidityError,
 )
 from .history import Revision
 from .index import Hit
@@ -140,6 +142,15 @@ class Memory:
         """True while a ``review`` marker holds it back from injection (see :func:`awaits_review`)."""
         return awaits_review(self.metadata)
 
+    @property
+    def validity(self) -> lifecycle.Validity:
+        """What its validity keys say: when it holds, what replaced it (:mod:`memfs.lifecycle`)."""
+        return lifecycle.validity(self.metadata)
+
+    def state(self, now: datetime | None = None) -> str:
+        """``current``, ``superseded``, ``expired`` or ``future`` at ``now`` (the clock by default)."""
+        return lifecycle.state(self.metadata, now)
+
 
 class MemoryStore:
     """The memories of one namespace of a vault. Get one with ``vault.memories("users/alice")``.
@@ -189,28 +200,11 @@ class MemoryStore:
             AlreadyExistsError: ``path`` was given and a file is already there.
             SecretError: A credential with ``on_secret="refuse"``, or one in ``path``.
         """
-        _check_text("body", body)
-        _check_policy(on_secret)
-        tags = _check_tags(tags)
-        extra = dict(metadata or {})
-        for key in _RESERVED_KEYS:
-            if key in extra:
-                raise InvalidArgumentError(f"{key!r} is maintained by memfs and cannot be set in metadata")
-        now = timestamp()
-        meta: dict[str, Any] = {"id": new_id()}
-        for key, value in (("title", title), ("type", type)):
-            if value is not None:
-                meta[key] = _check_text(key, value)
-        if tags:
-            meta["tags"] = list(tags)
-        meta.update(created=now, updated=now)
-        if source is not None:
-            meta["source"] = _check_text("source", source)
-        meta.update(_provenance(provenance, session))
-        meta.update(extra)
-        doc = Document.new(meta, body if body.endswith("\n") or not body else body + "\n")
-        doc = screen_secrets(doc, on_secret)  # before the slug: a title's token must not become a name
+        doc = self._new_document(body, title=title, tags=tags, type=type, metadata=metadata, source=source,
+                                 provenance=provenance, session=session, on_secret=on_secret)  # fmt: skip
+        meta = doc.metadata
         with self.engine.locked():
+            self._check_validity(doc.metadata)
             if path is None:
                 rel = self._free_path(slugify(doc.metadata.get("title") or _first_line(doc.body)))
             else:
@@ -255,8 +249,10 @@ class MemoryStore:
             doc = load_bytes(raw, path=rel)
             if body is not None:
                 doc = doc.with_body(body)
+            before = doc.metadata
             doc = doc.with_metadata({**changes, "updated": timestamp()}, remove=remove)
             doc = screen_secrets(doc, on_secret)
+            self._check_validity(doc.metadata, before)
             self.engine.write(rel, doc, message=f"memory: update {label(rel)}",
                               trailers=_trailers("update", doc), create=False, expect=raw)  # fmt: skip
         return self._memory(rel, doc)
@@ -288,6 +284,109 @@ class MemoryStore:
             rel = self.resolve(ref, allow_missing=True)
             self.restore_file(name_in(rel, self.namespace), rev, trailers=trailers)
             return self._memory(rel, self.engine.read(rel))
+
+    def supersede(
+        self,
+        ref: str,
+        body: str | None = None,
+        *,
+        by: str | None = None,
+        title: str | None = None,
+        tags: Sequence[str] | None = None,
+        type: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        at: str | datetime | None = None,
+        source: str | None = None,
+        provenance: str | None = None,
+        session: str | None = None,
+        on_secret: str = "redact",
+        trailers: Mapping[str, str] | None = None,
+    ) -> Memory:
+        """Replace a fact with a newer one, in one commit; returns the new memory.
+
+        The old memory is kept, as history: it gets ``valid_until`` (``at``, now by default) and
+        ``superseded_by`` (the new id), so search, injection and listings stop showing it unless
+        history is asked for. The new memory gets ``supersedes`` (the old id) and ``valid_from``.
+
+        Args:
+            ref: The memory that no longer holds (id or name).
+            body: The new memory's text; it keeps the old one's title, type and tags unless given.
+            by: Instead of ``body``: an existing memory of this namespace (id or name) that replaces it.
+            title: The new memory's title (the old one's by default).
+            tags: Its tags (the old one's by default).
+            type: Its type (the old one's by default).
+            metadata: More front-matter keys for it.
+            source: Where it was learned.
+            at: When the old fact stopped holding: an ISO date or time, or a datetime (now by default).
+            provenance: Who writes it (one of :data:`PROVENANCE`).
+            session: The session it is written in.
+            on_secret: ``redact``, ``refuse`` or ``allow`` a credential (see :data:`ON_SECRET`).
+            trailers: More commit trailers (the tool, the session).
+
+        Raises:
+            ValidityError: ``ref`` is already superseded (supersede what replaced it), both or
+                neither of ``body`` and ``by``, ``by`` is ``ref`` itself or is not current, or
+                ``at`` is not a date or is before the old memory's ``valid_from``.
+            MemoryNotFoundError: ``ref`` or ``by`` names no memory of this namespace.
+        """
+        if (body is None) == (by is None):
+            raise ValidityError("supersede needs either the new text (body) or an existing memory (by), not both")
+        if by is not None and any(v is not None for v in (title, tags, type, metadata, source)):
+            raise ValidityError("title, tags, type, metadata and source describe a new memory; with by= the "
+                                "replacing memory already exists (update it instead)")  # fmt: skip
+        moment = iso(lifecycle.moment(at, key="valid_until")) if at is not None else timestamp()
+        with self.engine.locked():
+            old_rel = self.resolve(ref)
+            old_raw = self.engine.read_bytes(old_rel)
+            old = load_bytes(old_raw, path=old_rel)
+            held = lifecycle.validity(old.metadata)
+            if held.superseded_by is not None:
+                raise ValidityError(f"{label(old_rel)} is already superseded by {held.superseded_by}; "
+                                    "supersede that memory instead")  # fmt: skip
+            if held.start is not None and moment < held.start:
+                raise ValidityError(f"at ({moment}) is before {label(old_rel)} began to hold ({held.start})")
+            old_id = str(old.metadata["id"]) if old.metadata.get("id") is not None else new_id()
+            if by is not None:
+                new_rel = self.resolve(by)
+                if new_rel == old_rel:
+                    raise ValidityError(f"{label(old_rel)} cannot supersede itself")
+                by_raw = self.engine.read_bytes(new_rel)
+                new = load_bytes(by_raw, path=new_rel)
+                if lifecycle.validity(new.metadata).superseded_by is not None:
+                    raise ValidityError(f"{label(new_rel)} is itself superseded; it cannot replace another memory")
+                if new.metadata.get("id") is None:
+                    new = new.with_metadata({"id": new_id()})
+                earlier = lifecycle.validity(new.metadata).supersedes
+                replaced: Any = [*earlier, old_id] if earlier else old_id
+                starts = {} if "valid_from" in new.metadata else {"valid_from": moment}
+                new = new.with_metadata({"supersedes": replaced, "updated": timestamp(), **starts})
+            else:
+                assert body is not None
+                by_raw = None
+                old_type = old.metadata.get("type")
+                extra = {**dict(metadata or {}), "supersedes": old_id, "valid_from": moment}
+                new = self._new_document(
+                    body, title=title if title is not None else old.title(name_in(old_rel, self.namespace)),
+                    tags=tags if tags is not None else tags_of(old.metadata.get("tags")),
+                    type=type if type is not None else (None if old_type is None else str(old_type)),
+                    metadata=extra, source=source, provenance=provenance, session=session, on_secret=on_secret,
+                )  # fmt: skip
+                new_rel = self._free_path(slugify(new.metadata.get("title") or _first_line(new.body)))
+            lifecycle.check(new.metadata)
+            stamps = {"valid_until": moment, "superseded_by": str(new.metadata["id"]), "updated": timestamp()}
+            if old.metadata.get("id") is None:
+                stamps = {"id": old_id, **stamps}
+            old = old.with_metadata(stamps)
+            lifecycle.check(old.metadata)
+            self.engine.commit_edits_first([old_rel] + ([new_rel] if by is not None else []))
+            message = f"memory: supersede {label(old_rel)} by {label(new_rel)}"
+            with self.engine.batch(message, trailers={"Memfs-Op": "supersede", "Memfs-Id": str(new.metadata["id"]),
+                                                      "Memfs-Supersedes": old_id, **(trailers or {})}):  # fmt: skip
+                self.engine.write(new_rel, new, message=f"memory: {'update' if by else 'create'} {label(new_rel)}",
+                                  create=by is None, expect=by_raw)  # fmt: skip
+                self.engine.write(old_rel, old, message=f"memory: update {label(old_rel)}", create=False,
+                                  expect=old_raw)  # fmt: skip
+        return self._memory(new_rel, new)
 
     # -- writing any file of the namespace (what file-style tools do) --------------------
 
@@ -336,6 +435,9 @@ class MemoryStore:
             final = self.stamp(text, name=name, creating=create, before=before, max_bytes=max_bytes,
                                provenance=provenance, session=session, on_secret=on_secret)  # fmt: skip
             op = "create" if create else "update"
+            written = loads(final).metadata if rel.endswith(".md") else {}
+            if any(key in written for key in lifecycle.KEYS):  # most writes have none: no read of the file
+                self._check_validity(written, {} if create else self._metadata_now(rel))
             if not create:
                 self.engine.commit_edits_first([rel])
             doc_trailers = {"Memfs-Op": op, **(trailers or {})}
@@ -477,9 +579,11 @@ class MemoryStore:
             return False
         return True
 
-    def list(self, *, type: str | None = None, tag: str | None = None) -> builtins.list[Memory]:
-        """Every memory of the namespace (sub-folders included), sorted by name.
+    def list(self, *, type: str | None = None, tag: str | None = None, history: bool = False,
+             now: datetime | None = None) -> builtins.list[Memory]:  # fmt: skip
+        """Every current memory of the namespace (sub-folders included), sorted by name.
 
+        ``history=True`` lists superseded, expired and future ones too (``Memory.state`` tells which).
         Malformed files and files larger than memfs reads are skipped (see ``vault.problems()``).
         """
         memories = []
@@ -491,6 +595,8 @@ class MemoryStore:
             if type is not None and memory.type != type:
                 continue
             if tag is not None and tag.lower() not in (t.lower() for t in memory.tags):
+                continue
+            if not history and memory.state(now) != lifecycle.CURRENT:
                 continue
             memories.append(memory)
         return memories
@@ -504,8 +610,9 @@ class MemoryStore:
         tags: Iterable[str] = (),
         since: str | datetime | None = None,
         until: str | datetime | None = None,
+        history: bool = False,
     ) -> builtins.list[Hit]:
-        """Rank this namespace's memories for a natural-language query (BM25F).
+        """Rank this namespace's current memories for a natural-language query (BM25F).
 
         Args:
             query: What to look for, in words. Whoosh syntax (AND, OR, NOT, title:x) works;
@@ -516,13 +623,14 @@ class MemoryStore:
             since: Only memories updated at or after this time: a date or time (ISO 8601), ``2 days
                 ago``, ``yesterday``... (:mod:`memfs.dates`), or a datetime.
             until: Only memories updated at or before this time (a date: to the end of that day).
+            history: Superseded, expired and future memories too (each hit's ``state`` says which).
 
         Raises:
             InvalidArgumentError: ``since`` or ``until`` is not a date, or they make an empty range.
         """
         since, until = iso_range(since, until)
         return self.engine.search(query, k=k, namespace=self.namespace, type=type, tags=list(tags),
-                                  since=since, until=until)  # fmt: skip
+                                  since=since, until=until, history=history)  # fmt: skip
 
     def history(self, ref: str) -> builtins.list[Revision]:
         """The commits that changed this memory, newest first, followed across renames."""
@@ -554,6 +662,52 @@ class MemoryStore:
         return found
 
     # -- helpers ---------------------------------------------------------------
+
+    def _new_document(self, body: str, *, title: str | None, tags: Sequence[str], type: str | None,
+                      metadata: Mapping[str, Any] | None, source: str | None, provenance: str | None,
+                      session: str | None, on_secret: str) -> Document:  # fmt: skip
+        """A new memory's document: checked, stamped (id, created, updated, provenance), screened."""
+        _check_text("body", body)
+        _check_policy(on_secret)
+        tags = _check_tags(tags)
+        extra = dict(metadata or {})
+        for key in _RESERVED_KEYS:
+            if key in extra:
+                raise InvalidArgumentError(f"{key!r} is maintained by memfs and cannot be set in metadata")
+        now = timestamp()
+        meta: dict[str, Any] = {"id": new_id()}
+        for key, value in (("title", title), ("type", type)):
+            if value is not None:
+                meta[key] = _check_text(key, value)
+        if tags:
+            meta["tags"] = list(tags)
+        meta.update(created=now, updated=now)
+        if source is not None:
+            meta["source"] = _check_text("source", source)
+        meta.update(_provenance(provenance, session))
+        meta.update(extra)
+        doc = Document.new(meta, body if body.endswith("\n") or not body else body + "\n")
+        return screen_secrets(doc, on_secret)  # before the slug: a title's token must not become a name
+
+    def _check_validity(self, metadata: Mapping[str, Any], before: Mapping[str, Any] | None = None) -> None:
+        """Refuse validity keys that are malformed, or that newly name a memory the vault does not hold.
+
+        An id already named before this write is not looked up again: a memory whose predecessor
+        was deleted can still be edited.
+        """
+        named = lifecycle.check(metadata)
+        known = set(lifecycle.named(before or {}))
+        for memory_id in named:
+            if memory_id not in known and self.engine.path_of(memory_id) is None:
+                raise ValidityError(f"{memory_id!r} (in supersedes or superseded_by) is not the id of any memory in "
+                                    "this vault; `memfs ls` lists what exists")  # fmt: skip
+
+    def _metadata_now(self, rel: str) -> dict[str, Any]:
+        """The front matter of a file as it is now ({} if it is missing or unreadable)."""
+        try:
+            return dict(self.engine.read(rel).metadata)
+        except (DocumentError, MemoryNotFoundError, FileTooLargeError, PathError):
+            return {}
 
     def _vault_path(self, name: str) -> str:
         return memory_path(self.namespace, name)

@@ -41,7 +41,16 @@ from .errors import (
     SyncError,
 )
 from .history import has_conflict_markers
-from .layout import CONFLICTS_DIR, CONTENT_DIRS, TOMBSTONES, conflict_copy, conflicted_path, is_memory, label
+from .layout import (
+    ARCHIVE_DIR,
+    CONFLICTS_DIR,
+    CONTENT_DIRS,
+    TOMBSTONES,
+    conflict_copy,
+    conflicted_path,
+    is_memory,
+    label,
+)
 from .merge import merge_file
 from .paths import clean_relpath
 from .purge import Tombstones, tombstones
@@ -269,8 +278,8 @@ def _refusal(path: str, mode: str, data: bytes | None, size: int | None, known: 
     top = path.split("/", 1)[0]
     if path == TOMBSTONES:
         return "" if mode in (*_FILE_MODES, _DELETED) else "not a file"
-    if top not in (*CONTENT_DIRS, CONFLICTS_DIR):
-        return "outside memories/ and sessions/; a sync takes in only memories and transcripts"
+    if top not in (*CONTENT_DIRS, CONFLICTS_DIR, ARCHIVE_DIR):
+        return "outside memories/ and sessions/; a sync takes in only memories, transcripts and archived memories"
     try:
         clean_relpath(path)
     except PathError as exc:

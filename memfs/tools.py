@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from . import lifecycle
 from .credentials import describe, find_secrets, redact
 from .engine import MAX_CONTENT_BYTES, engine_of
 from .errors import (
@@ -44,6 +45,7 @@ from .errors import (
     RevisionNotFoundError,
     SearchIndexError,
     ToolCallError,
+    ValidityError,
 )
 from .layout import MEMORIES_DIR, has_control, in_namespace, one_line
 from .paths import clean_namespace, clean_relpath, split_virtual
@@ -61,6 +63,7 @@ ECHO_CHARS = 80  # an answer quotes at most this many characters of any argument
 
 _STR = {"type": "string"}
 _INT = {"type": "integer"}
+_BOOL = {"type": "boolean"}
 
 
 @dataclass(frozen=True)
@@ -249,8 +252,8 @@ class MemoryTools:
         if isinstance(error, FileTooLargeError):
             return (f"The file {shown} is {error.size:,} bytes, larger than the {error.limit:,} bytes memory tools "
                     "read; a person must shorten or remove it. Nothing was changed.")  # fmt: skip
-        if isinstance(error, ContentError):
-            return self._scrub(f"{error} Nothing was written.")
+        if isinstance(error, (ContentError, ValidityError)):
+            return self._scrub(f"{error}. Nothing was written.".replace(".. ", ". "))
         if isinstance(error, RevisionNotFoundError):
             revision = str(args.get("revision", ""))
             try:
@@ -425,23 +428,33 @@ class MemoryTools:
 
     def _listing(self, target: _Target) -> str:
         items: list[tuple[str, str]] = []
+        hidden: set[str] = set()  # memories that no longer hold: not listed (a note says how many)
         if target.store is not None:
             folder = self._file(target)
-            self._collect(folder, "", 1, items)
+            self._collect(folder, "", 1, items, hidden)
             size = folder.lstat().st_size if folder.is_dir() else 0
         else:  # the root over several namespaces
             for ns in self.namespaces:
                 folder = self.engine.root / MEMORIES_DIR / ns
                 if folder.is_dir() and not folder.is_symlink():
                     items.append((_format_size(folder.lstat().st_size), f"{ns}/"))
-                    self._collect(folder, ns, 2, items)
+                    self._collect(folder, ns, 2, items, hidden)
             size = (self.engine.root / MEMORIES_DIR).lstat().st_size
         shown = target.shown.rstrip("/") or ROOT
         header = f"Here're the files and directories up to 2 levels deep in {shown}, excluding hidden items:"
-        lines = [f"{_format_size(size)}\t{shown}"] + [f"{s}\t{shown}/{p}" for s, p in items]
+        listed = [(s, p) for s, p in items if p not in hidden]
+        lines = [f"{_format_size(size)}\t{shown}"] + [f"{s}\t{shown}/{p}" for s, p in listed]
+        left_out = len(items) - len(listed)
+        if left_out:
+            what = (
+                "1 memory that no longer holds is" if left_out == 1 else f"{left_out} memories that no longer hold are"
+            )
+            lines.append(f"({what} not listed: superseded, expired or not yet valid; search with history=true "
+                         "finds them, and view shows any file by its path)")  # fmt: skip
         return header + "\n" + "\n".join(lines)
 
-    def _collect(self, folder: Any, prefix: str, depth: int, items: list[tuple[str, str]]) -> None:
+    def _collect(self, folder: Any, prefix: str, depth: int, items: list[tuple[str, str]],
+                 hidden: set[str]) -> None:  # fmt: skip
         if depth > 2:
             return
         rel = os.path.relpath(folder, self.engine.root).replace(os.sep, "/")
@@ -456,9 +469,18 @@ class MemoryTools:
             name = f"{prefix}/{entry_name}" if prefix else entry_name
             if stat.S_ISDIR(info.st_mode):
                 items.append((_format_size(info.st_size), f"{name}/"))
-                self._collect(os.path.join(folder, entry_name), name, depth + 1, items)
+                self._collect(os.path.join(folder, entry_name), name, depth + 1, items, hidden)
             elif stat.S_ISREG(info.st_mode):
                 items.append((_format_size(info.st_size), name))
+                if entry_name.endswith(".md") and not self._holds_now(f"{rel}/{entry_name}"):
+                    hidden.add(name)
+
+    def _holds_now(self, rel: str) -> bool:
+        """False for a memory whose validity keys say it is not current (a file that cannot be read is listed)."""
+        try:
+            return lifecycle.is_current(self.engine.read(rel).metadata)
+        except (MemfsError, OSError):
+            return True
 
     # -- writing -----------------------------------------------------------------
 
@@ -617,9 +639,11 @@ class MemoryTools:
               namespace=(_STR, False, "Only this sub-folder of /memories, e.g. travel."),
               type=(_STR, False, "Only memories of this type (fact, preference, instruction, ...)."),
               tag=(_STR, False, "Only memories with this tag."),
-              k=(_INT, False, f"How many results (1-{MAX_SEARCH_RESULTS}, default 5)."))  # fmt: skip
+              k=(_INT, False, f"How many results (1-{MAX_SEARCH_RESULTS}, default 5)."),
+              history=(_BOOL, False, "Also find memories that no longer hold (superseded or expired), each "
+                                     "with when it held. Default false: only current memories."))  # fmt: skip
     def _search(self, query: str, namespace: str | None = None, type: str | None = None,
-                tag: str | None = None, k: int = 5) -> str:  # fmt: skip
+                tag: str | None = None, k: int = 5, history: bool = False) -> str:  # fmt: skip
         if not 1 <= k <= MAX_SEARCH_RESULTS:
             raise ToolCallError(f"k must be from 1 to {MAX_SEARCH_RESULTS}, got {_echo(k)}.")
         scopes = list(self.namespaces)
@@ -636,7 +660,8 @@ class MemoryTools:
                     raise ToolCallError(f"The namespace {_echo(namespace)} is outside your memory.")
         hits = []
         for scope in scopes:
-            found = self.engine.search(query, k=k, namespace=scope, type=type, tags=[tag] if tag else [])
+            found = self.engine.search(query, k=k, namespace=scope, type=type, tags=[tag] if tag else [],
+                                       history=history)  # fmt: skip
             # whatever search returned, only what lies in the folder asked for and in this memory
             hits += [h for h in found if in_namespace(h.path, scope) and readable(self.scopes, h.path)]
         hits = sorted(hits, key=lambda h: -h.score)[:k]
@@ -649,6 +674,8 @@ class MemoryTools:
             shown = self._virtual(hit.path)
             shown = one_line(shown) if has_control(shown) else shown  # a name can never start a line of its own
             lines.append(f"{i}. {shown} — {one_line(hit.title)} ({facts}; score {hit.score:.2f})")
+            if history:
+                lines.append(f"   {self._held(hit)}")
             if hit.snippet:
                 lines.append(f"   {one_line(hit.snippet)}")
         return "\n".join(lines)
@@ -683,6 +710,50 @@ class MemoryTools:
             target.store.restore_file(target.name, revision, trailers=self._trailers("restore"))
         self._seen.pop(self._rel(target), None)
         return f"Restored {path} to revision {_echo(revision)}."
+
+    def _held(self, hit: Any) -> str:
+        """When a hit held, as a model reads it in a search with history."""
+        held = hit.validity
+        span = f"from {held.start or 'the start'} until {held.end or 'now'}"
+        if held.superseded_by is not None:
+            found = self.engine.path_of(held.superseded_by)
+            by = self._virtual(found) if found and readable(self.scopes, found) else held.superseded_by
+            return f"[{hit.state}: held {span}; superseded by {by}]"
+        return f"[{hit.state}: holds {span}]" if hit.state == lifecycle.CURRENT else f"[{hit.state}: {span}]"
+
+    @_command("supersede", "Replace a memory whose fact changed with a newer one. The old file stays as history "
+              "(valid until now, superseded by the new one) and is no longer listed, searched or recalled. Give "
+              "new_text for a new memory, or by_path for an existing one that replaces it.", writes=True,
+              native=False, path=(_STR, True, "The memory that no longer holds, e.g. /memories/home-city.md."),
+              new_text=(_STR, False, "The changed fact, as the new memory's text (it keeps the old title and type)."),
+              by_path=(_STR, False, "Instead of new_text: an existing memory file that replaces it."))  # fmt: skip
+    def _supersede(self, path: str, new_text: str | None = None, by_path: str | None = None) -> str:
+        if (new_text is None) == (by_path is None):
+            raise ToolCallError("supersede needs exactly one of new_text (the changed fact) or by_path (an existing "
+                                "memory that replaces it).")  # fmt: skip
+        target = self._resolve(path)
+        if target.is_root:
+            raise ToolCallError("supersede takes a memory file, not the memory folder.")
+        assert target.store is not None
+        if not target.name.endswith(".md") or not self._file(target).is_file():
+            raise ToolCallError(f"The path {path} does not exist. Please provide a valid path.")
+        by_name = None
+        if by_path is not None:
+            self._check_writable(by_path)
+            by = self._resolve(by_path)
+            if by.store is not target.store or not by.name.endswith(".md") or not self._file(by).is_file():
+                raise ToolCallError(f"by_path must be an existing memory file in the same folder of your memory "
+                                    f"as {path}, got {_echo(by_path)}.")  # fmt: skip
+            by_name = by.name
+        with self.engine.locked():
+            new = target.store.supersede(target.name, new_text, by=by_name, provenance="agent" if new_text else None,
+                                         session=self.session if new_text else None,
+                                         trailers=self._trailers("supersede"))  # fmt: skip
+        self._seen.pop(self._rel(target), None)
+        shown = self._virtual(new.path)
+        return (f"Superseded {path} by {shown}: {path} stays as history (valid until "
+                f"{new.metadata.get('valid_from', 'now')}) and is no longer listed or recalled.") + (
+                    _redaction_note(new_text) if new_text else "")  # fmt: skip
 
     # -- schemas -----------------------------------------------------------------
 
@@ -767,6 +838,8 @@ def _check_arguments(command: Command, args: dict[str, Any]) -> None:
         value, kind = args[name], param.schema["type"]
         if kind == "string" and not isinstance(value, str):
             raise ToolCallError(f"Parameter `{name}` must be a string, got {type(value).__name__}.")
+        if kind == "boolean" and not isinstance(value, bool):
+            raise ToolCallError(f"Parameter `{name}` must be true or false, got {_SHORT_REPR.repr(value)}.")
         if kind == "integer" and (not isinstance(value, int) or isinstance(value, bool)):
             raise ToolCallError(f"Parameter `{name}` must be an integer, got {_SHORT_REPR.repr(value)}.")
         if kind == "array" and (

@@ -12,19 +12,23 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from . import lifecycle
 from ._fs import PRIVATE, SHARED, make_folders
 from .dates import day_range, iso_range, time_range
 from .doctor import Finding, examine
 from .documents import Document
 from .engine import DEFAULT_FRESHNESS, WriteEngine
 from .errors import (
+    AlreadyExistsError,
     ConflictError,
     InvalidArgumentError,
+    MemfsError,
     MemoryNotFoundError,
     NotFoundError,
     PathError,
@@ -32,13 +36,31 @@ from .errors import (
 )
 from .history import DEFAULT_AGENT, GitHistory, Identity, Revision
 from .index import Hit, MessageHit, Problem, Progress, SearchIndex, SyncReport
-from .layout import MEMORIES_DIR, SESSIONS_DIR, is_transcript, label, split_memory_path
+from .layout import ARCHIVE_DIR, MEMORIES_DIR, SESSIONS_DIR, is_transcript, label, split_memory_path
 from .paths import clean_memory_path, clean_namespace, clean_relpath
 from .purge import PurgeReport, purge
 from .sessions import MarkdownSession, SessionInfo, keys_id, read_info
-from .store import MemoryStore
+from .store import Memory, MemoryStore
 from .sync import ConflictCopy, SyncResult, conflicts, resolve, sync
+from .usage import UsageLog
 from .watch import Watcher
+
+
+@dataclass(frozen=True)
+class Pruned:
+    """A memory ``memfs prune`` archives (or would, in a dry run).
+
+    Attributes:
+        path: Its vault path now (``memories/users/alice/x.md``).
+        archived: Where it goes (``archive/users/alice/x.md``).
+        ended: When it stopped holding (ISO 8601 UTC: its ``expires`` or ``valid_until``).
+        last_used: When injection last used it (from ``.memfs/used``), or None if never recorded.
+    """
+
+    path: str
+    archived: str
+    ended: str
+    last_used: str | None = None
 
 
 class Vault:
@@ -256,13 +278,17 @@ class Vault:
         tags: Iterable[str] = (),
         since: str | datetime | None = None,
         until: str | datetime | None = None,
+        history: bool = False,
     ) -> list[Hit]:
-        """Search every memory in the vault; see :meth:`MemoryStore.search` (dates: :mod:`memfs.dates`)."""
+        """Search every current memory in the vault; see :meth:`MemoryStore.search` (dates: :mod:`memfs.dates`).
+
+        ``history=True`` finds superseded, expired and future memories too (``Hit.state`` says which).
+        """
         if namespace is not None:
             namespace = clean_namespace(namespace)
         since, until = iso_range(since, until)
         return self.engine.search(query, k=k, namespace=namespace, type=type, tags=list(tags),
-                                  since=since, until=until)  # fmt: skip
+                                  since=since, until=until, history=history)  # fmt: skip
 
     def search_messages(self, query: str, *, k: int = 10, session: str | None = None,
                         since: str | datetime | None = None,
@@ -278,6 +304,70 @@ class Vault:
     def path_of(self, memory_id: str) -> str | None:
         """The vault path of the memory with this id, or None."""
         return self.engine.path_of(memory_id)
+
+    # -- lifecycle: supersede, expiry, usage ---------------------------------------------------
+
+    def supersede(self, ref: str, body: str | None = None, **options: Any) -> Memory:
+        """Replace the memory ``ref`` (an id, or ``users/alice/x.md``) with a newer one, in one commit.
+
+        The store is the memory's namespace; options are those of :meth:`MemoryStore.supersede`
+        (``by=`` an existing memory of the same namespace instead of ``body``, ``at=`` when the
+        old fact stopped holding). Returns the new memory.
+        """
+        store, rel = self.resolve(ref)
+        return store.supersede(rel, body, **options)
+
+    @property
+    def usage(self) -> UsageLog:
+        """What was used when (injection records it): derived state under ``.memfs/``, never committed."""
+        return UsageLog(self.engine.state_dir)
+
+    def prune(self, *, apply: bool = False, now: datetime | None = None,
+              namespace: str | None = None) -> list[Pruned]:  # fmt: skip
+        """The memories that expired, moved to ``archive/`` in one commit when ``apply`` is True.
+
+        A memory has expired when its ``expires`` or ``valid_until`` lies before ``now`` (see
+        :mod:`memfs.lifecycle`); superseded ones stay where they are (they are the history of a
+        current fact, and the chain stays searchable with ``history``). An archived memory keeps
+        its bytes and its name under ``archive/<namespace>/``: out of the index, so never searched
+        or injected, still in the folder and in git, and ``undo`` puts it back in one step.
+
+        Without ``apply`` nothing changes (a dry run): the list says what would move.
+        """
+        prefix = MEMORIES_DIR + "/" + (clean_namespace(namespace) + "/" if namespace else "")
+        usage = self.usage.read()
+        with self.engine.locked():
+            plan: list[Pruned] = []
+            for rel in self.engine.files(prefix):
+                try:
+                    doc = self.engine.read(rel)
+                except (MemfsError, OSError):
+                    continue  # malformed or too large: `memfs doctor` reports it
+                held = lifecycle.validity(doc.metadata)
+                if held.state(now) != lifecycle.EXPIRED:
+                    continue
+                memory_id = doc.metadata.get("id")
+                used = usage.get(str(memory_id)) if memory_id is not None else None
+                plan.append(Pruned(rel, self._archive_path(rel, {p.archived for p in plan}), held.end or "",
+                                   used.last if used else None))  # fmt: skip
+            if apply and plan:
+                what = label(plan[0].path) if len(plan) == 1 else f"{len(plan)} expired memories"
+                message = f"prune: archive {what}"
+                with self.engine.batch(message, trailers={"Memfs-Op": "prune"}):
+                    for item in plan:
+                        self.engine.commit_edits_first([item.path])
+                        self.engine.move(item.path, item.archived, message=f"archive {label(item.path)} (expired)")
+        return plan
+
+    def _archive_path(self, rel: str, taken: set[str]) -> str:
+        """Where ``rel`` goes in ``archive/``: the same name, numbered if an earlier prune left one there."""
+        inner = rel[len(MEMORIES_DIR) + 1 :]
+        stem, dot, suffix = inner.rpartition(".")
+        for n in range(1, 10_000):
+            candidate = f"{ARCHIVE_DIR}/{inner}" if n == 1 else f"{ARCHIVE_DIR}/{stem}-{n}{dot}{suffix}"
+            if candidate not in taken and not os.path.lexists(self.root / candidate):
+                return candidate
+        raise AlreadyExistsError(f"too many archived memories named {inner}")
 
     def problems(self) -> list[Problem]:
         """Files the index skipped as malformed."""

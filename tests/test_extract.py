@@ -111,18 +111,18 @@ def test_only_the_users_own_messages_are_read_sentence_by_sentence() -> None:
     assert [o.text for o in assistant_too] == ["The user's name is Bot (call them that)."]
 
 
-def test_a_new_value_of_my_x_updates_the_memory_with_that_title() -> None:
+def test_a_new_value_of_my_x_supersedes_the_memory_with_that_title() -> None:
     existing = [memory("mem_AIR", "The user said: my home airport is Lisbon.\n", "My home airport"),
                 memory("mem_NAME", "The user's name is Ana (call them that).\n", "Name")]  # fmt: skip
     ops = RuleExtractor().extract([user("My home airport is Porto now.", "sessions/s.md#9"),
                                    user("Call me Annie"), user("I prefer tea")], existing)  # fmt: skip
     assert ops == [
-        Operation("update", "The user said: My home airport is Porto now.", id="mem_AIR", source="sessions/s.md#9"),
-        Operation("update", "The user's name is Annie (call them that).", id="mem_NAME"),
+        Operation("supersede", "The user said: My home airport is Porto now.", id="mem_AIR", source="sessions/s.md#9"),
+        Operation("supersede", "The user's name is Annie (call them that).", id="mem_NAME"),
         Operation("add", "The user said: I prefer tea.", title="tea", type="preference", tags=("pref",)),
     ]  # fmt: skip
     renamed = RuleExtractor().extract([user("My name is Annie")], existing)
-    assert renamed == [Operation("update", "The user's name is Annie (call them that).", id="mem_NAME")]
+    assert renamed == [Operation("supersede", "The user's name is Annie (call them that).", id="mem_NAME")]
 
 
 def test_a_repeat_is_kept_not_added_twice() -> None:

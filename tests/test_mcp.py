@@ -46,7 +46,7 @@ REPO = Path(__file__).resolve().parents[1]
 TOKEN = "t0ken-for-the-tests-only-0123456789"
 ALICE, BOB, SHARED = "users/alice", "users/bob", "shared/company"
 WRITE_TOOLS = {"memory_create", "memory_str_replace", "memory_insert", "memory_delete", "memory_rename",
-               "memory_restore"}  # fmt: skip
+               "memory_restore", "memory_supersede"}  # fmt: skip
 
 
 MODULE_THREADS = ("AnyIO worker thread", "AnyIO BlockingPortal", "asyncio-waitpid")

@@ -511,3 +511,19 @@ def test_three_clones_random_writes_and_syncs_converge_with_nothing_lost(tmp_pat
     finally:
         for vault in vaults:
             vault.close()
+
+
+def test_a_supersede_and_a_prune_travel_through_a_sync(pair: tuple[memfs.Vault, memfs.Vault]) -> None:
+    a, b = pair
+    alice = a.memories("users/alice")
+    old = alice.add("Alice lives in Paris.", title="Home city")
+    alice.supersede(old.id or "", "Alice lives in Berlin.")
+    alice.add("Badge at hall B.", title="Badge", metadata={"expires": "2020-01-01"})
+    a.prune(apply=True)
+    converge(a, b)
+    assert (b.root / "archive/users/alice/badge.md").read_bytes() == (
+        a.root / "archive/users/alice/badge.md"
+    ).read_bytes()
+    assert [h.title for h in b.search("lives")] == ["Home city"] and "Berlin" in b.search("lives")[0].snippet
+    assert {h.state for h in b.search("lives", history=True)} == {"current", "superseded"}
+    assert b.search("badge hall") == [] and git(b.root, "status", "--porcelain") == ""

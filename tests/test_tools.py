@@ -583,7 +583,7 @@ def test_schemas(vault: memfs.Vault) -> None:
     tools = MemoryTools(vault, NS)
     native = tools.anthropic_tools()
     assert native[0] == {"type": "memory_20250818", "name": "memory"}
-    assert [t["name"] for t in native[1:]] == ["memory_search", "memory_history", "memory_restore"]
+    assert [t["name"] for t in native[1:]] == ["memory_search", "memory_history", "memory_restore", "memory_supersede"]
     single = tools.anthropic_tools(native=False)
     assert [t["name"] for t in single] == ["memory"]
     assert single[0]["input_schema"]["properties"]["command"]["enum"] == list(COMMANDS)

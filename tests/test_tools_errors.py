@@ -26,6 +26,7 @@ CALLS: dict[str, dict[str, Any]] = {
     "search": {"query": "alpha"},
     "history": {"path": "/memories/a.md"},
     "restore": {"path": "/memories/a.md", "revision": "HEAD"},
+    "supersede": {"path": "/memories/a.md", "new_text": "alpha, changed"},
 }
 
 
@@ -122,11 +123,11 @@ def test_a_held_vault_lock_is_a_sentence_and_changes_nothing(
     assert not leaks(result.text, vault), result.text
     if result.is_error:
         assert (vault.root / f"memories/{NS}/a.md").read_bytes() == before[0] and vault.log()[0].sha == before[1]
-    if command in ("create", "str_replace", "insert", "delete", "rename", "restore", "search"):
+    if command in ("create", "str_replace", "insert", "delete", "rename", "restore", "search", "supersede"):
         assert result.is_error and "busy" in result.text, result.text
 
 
-@pytest.mark.parametrize("command", ["create", "str_replace", "insert", "delete", "rename", "restore"])
+@pytest.mark.parametrize("command", ["create", "str_replace", "insert", "delete", "rename", "restore", "supersede"])
 def test_git_refusing_a_commit_is_a_sentence_and_changes_nothing(
     tools: MemoryTools, vault: memfs.Vault, command: str
 ) -> None:

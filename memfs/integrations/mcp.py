@@ -52,6 +52,7 @@ from ..documents import load_bytes
 from ..errors import DocumentError, InvalidArgumentError, MemfsError, MemoryNotFoundError, PathError, ToolCallError
 from ..freshness import ChangeFinder, file_stat, walk
 from ..layout import MEMORIES_DIR, SESSIONS_DIR, in_namespace, label, memory_path, one_line
+from ..lifecycle import is_current
 from ..longterm import LongTermMemory
 from ..paths import clean_memory_path, clean_namespace, clean_relpath
 from ..scopes import Scope
@@ -359,7 +360,12 @@ class MemoryServer:
         return await anyio.to_thread.run_sync(self.list_resources, cursor)
 
     def list_resources(self, cursor: str | None = None) -> types.ListResourcesResult:
-        """One page of the memories served, as resources, by vault path."""
+        """One page of the current memories served, as resources, by vault path.
+
+        A memory that no longer holds (superseded, expired, not yet valid) is not listed, as the
+        memory tools' listings leave it out; it can still be read by its URI, and memory_search
+        with history finds it.
+        """
         try:
             start = int(cursor) if cursor else 0
         except ValueError:
@@ -377,9 +383,13 @@ class MemoryServer:
         except MemfsError:
             return None  # gone meanwhile, a link, too large: not offered
         try:
-            title: str | None = load_bytes(data, path=rel).title(rel)
+            doc = load_bytes(data, path=rel)
         except DocumentError:
-            title = None
+            title: str | None = None
+        else:
+            if not is_current(doc.metadata):
+                return None
+            title = doc.title(rel)
         return types.Resource(uri=uri_of(rel), name=label(rel), title=title, mime_type=MIME, size=len(data))
 
     async def _list_templates(self, ctx: ServerRequestContext[Any], params: Any) -> types.ListResourceTemplatesResult:
