@@ -26,6 +26,10 @@ CONTENT_DIRS = (MEMORIES_DIR, SESSIONS_DIR)
 TOMBSTONES = ".memfs-tombstones"
 #: Where a sync keeps the other side's version of a file both sides changed in the same place.
 CONFLICTS_DIR = "conflicts"
+#: Where changes wait for a person's review (``memfs review``): committed, never indexed or injected.
+PROPOSALS_DIR = "proposals"
+#: The vault's settings, committed with it: read as data (TOML), nothing in it runs.
+SETTINGS_FILE = "memfs.toml"
 #: A file committed with every vault: git keeps no empty folder, and a clone needs ``memories/``.
 VAULT_MARKER = f"{MEMORIES_DIR}/.gitkeep"
 
