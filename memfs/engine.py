@@ -73,6 +73,7 @@ from .layout import (
     CONFLICTS_DIR,
     CONTENT_DIRS,
     MEMORIES_DIR,
+    PROPOSALS_DIR,
     STATE_DIR,
     TOMBSTONES,
     VAULT_MARKER,
@@ -681,8 +682,8 @@ class WriteEngine:
             self._prune_empty_dirs(parent)
 
     def _prune_empty_dirs(self, folder: str) -> None:
-        """Remove ``folder`` (a vault path under ``memories/``) and its parents while they are empty, via the gate."""
-        while folder.startswith(MEMORIES_DIR + "/"):
+        """Remove ``folder`` (under ``memories/`` or ``proposals/``) and its empty parents, via the gate."""
+        while folder.startswith((MEMORIES_DIR + "/", PROPOSALS_DIR + "/")):
             parent, name = _fs.split(folder)
             try:
                 with _fs.folder(self.root, parent) as dfd:
@@ -1159,8 +1160,11 @@ class WriteEngine:
     # -- the index --------------------------------------------------------------------
 
     def mark_pending(self, paths: Iterable[str]) -> None:
-        """Note vault paths whose index entries must be brought up to date before the next search."""
-        self._append_paths(self._pending_file, paths)
+        """Note vault paths whose index entries must be brought up to date before the next search.
+
+        Only files the index holds are noted (a proposal or a conflict copy is never indexed).
+        """
+        self._append_paths(self._pending_file, [p for p in paths if _is_content(p)])
 
     def _append_paths(self, file: Path, paths: Iterable[str]) -> None:
         lines = "".join(f"{p}\n" for p in paths).encode("utf-8")
@@ -1632,7 +1636,9 @@ def _inside(root: Path, rel: str) -> bool:
         return True
     parts = rel.split("/")
     return (
-        parts[0] in (*CONTENT_DIRS, CONFLICTS_DIR) and len(parts) > 1 and all(p not in ("", ".", "..") for p in parts)
+        parts[0] in (*CONTENT_DIRS, CONFLICTS_DIR, PROPOSALS_DIR)
+        and len(parts) > 1
+        and all(p not in ("", ".", "..") for p in parts)
     )
 
 
