@@ -374,9 +374,12 @@ class LongTermMemory:
         return list(found.values())
 
     def _apply(self, ops: Iterable[Operation]) -> None:
-        target = self.target
-        if target is None:
+        writable = [s for s in self.scopes if s.writable]
+        if not writable:
             return
+        # the extractor's writes: proposals when its scope grants proposing only, or the review policy says so
+        target = self.vault.memories(writable[0].namespace, propose=True if writable[0].propose else None,
+                                     writer="extractor")  # fmt: skip
         ops = [o for o in ops if o.op != "keep"]
         if not ops:
             return
