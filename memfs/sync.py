@@ -40,7 +40,16 @@ from .errors import (
     SyncError,
 )
 from .history import has_conflict_markers
-from .layout import CONFLICTS_DIR, CONTENT_DIRS, TOMBSTONES, conflict_copy, conflicted_path, is_memory, label
+from .layout import (
+    CONFLICTS_DIR,
+    CONTENT_DIRS,
+    PROPOSALS_DIR,
+    TOMBSTONES,
+    conflict_copy,
+    conflicted_path,
+    is_memory,
+    label,
+)
 from .merge import merge_file
 from .paths import clean_relpath
 from .purge import Tombstones, tombstones
@@ -254,8 +263,8 @@ def _refusal(path: str, mode: str, data: bytes | None, known: dict[str, str]) ->
     top = path.split("/", 1)[0]
     if path == TOMBSTONES:
         return "" if mode in (*_FILE_MODES, _DELETED) else "not a file"
-    if top not in (*CONTENT_DIRS, CONFLICTS_DIR):
-        return "outside memories/ and sessions/; a sync takes in only memories and transcripts"
+    if top not in (*CONTENT_DIRS, CONFLICTS_DIR, PROPOSALS_DIR):
+        return "outside memories/, sessions/ and proposals/; a sync takes in only memories, transcripts and proposals"
     try:
         clean_relpath(path)
     except PathError as exc:

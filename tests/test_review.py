@@ -372,6 +372,29 @@ def test_hand_edited_proposal_content_is_checked_at_accept(vault: memfs.Vault, t
     assert all(not e.path.endswith("linked.md") for e in vault.broken_proposals())
 
 
+# -- sync -----------------------------------------------------------------------------------------
+
+
+def test_proposals_travel_by_sync_and_the_policy_does_not(tmp_path: Path) -> None:
+    """Agents propose on one machine, a person reviews on another; a remote cannot turn review off."""
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "--bare", "--quiet", "--initial-branch=main", str(remote))
+    with memfs.Vault.open(tmp_path / "server", create=True, durable=False) as server:
+        git(server.root, "remote", "add", "origin", remote.as_uri())
+        server.sync()
+        with memfs.Vault.clone(remote.as_uri(), tmp_path / "laptop", durable=False) as laptop:
+            settle(laptop, '[review]\npropose = ["agents"]\n')
+            settle(server, "[review]\npropose = []\n")
+            server.memories(ALICE, propose=True, session="night").add("Alice moved to Porto.", title="Home")
+            server.sync()
+            result = laptop.sync()
+            assert any(s.startswith("memfs.toml") for s in result.skipped)
+            assert laptop.memories(ALICE, writer="agent").proposes()  # the laptop's own policy holds
+            assert [p.session for p in laptop.proposals()] == ["night"]
+            laptop.accept(every=True)
+            assert [h.title for h in laptop.search("Porto")] == ["Home"]
+
+
 # -- the CLI ------------------------------------------------------------------------------------
 
 
