@@ -252,21 +252,25 @@ def clone(url: str, path: Path, author: str | None) -> None:
     show_default=True,
     help="A credential (API key, token, private key) in the memory: refuse it, redact it, or allow it.",
 )
+@click.option("--propose", is_flag=True, help="Write it as a proposal for review (memfs review) instead.")
 @click.argument("body", required=False)
 @_writing
 def add(vault: Vault, namespace: str, title: str | None, tags: tuple[str, ...], type_: str | None,
-        source: str | None, on_secret: str, body: str | None) -> None:  # fmt: skip
+        source: str | None, on_secret: str, propose: bool, body: str | None) -> None:  # fmt: skip
     """Add a memory. BODY is the text; without it, the text is read from stdin."""
     if body is None or body == "-":
         body = sys.stdin.read()
     if not body.strip():
         raise click.ClickException("the memory is empty; give its text as an argument or on stdin")
     try:
-        memory = vault.memories(namespace).add(body, title=title, tags=list(tags), type=type_, source=source,
-                                               on_secret=on_secret)  # fmt: skip
+        store = vault.memories(namespace, propose=propose or None)
+        memory = store.add(body, title=title, tags=list(tags), type=type_, source=source, on_secret=on_secret)
     except SecretError as exc:
         raise click.ClickException(f"{exc} (--on-secret redact stores it redacted; --on-secret allow keeps "
                                    "it as it is)") from None  # fmt: skip
+    if memory.proposal is not None:
+        _out().print(f"proposed [bold]{_m(memory.path)}[/] as {memory.proposal} (`memfs review` lists it)")
+        return
     _out().print(f"added [bold]{_m(memory.path)}[/] ({_m(memory.id)})")
 
 

@@ -11,7 +11,9 @@ attributes exact, with quotes, angle brackets and control characters escaped, an
 line with ``& < >`` escaped, so nothing stored (a title, a file name, a body) can add a line or an
 entry, close the block or change another entry's attributes; memfs, not the file, says which
 store an entry came from. Extracted statements shaped like instructions are stored with
-``review: pending`` and are never injected until a person clears the marker.
+``review: pending`` and are never injected until a person clears the marker. Under the vault's
+review policy (``memfs.toml``), or in a store granted proposing only (``Scope(..., propose=True)``),
+extracted changes become proposals that wait in ``proposals/`` for ``memfs accept``.
 
 Extraction is eventually consistent when it runs in the background: a fact may not be searchable
 until :meth:`LongTermMemory.flush` returns. A failing extraction is logged and retried at the next

@@ -434,3 +434,10 @@ def test_cli_review_accept_reject_undo(vault_dir: Path) -> None:
     assert "junk.md: proposal must be a proposal id" in run("doctor", code=ANY_CODE)
     (vault_dir / "memfs.toml").write_text("[review]\npropose = [1]\n")
     assert "memfs.toml: review.propose must be a list of writers" in run("doctor", code=ANY_CODE)
+
+
+def test_cli_add_propose_writes_a_proposal(vault_dir: Path) -> None:
+    result = CliRunner().invoke(cli, ["add", "-n", ALICE, "--propose", "--vault", str(vault_dir), "Alice likes jazz."])
+    assert result.exit_code == 0 and result.output.startswith("proposed memories/users/alice/"), result.output
+    with memfs.Vault.open(vault_dir) as vault:
+        assert vault.memories(ALICE).list() == [] and len(vault.proposals()) == 1
