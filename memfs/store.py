@@ -9,10 +9,11 @@ CLI all go through it. It names files (slugs, no two names that differ only in c
 from __future__ import annotations
 
 import builtins
+import contextlib
 import os
 import secrets
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -184,6 +185,22 @@ class MemoryStore:
         self.propose = propose
         self.writer = writer
         self.session = session
+        self._group: str | None = None
+
+    @contextlib.contextmanager
+    def together(self) -> Iterator[None]:
+        """Make the proposals this store writes in the block one group: accepted or rejected together.
+
+        For a change of several files that must land whole (a supersede: the old memory closed,
+        the new one written). Wrap it in ``vault.batch(...)`` as well to make it one commit. Without
+        proposals it changes nothing.
+        """
+        outer = self._group
+        self._group = outer or _proposal_id()
+        try:
+            yield
+        finally:
+            self._group = outer
 
     def proposes(self, provenance: str | None = None) -> bool:
         """True when a write through this store (by ``provenance``, else its writer) becomes a proposal.
@@ -423,8 +440,8 @@ class MemoryStore:
                  text: str | None = None, to: str | None = None, group: str | None = None,
                  provenance: str | None = None) -> Proposal:  # fmt: skip
         """Write one change to ``rel`` as a proposal (a write replaces the session's own one for the file)."""
-        proposal = proposals.new(_proposal_id(), group=group, op=op, action=action, path=rel, to=to, base=base,
-                                 text=text, proposed_by=str(self.engine.author),
+        proposal = proposals.new(_proposal_id(), group=group or self._group, op=op, action=action, path=rel, to=to,
+                                 base=base, text=text, proposed_by=str(self.engine.author),
                                  provenance=provenance or self.writer, session=self.session)  # fmt: skip
         replacing = proposals.own(self.engine, self.session, rel) if action == "write" else None
         keys = dict(trailers)

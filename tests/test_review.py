@@ -441,3 +441,16 @@ def test_cli_add_propose_writes_a_proposal(vault_dir: Path) -> None:
     assert result.exit_code == 0 and result.output.startswith("proposed memories/users/alice/"), result.output
     with memfs.Vault.open(vault_dir) as vault:
         assert vault.memories(ALICE).list() == [] and len(vault.proposals()) == 1
+
+
+def test_changes_made_together_are_one_group(vault: memfs.Vault) -> None:
+    """The generic shape of a supersede under review: the old memory closed, the new one written, as one."""
+    old = vault.memories(ALICE).add("Alice's home airport is Lisbon.", title="Home airport")
+    proposer = vault.memories(ALICE, propose=True, session="s1")
+    with vault.batch("supersede: home airport"), proposer.together():
+        new = proposer.add("Alice's home airport is Porto.", title="Home airport now")
+        proposer.update(old.path, metadata={"superseded_by": new.id})
+    first, second = vault.proposals()
+    assert first.group == second.group and commits(vault.root) == 3  # init, the old memory, the proposals
+    assert len(vault.accept([second.id])) == 2  # naming one takes the whole change
+    assert vault.memories(ALICE).get(old.path).metadata["superseded_by"] == new.id
