@@ -260,6 +260,10 @@ class Vault:
             chosen = self._chosen(refs, every, session, namespace)
             if not chosen:
                 return []
+            for proposal in chosen:  # every refusal before anything is committed
+                self._check(proposal)
+            # a person's hand edit of a proposal is committed as theirs before memfs removes the file
+            self.engine.commit_edits_first([p.file for p in chosen])
             with self.engine.batch(f"review: accept {_count(chosen)}",
                                    trailers={"Memfs-Op": "accept"}):  # fmt: skip
                 for proposal in chosen:
@@ -281,6 +285,7 @@ class Vault:
             chosen = self._chosen(refs, every, session, namespace)
             if not chosen:
                 return []
+            self.engine.commit_edits_first([p.file for p in chosen])  # a person's edit of one stays in history
             with self.engine.batch(f"review: reject {_count(chosen)}", trailers={"Memfs-Op": "reject"}):
                 for proposal in chosen:
                     self.engine.delete(proposal.file, message=f"rejected {proposal.id}")
@@ -294,12 +299,19 @@ class Vault:
             namespace = clean_namespace(namespace)
         return proposals.select(self.engine, refs, every=every, session=session, namespace=namespace)
 
-    def _apply(self, proposal: Proposal) -> None:
-        """Carry out one proposal through the store of its namespace (every rule of a write), as a fact."""
+    def _check(self, proposal: Proposal) -> None:
+        """ConflictError if the memory changed since ``proposal`` was made; ContentError if its text is unfit."""
         if proposals.stale(self.engine, proposal):
             raise ConflictError(f"{label(proposal.path)} changed since {proposal.id} was proposed; accepting it "
                                 f"would lose that change. Reject it (`memfs reject {proposal.id}`), or "
                                 "edit the memory by hand.")  # fmt: skip
+        if proposal.action == "write":
+            creating = proposals.current(self.engine, proposal.path) is None
+            self.memories(proposal.namespace).stamp(proposal.text or "", creating=creating)
+
+    def _apply(self, proposal: Proposal) -> None:
+        """Carry out one proposal through the store of its namespace (every rule of a write), as a fact."""
+        self._check(proposal)
         store = self.memories(proposal.namespace, propose=False)
         name = name_in(proposal.path, proposal.namespace)
         trailers = {"Memfs-Proposal": proposal.id}

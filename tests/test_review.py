@@ -356,6 +356,15 @@ def test_hand_edited_proposal_content_is_checked_at_accept(vault: memfs.Vault, t
     vault.accept(every=True)
     stored = (vault.root / proposed.path).read_text()
     assert token not in stored and "[REDACTED" in stored  # accepted through the store's rules
+    assert token not in git(vault.root, "log", "-p", "--all")  # the held-back edit never reached git
+    proposer.add("Alice flies from Porto.", title="Flights")
+    [edited] = vault.proposals()
+    path = vault.root / edited.file
+    path.write_text(path.read_text().replace("from Porto", "from Porto, mostly"))
+    vault.accept(every=True)
+    subjects = git(vault.root, "log", "-2", "--format=%s").splitlines()
+    assert subjects[0].startswith("review: accept") and subjects[1].startswith("edit: proposals/")
+    assert "mostly" in (vault.root / "memories/users/alice/flights.md").read_text()
     # a body whose front matter is broken: refused at accept, nothing changes
     proposer.add("Another.", title="Another")
     [second] = vault.proposals()
