@@ -457,7 +457,23 @@ class MemoryTools:
         shown = target.shown.rstrip("/") or ROOT
         header = f"Here're the files and directories up to 2 levels deep in {shown}, excluding hidden items:"
         lines = [f"{_format_size(size)}\t{shown}"] + [f"{s}\t{shown}/{p}" for s, p in items]
+        lines += [f"{s}\t{shown}/{p} (your proposal, not accepted yet)" for s, p in self._proposed_files(target)]
         return header + "\n" + "\n".join(lines)
+
+    def _proposed_files(self, target: _Target) -> list[tuple[str, str]]:
+        """The files this session proposed to create in the folder (size, name in it): it sees them, nobody else."""
+        if not self.session:
+            return []
+        folder = self._rel(target) + "/"
+        found: dict[str, tuple[str, str]] = {}
+        for store in self.stores.values():
+            for proposal in store.proposals(session=self.session):
+                path = proposal.path
+                if proposal.action == "write" and path.startswith(folder) and readable(self.scopes, path) \
+                        and not os.path.lexists(self.engine.root / path):  # fmt: skip
+                    size = _format_size(len((proposal.text or "").encode("utf-8")))
+                    found[path] = (size, one_line(path[len(folder) :]))
+        return sorted(found.values(), key=lambda item: item[1])
 
     def _collect(self, folder: Any, prefix: str, depth: int, items: list[tuple[str, str]]) -> None:
         if depth > 2:

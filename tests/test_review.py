@@ -250,6 +250,8 @@ def test_policy_for_agents_tools_see_their_own_proposals_only(vault: memfs.Vault
     assert "window seats" in shown and "your proposal" in shown
     ok(mine, "str_replace", path="/memories/seats.md", old_str="window", new_str="aisle")
     assert "/memories/seats.md" in ok(mine, "search", query="aisle seats")
+    assert "/memories/seats.md (your proposal, not accepted yet)" in ok(mine, "view", path="/memories")
+    assert "seats.md" not in ok(other, "view", path="/memories")
     assert len(vault.proposals()) == 1 and vault.proposals()[0].op == "create"  # the session's edit joins it
     assert "No memories match" in ok(other, "search", query="aisle seats")
     assert "does not exist" in err(other, "view", path="/memories/seats.md")
