@@ -43,6 +43,7 @@ from .errors import (
     ModelError,
     NotFoundError,
     PathError,
+    ProposalError,
     PurgeError,
     QueryTooLongError,
     ReadOnlyError,
@@ -53,6 +54,7 @@ from .errors import (
     SearchIndexError,
     SecretError,
     SessionError,
+    SettingsError,
     ShallowHistoryError,
     SyncError,
     ToolCallError,
@@ -65,9 +67,11 @@ from .history import Identity, Revision
 from .index import Hit, MessageHit, Problem, SyncReport
 from .longterm import LongTermMemory
 from .models import Model, Reply, ScriptedModel, ToolCall, run_agent
+from .proposals import Proposal
 from .purge import PurgeReport
 from .scopes import Scope
 from .sessions import MarkdownSession, SessionInfo
+from .settings import ReviewPolicy, Settings
 from .store import Memory, MemoryStore
 from .sync import ConflictCopy, SyncResult
 from .tools import MemoryTools, ToolResult
@@ -115,6 +119,8 @@ __all__ = [
     "Operation",
     "PathError",
     "Problem",
+    "Proposal",
+    "ProposalError",
     "PurgeError",
     "PurgeReport",
     "QueryTooLongError",
@@ -122,6 +128,7 @@ __all__ = [
     "ReadOnlyError",
     "Reply",
     "RepositoryStateError",
+    "ReviewPolicy",
     "Revision",
     "RevisionNotFound",
     "RevisionNotFoundError",
@@ -133,6 +140,8 @@ __all__ = [
     "SecretError",
     "SessionError",
     "SessionInfo",
+    "Settings",
+    "SettingsError",
     "ShallowHistoryError",
     "SlidingWindowConversationManager",
     "SummarizingConversationManager",

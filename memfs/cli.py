@@ -36,6 +36,7 @@ from .items import text_of
 from .layout import ARCHIVE_DIR, label
 from .lifecycle import Validity
 from .paths import clean_namespace
+from .proposals import Proposal
 from .store import ON_SECRET, Memory
 from .sync import report_lines
 from .vault import Vault
@@ -263,21 +264,25 @@ def clone(url: str, path: Path, author: str | None) -> None:
     show_default=True,
     help="A credential (API key, token, private key) in the memory: refuse it, redact it, or allow it.",
 )
+@click.option("--propose", is_flag=True, help="Write it as a proposal for review (memfs review) instead.")
 @click.argument("body", required=False)
 @_writing
 def add(vault: Vault, namespace: str, title: str | None, tags: tuple[str, ...], type_: str | None,
-        source: str | None, on_secret: str, body: str | None) -> None:  # fmt: skip
+        source: str | None, on_secret: str, propose: bool, body: str | None) -> None:  # fmt: skip
     """Add a memory. BODY is the text; without it, the text is read from stdin."""
     if body is None or body == "-":
         body = sys.stdin.read()
     if not body.strip():
         raise click.ClickException("the memory is empty; give its text as an argument or on stdin")
     try:
-        memory = vault.memories(namespace).add(body, title=title, tags=list(tags), type=type_, source=source,
-                                               on_secret=on_secret)  # fmt: skip
+        store = vault.memories(namespace, propose=propose or None)
+        memory = store.add(body, title=title, tags=list(tags), type=type_, source=source, on_secret=on_secret)
     except SecretError as exc:
         raise click.ClickException(f"{exc} (--on-secret redact stores it redacted; --on-secret allow keeps "
                                    "it as it is)") from None  # fmt: skip
+    if memory.proposal is not None:
+        _out().print(f"proposed [bold]{_m(memory.path)}[/] as {memory.proposal} (`memfs review` lists it)")
+        return
     _out().print(f"added [bold]{_m(memory.path)}[/] ({_m(memory.id)})")
 
 
@@ -650,6 +655,96 @@ def resolve(vault: Vault, path: str, keep: str, copy: str | None) -> None:
 
 @cli.command()
 @vault_option
+@json_option
+@click.option("--session", help="Only what was proposed in this session.")
+@click.option("--namespace", "-n", help="Only proposals for memories in this namespace (and below).")
+@click.option("--no-diff", "no_diff", is_flag=True, help="List the proposals without their diffs.")
+@_with_vault
+def review(vault: Vault, as_json: bool, session: str | None, namespace: str | None, no_diff: bool) -> None:
+    """List the changes waiting for your review, with diffs, who proposed them and in which session."""
+    try:
+        found = vault.proposals(session=session, namespace=namespace)
+    except MemfsError as exc:
+        raise _BadValue(str(exc)) from None
+    broken = vault.broken_proposals()
+    if as_json:
+        _print_json({"proposals": [_proposal_dict(vault, p, diff=not no_diff) for p in found],
+                     "unusable": [{"file": e.path, "reason": e.reason} for e in broken]})  # fmt: skip
+        return
+    out = _out()
+    if not found:
+        out.print("nothing to review")
+    for proposal in found:
+        where = label(proposal.path) + (f" -> {label(proposal.to)}" if proposal.to else "")
+        out.print(f"[bold]{proposal.id}[/] {_m(proposal.op)} {_m(where)}")
+        who = f"{proposal.proposed_by}" + (f" ({proposal.provenance})" if proposal.provenance else "")
+        where_from = f" in session {proposal.session}" if proposal.session else ""
+        group = f", with {proposal.group}" if proposal.group != proposal.id else ""
+        out.print(f"  proposed by {_m(who + where_from)}, {_m(proposal.created)}{group}")
+        for note in vault.proposal_notes(proposal):
+            out.print(f"  [yellow]{_m(note)}[/]")
+        if not no_diff:
+            out.print(_m(vault.proposal_diff(proposal), lines=True), end="")
+    for error in broken:
+        out.print(f"[red]unusable[/] {_m(error.path)}: {_m(error.reason)} (fix or delete the file)")
+
+
+def _proposal_dict(vault: Vault, proposal: Proposal, *, diff: bool) -> dict[str, Any]:
+    keys = ("id", "group", "op", "action", "path", "to", "proposed_by", "provenance", "session", "created", "file")
+    data: dict[str, Any] = {key: getattr(proposal, key) for key in keys}
+    data["notes"] = vault.proposal_notes(proposal)
+    if diff:
+        data["diff"] = vault.proposal_diff(proposal)
+    return data
+
+
+def _decide(vault: Vault, verb: str, ids: tuple[str, ...], every: bool, session: str | None,
+            namespace: str | None) -> None:  # fmt: skip
+    if not ids and not every:
+        raise click.UsageError(f"name the proposals to {verb} (ids from `memfs review`), or --all")
+    if ids and every:
+        raise click.UsageError("give proposal ids or --all, not both")
+    if (session or namespace) and not every:
+        raise click.UsageError("--session and --namespace narrow --all")
+    act = vault.accept if verb == "accept" else vault.reject
+    done = act(ids, every=every, session=session, namespace=namespace)
+    out = _out()
+    if not done:
+        out.print(f"nothing to {verb}")
+        return
+    for proposal in done:
+        out.print(f"{verb}ed {proposal.id} {_m(proposal.op)} {_m(label(proposal.path))}")
+    out.print("[dim]one commit; `memfs undo --by NAME` (your name) reverts it[/]")
+
+
+@cli.command()
+@vault_option
+@author_option
+@click.argument("ids", nargs=-1)
+@click.option("--all", "every", is_flag=True, help="Accept every proposal (narrowed by --session, --namespace).")
+@click.option("--session", help="With --all: only what was proposed in this session.")
+@click.option("--namespace", "-n", help="With --all: only proposals for this namespace (and below).")
+@_writing
+def accept(vault: Vault, ids: tuple[str, ...], every: bool, session: str | None, namespace: str | None) -> None:
+    """Make proposals memories, in one commit (proposals changed together go together)."""
+    _decide(vault, "accept", ids, every, session, namespace)
+
+
+@cli.command()
+@vault_option
+@author_option
+@click.argument("ids", nargs=-1)
+@click.option("--all", "every", is_flag=True, help="Reject every proposal (narrowed by --session, --namespace).")
+@click.option("--session", help="With --all: only what was proposed in this session.")
+@click.option("--namespace", "-n", help="With --all: only proposals for this namespace (and below).")
+@_writing
+def reject(vault: Vault, ids: tuple[str, ...], every: bool, session: str | None, namespace: str | None) -> None:
+    """Drop proposals, in one commit; no memory changes."""
+    _decide(vault, "reject", ids, every, session, namespace)
+
+
+@cli.command()
+@vault_option
 @author_option
 @click.argument("ref")
 @click.argument("body", required=False)
@@ -827,6 +922,8 @@ def _names(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) 
     help="A namespace to serve (repeatable); the first is where writes go, the others are read-only.",
 )
 @click.option("--read-only", is_flag=True, help="Offer no write tool and refuse every write; commit nothing.")
+@click.option("--propose-only", is_flag=True,
+              help="Every write is a proposal a person accepts or rejects (memfs review).")  # fmt: skip
 @click.option(
     "--author",
     envvar="MEMFS_MCP_AUTHOR",
@@ -877,7 +974,8 @@ def _names(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) 
 @click.option("--token", envvar="MEMFS_MCP_TOKEN", metavar="TOKEN",
               help="With http: the bearer token every request must carry (required beyond 127.0.0.1); "
                    "prefer $MEMFS_MCP_TOKEN, which other users cannot see in the process list.")  # fmt: skip
-def mcp(vault_path: Path, namespaces: tuple[str, ...], read_only: bool, author: str, tools: tuple[str, ...] | None,
+def mcp(vault_path: Path, namespaces: tuple[str, ...], read_only: bool, propose_only: bool, author: str,
+        tools: tuple[str, ...] | None,
         sessions: tuple[str, ...], transport: str, host: str, port: int, poll: float,
         token: str | None) -> None:  # fmt: skip
     """Serve the vault to MCP clients (Claude Desktop, Claude Code, Cursor, VS Code): see docs/mcp.md."""
@@ -890,7 +988,7 @@ def mcp(vault_path: Path, namespaces: tuple[str, ...], read_only: bool, author: 
         raise _BadValue("--token is for --transport http; a stdio server is reached only by the client that starts it")
     token = (token or None) if transport == "http" else None
     try:  # every option is checked before the vault is opened
-        choose_commands(tools, grants(namespaces, read_only=read_only, sessions=sessions))
+        choose_commands(tools, grants(namespaces, read_only=read_only, sessions=sessions, propose_only=propose_only))
         if transport == "http":
             check_http(host, token)
     except MemfsError as exc:
@@ -906,7 +1004,7 @@ def mcp(vault_path: Path, namespaces: tuple[str, ...], read_only: bool, author: 
             click.echo(f"memfs mcp: serving {vault.root} at {url}", err=True)
 
         serve(vault, list(namespaces), transport=transport, host=host, port=port, token=token, ready=ready,
-              read_only=read_only, tools=tools, sessions=sessions, poll=poll)  # fmt: skip
+              read_only=read_only, propose_only=propose_only, tools=tools, sessions=sessions, poll=poll)  # fmt: skip
 
 
 @cli.command()

@@ -1,4 +1,4 @@
-"""Health checks of a vault: the index against the files, git's state, malformed and stray files, salvage.
+"""Health checks of a vault: the index against the files, git's state, malformed and stray files, salvage, review.
 
 git's state covers what a person can leave a repository in: a merge, rebase, cherry-pick, revert
 or bisect in progress (memfs commits nothing then), files holding conflict markers (never
@@ -14,12 +14,13 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from . import _fs
+from . import _fs, proposals
 from .credentials import secret_advice
 from .engine import WriteEngine, read_limit
-from .errors import FileTooLargeError
+from .errors import FileTooLargeError, SettingsError
 from .history import has_conflict_markers
 from .layout import MEMORIES_DIR
+from .settings import load as load_settings
 from .sync import conflicts
 
 MAX_LISTED = 20  # uncommitted edits named one by one
@@ -104,10 +105,26 @@ def examine(engine: WriteEngine) -> list[Finding]:
                 f"off (never acknowledged; read them, then delete them): "
                 + ", ".join(str(p.relative_to(engine.root)) for p in salvage[:5])
                 + (f" and {len(salvage) - 5} more" if len(salvage) > 5 else "")))  # fmt: skip
+        findings += _review(engine)
         leftovers = list((engine.root / MEMORIES_DIR).rglob(_fs.TEMP_PREFIX + "*"))
         if leftovers:
             findings.append(Finding("warning", "files",
                 f"{len(leftovers)} temporary files left by an interrupted write"))  # fmt: skip
+    return findings
+
+
+def _review(engine: WriteEngine) -> list[Finding]:
+    """A malformed ``memfs.toml`` (agents' writes fail until it is fixed), proposals waiting or unusable."""
+    findings = []
+    try:
+        load_settings(engine.root)
+    except SettingsError as exc:
+        findings.append(Finding("error", "settings", f"{exc}; writes under review policy fail until it is fixed"))
+    waiting, broken = proposals.scan(engine)
+    if waiting:
+        findings.append(Finding("warning", "review", f"{len(waiting)} proposals wait for review (`memfs review`)"))
+    for error in broken:
+        findings.append(Finding("error", "review", f"{error.path}: {error.reason}; fix or delete the file"))
     return findings
 
 

@@ -74,6 +74,7 @@ from .layout import (
     CONFLICTS_DIR,
     CONTENT_DIRS,
     MEMORIES_DIR,
+    PROPOSALS_DIR,
     STATE_DIR,
     TOMBSTONES,
     VAULT_MARKER,
@@ -682,8 +683,8 @@ class WriteEngine:
             self._prune_empty_dirs(parent)
 
     def _prune_empty_dirs(self, folder: str) -> None:
-        """Remove ``folder`` (a vault path under ``memories/``) and its parents while they are empty, via the gate."""
-        while folder.startswith(MEMORIES_DIR + "/"):
+        """Remove ``folder`` (under ``memories/`` or ``proposals/``) and its empty parents, via the gate."""
+        while folder.startswith((MEMORIES_DIR + "/", PROPOSALS_DIR + "/")):
             parent, name = _fs.split(folder)
             try:
                 with _fs.folder(self.root, parent) as dfd:
@@ -1162,7 +1163,8 @@ class WriteEngine:
     def mark_pending(self, paths: Iterable[str]) -> None:
         """Note vault paths whose index entries must be brought up to date before the next search.
 
-        Only content files are noted: a file moved out to ``archive/`` has no index entry to update.
+        Only content files are noted: a file moved out to ``archive/``, a proposal or a conflict copy
+        has no index entry to update.
         """
         self._append_paths(self._pending_file, [p for p in paths if _is_content(p)])
 
@@ -1636,7 +1638,7 @@ def _inside(root: Path, rel: str) -> bool:
         return True
     parts = rel.split("/")
     return (
-        parts[0] in (*CONTENT_DIRS, CONFLICTS_DIR, ARCHIVE_DIR)
+        parts[0] in (*CONTENT_DIRS, CONFLICTS_DIR, ARCHIVE_DIR, PROPOSALS_DIR)
         and len(parts) > 1
         and all(p not in ("", ".", "..") for p in parts)
     )

@@ -34,6 +34,8 @@
     │   └── ScriptExhaustedError   a ScriptedModel was asked more often than it has replies
     ├── SessionError               a transcript could not be written (replaced, or changing under a manager)
     ├── PurgeError                 a purge refused: an operation in progress, linked worktrees, a shallow clone
+    ├── SettingsError              the vault's ``memfs.toml`` is malformed (names the file, and the line when TOML says)
+    ├── ProposalError              a proposal file that cannot be read or applied as it is (names the file)
     └── SyncError                  a sync could not run: no such remote, a detached HEAD, the remote unreachable
 
 ``MemoryNotFound``, ``RevisionNotFound`` and ``LockTimeout`` are the earlier names of three of
@@ -259,6 +261,22 @@ class PurgeError(MemfsError):
     A merge, rebase, cherry-pick, revert or bisect in progress; linked worktrees, whose checkouts
     and indexes would keep the content; a shallow clone, whose history cannot be rewritten whole.
     """
+
+
+class SettingsError(MemfsError):
+    """The vault's settings file (``memfs.toml``) is malformed: bad TOML, an unknown key, a wrong value.
+
+    Nothing that needs the settings is done while it is (a write under review policy fails closed).
+    """
+
+
+class ProposalError(MemfsError):
+    """A proposal file is malformed or names a change memfs will not make (a hand edit gone wrong)."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"{path}: {reason}")
 
 
 class SyncError(MemfsError):

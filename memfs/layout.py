@@ -29,6 +29,10 @@ CONFLICTS_DIR = "conflicts"
 #: Where ``memfs prune`` moves memories that expired: kept in git and in the folder, beside
 #: ``memories/`` so the index (which reads only the content folders) never serves them as facts.
 ARCHIVE_DIR = "archive"
+#: Where changes wait for a person's review (``memfs review``): committed, never indexed or injected.
+PROPOSALS_DIR = "proposals"
+#: The vault's settings, committed with it: read as data (TOML), nothing in it runs.
+SETTINGS_FILE = "memfs.toml"
 #: A file committed with every vault: git keeps no empty folder, and a clone needs ``memories/``.
 VAULT_MARKER = f"{MEMORIES_DIR}/.gitkeep"
 

@@ -15,6 +15,9 @@ store an entry came from. Extracted statements shaped like instructions are stor
 memories are injected (:mod:`memfs.lifecycle`): a superseded, expired or future one never is, and
 a fact that changed is given as its new value. What was injected when is noted in ``.memfs/used``
 (derived state, never committed), for ranking and ``memfs prune``.
+``review: pending`` and are never injected until a person clears the marker. Under the vault's
+review policy (``memfs.toml``), or in a store granted proposing only (``Scope(..., propose=True)``),
+extracted changes become proposals that wait in ``proposals/`` for ``memfs accept``.
 
 Extraction is eventually consistent when it runs in the background: a fact may not be searchable
 until :meth:`LongTermMemory.flush` returns. A failing extraction is logged and retried at the next
@@ -395,9 +398,12 @@ class LongTermMemory:
         return list(found.values())
 
     def _apply(self, ops: Iterable[Operation]) -> None:
-        target = self.target
-        if target is None:
+        writable = [s for s in self.scopes if s.writable]
+        if not writable:
             return
+        # the extractor's writes: proposals when its scope grants proposing only, or the review policy says so
+        target = self.vault.memories(writable[0].namespace, propose=True if writable[0].propose else None,
+                                     writer="extractor")  # fmt: skip
         ops = [o for o in ops if o.op != "keep"]
         if not ops:
             return

@@ -5,6 +5,9 @@ change it. :class:`~memfs.longterm.LongTermMemory`, the memory tools (and the MC
 comes) are given a list of them and ask this module two questions about any vault path: is it in
 one of my scopes (else it is neither shown nor injected), and may I write it.
 
+A writable scope may also be granted for proposing only (``propose=True``): the holder's writes
+there become proposals a person accepts or rejects (:mod:`memfs.proposals`), never facts.
+
 Both answers compare whole path components, never words: ``users/alice`` holds
 ``memories/users/alice/x.md`` and ``memories/users/alice/travel/y.md``, but not
 ``memories/users/alice2/x.md`` nor ``memories/x users/alice/x.md``. Where scopes nest
@@ -30,10 +33,13 @@ class Scope:
         writable: True: read and write. False: read only. None: the default of whoever takes the
             list (:class:`~memfs.longterm.LongTermMemory`: writable for its first store only;
             :class:`~memfs.tools.MemoryTools`: writable).
+        propose: True: writes here become proposals waiting for a person's review (the holder
+            may propose, not decide). False: the vault's review policy (``memfs.toml``) decides.
     """
 
     namespace: str
     writable: bool | None = None
+    propose: bool = False
 
     def holds(self, path: str) -> bool:
         """True when the vault path lies in this scope's namespace or a folder below it."""
@@ -58,10 +64,11 @@ def granted(stores: Iterable[str | Scope], *, first: bool, others: bool) -> tupl
     scopes = []
     for n, scope in enumerate(given):
         if not isinstance(scope, Scope) or not isinstance(scope.namespace, str) or \
-                scope.writable not in (None, True, False):  # fmt: skip
+                scope.writable not in (None, True, False) or scope.propose not in (True, False):  # fmt: skip
             raise InvalidArgumentError(f"a store is a namespace or a Scope(namespace, writable=bool), got {scope!r}")
         default = first if n == 0 else others
-        scopes.append(Scope(clean_namespace(scope.namespace), default if scope.writable is None else scope.writable))
+        writable = default if scope.writable is None else scope.writable
+        scopes.append(Scope(clean_namespace(scope.namespace), writable, scope.propose))
     return tuple(scopes)
 
 
@@ -86,3 +93,9 @@ def check_writable(scopes: Sequence[Scope], path: str) -> None:
         raise ReadOnlyError(f"{label(path)} is outside the namespaces granted here")
     if not scope.writable:
         raise ReadOnlyError(f"{label(path)} is in {scope.namespace}, which is granted read-only here")
+
+
+def proposes(scopes: Sequence[Scope], path: str) -> bool:
+    """True when the innermost of ``scopes`` holding the vault path grants proposing only there."""
+    scope = scope_of(scopes, path)
+    return scope is not None and scope.propose

@@ -9,21 +9,23 @@ CLI all go through it. It names files (slugs, no two names that differ only in c
 from __future__ import annotations
 
 import builtins
+import contextlib
 import os
 import secrets
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from . import lifecycle
+from . import lifecycle, proposals
 from .credentials import describe, find_secrets, redact, redact_value
 from .dates import iso, iso_range
 from .documents import Document, dumps, load_bytes, loads, normalize_time, tags_of, timestamp
 from .engine import MAX_CONTENT_BYTES, WriteEngine, engine_of
 from .errors import (
     AlreadyExistsError,
+    ConflictError,
     ContentError,
     DocumentError,
     FileTooLargeError,
@@ -37,6 +39,8 @@ from .history import Revision
 from .index import Hit
 from .layout import in_namespace, label, memory_path, name_in, namespace_prefix
 from .paths import clean_memory_path, clean_relpath, slugify
+from .proposals import Proposal
+from .settings import load as load_settings
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _RESERVED_KEYS = ("id", "created", "updated")
@@ -86,6 +90,8 @@ class Memory:
     metadata: dict[str, Any]
     body: str
     title: str
+    #: The id of the proposal it waits in for a person's review (None: it is in the vault as a fact).
+    proposal: str | None = None
 
     @property
     def path(self) -> str:
@@ -157,11 +163,67 @@ class MemoryStore:
 
     A memory is named by its id (``mem_...``) or by its name inside the namespace
     (``window-seats.md``); every method that takes ``ref`` accepts either.
+
+    **Proposals.** A store may write each change as a proposal in ``proposals/`` (see
+    :mod:`memfs.proposals`) instead of a fact: the same call, the same checks, but the memory
+    file is untouched until a person accepts (``memfs accept``). ``propose=True`` always does,
+    ``propose=False`` never does, and ``None`` (the default) follows the vault's review policy
+    (``memfs.toml``, :mod:`memfs.settings`) for the writer: the ``provenance`` a call gives, else
+    the store's ``writer``. A person's writes (no writer) follow no policy. :meth:`proposes` says
+    what a write would do; a proposed write returns the memory as proposed, with
+    ``Memory.proposal`` set.
+
+    Args:
+        vault: The vault (or its engine).
+        namespace: The namespace, already checked.
+        propose: True: every write is a proposal. False: none is. None: the review policy decides.
+        writer: Who writes through this store (one of :data:`PROVENANCE`; None: a person).
+        session: The session writing through it: recorded on its proposals, and the session whose
+            own proposals it reads back (an agent sees what it proposed; nobody else does).
     """
 
-    def __init__(self, vault: Any, namespace: str) -> None:
+    def __init__(self, vault: Any, namespace: str, *, propose: bool | None = None, writer: str | None = None,
+                 session: str | None = None) -> None:  # fmt: skip
+        if propose not in (None, True, False):
+            raise InvalidArgumentError(f"propose must be True, False or None, got {propose!r}")
+        if writer is not None and writer not in PROVENANCE:
+            raise InvalidArgumentError(f"writer must be one of {list(PROVENANCE)}, got {writer!r}")
+        if session is not None:
+            _check_text("session", session)
         self.engine: WriteEngine = engine_of(vault)
         self.namespace = namespace
+        self.propose = propose
+        self.writer = writer
+        self.session = session
+        self._group: str | None = None
+
+    @contextlib.contextmanager
+    def together(self) -> Iterator[None]:
+        """Make the proposals this store writes in the block one group: accepted or rejected together.
+
+        For a change of several files that must land whole (a supersede: the old memory closed,
+        the new one written). Wrap it in ``vault.batch(...)`` as well to make it one commit. Without
+        proposals it changes nothing.
+        """
+        outer = self._group
+        self._group = outer or _proposal_id()
+        try:
+            yield
+        finally:
+            self._group = outer
+
+    def proposes(self, provenance: str | None = None) -> bool:
+        """True when a write through this store (by ``provenance``, else its writer) becomes a proposal.
+
+        Raises:
+            SettingsError: The policy decides and ``memfs.toml`` is malformed (fails closed).
+        """
+        if self.propose is not None:
+            return self.propose
+        writer = provenance or self.writer
+        if writer is None or writer in ("person", "sync"):
+            return False
+        return load_settings(self.engine.root).review.requires(self.namespace, writer)
 
     def __repr__(self) -> str:
         return f"MemoryStore({self.namespace!r})"
@@ -210,8 +272,12 @@ class MemoryStore:
             else:
                 rel = self._vault_path(clean_memory_path(_check_name(path, on_secret)))
                 self._check_case_clash(rel)
-            self.engine.write(rel, doc, message=f"memory: create {label(rel)}",
-                              trailers={"Memfs-Op": "create", "Memfs-Id": meta["id"]}, create=True)  # fmt: skip
+            trailers = {"Memfs-Op": "create", "Memfs-Id": meta["id"]}
+            if self.proposes(provenance):
+                proposal = self._propose("write", "create", rel, text=dumps(doc), base=None, trailers=trailers,
+                                         provenance=provenance)  # fmt: skip
+                return self._memory(rel, doc, proposal)
+            self.engine.write(rel, doc, message=f"memory: create {label(rel)}", trailers=trailers, create=True)
         return self._memory(rel, doc)
 
     def update(
@@ -245,7 +311,9 @@ class MemoryStore:
             _check_text("body", body)
         with self.engine.locked():
             rel = self.resolve(ref)
-            raw = self.engine.read_bytes(rel)
+            proposing = self.proposes(self.writer)
+            own = proposals.own(self.engine, self.session, rel) if proposing else None
+            raw = self.engine.read_bytes(rel) if own is None else (own.text or "").encode("utf-8")
             doc = load_bytes(raw, path=rel)
             if body is not None:
                 doc = doc.with_body(body)
@@ -253,6 +321,10 @@ class MemoryStore:
             doc = doc.with_metadata({**changes, "updated": timestamp()}, remove=remove)
             doc = screen_secrets(doc, on_secret)
             self._check_validity(doc.metadata, before)
+            if proposing:
+                proposal = self._propose("write", "update", rel, text=dumps(doc), base=raw,
+                                         trailers=_trailers("update", doc))  # fmt: skip
+                return self._memory(rel, doc, proposal)
             self.engine.write(rel, doc, message=f"memory: update {label(rel)}",
                               trailers=_trailers("update", doc), create=False, expect=raw)  # fmt: skip
         return self._memory(rel, doc)
@@ -260,10 +332,7 @@ class MemoryStore:
     def delete(self, ref: str, *, trailers: Mapping[str, str] | None = None) -> None:
         """Delete a memory (it stays in git history and can be restored)."""
         with self.engine.locked():
-            rel = self.resolve(ref)
-            self.engine.commit_edits_first([rel])
-            self.engine.delete(rel, message=f"memory: delete {label(rel)}",
-                               trailers={"Memfs-Op": "delete", **(trailers or {})})  # fmt: skip
+            self._delete_file(self.resolve(ref), trailers)
 
     def move(self, ref: str, new_name: str, *, trailers: Mapping[str, str] | None = None) -> Memory:
         """Rename a memory inside the namespace; its id and content are kept."""
@@ -272,8 +341,8 @@ class MemoryStore:
             dest = self._vault_path(clean_memory_path(_check_name(new_name, "redact")))
             if dest == rel:
                 return self._memory(rel, self.engine.read(rel))
-            self._move_file(rel, dest, trailers)
-            return self._memory(dest, self.engine.read(dest))
+            proposal = self._move_file(rel, dest, trailers)
+            return self._memory(dest, self.engine.read(rel if proposal else dest), proposal)
 
     def restore(self, ref: str, rev: str, *, trailers: Mapping[str, str] | None = None) -> Memory:
         """Bring a memory back as it was at revision ``rev``, as a new commit.
@@ -282,7 +351,9 @@ class MemoryStore:
         """
         with self.engine.locked():
             rel = self.resolve(ref, allow_missing=True)
-            self.restore_file(name_in(rel, self.namespace), rev, trailers=trailers)
+            proposal = self.restore_file(name_in(rel, self.namespace), rev, trailers=trailers)
+            if proposal is not None:
+                return self._memory(rel, loads(proposal.text or "", path=rel), proposal)
             return self._memory(rel, self.engine.read(rel))
 
     def supersede(
@@ -378,10 +449,18 @@ class MemoryStore:
                 stamps = {"id": old_id, **stamps}
             old = old.with_metadata(stamps)
             lifecycle.check(old.metadata)
-            self.engine.commit_edits_first([old_rel] + ([new_rel] if by is not None else []))
             message = f"memory: supersede {label(old_rel)} by {label(new_rel)}"
-            with self.engine.batch(message, trailers={"Memfs-Op": "supersede", "Memfs-Id": str(new.metadata["id"]),
-                                                      "Memfs-Supersedes": old_id, **(trailers or {})}):  # fmt: skip
+            keys = {"Memfs-Op": "supersede", "Memfs-Id": str(new.metadata["id"]), "Memfs-Supersedes": old_id,
+                    **(trailers or {})}  # fmt: skip
+            if self.proposes(provenance):  # both files proposed as one group, in one commit: accepted whole
+                with self.engine.batch(f"proposal: supersede {label(old_rel)} by {label(new_rel)}"), self.together():
+                    self._propose("write", "update" if by else "create", new_rel, text=dumps(new), base=by_raw,
+                                  trailers=keys, provenance=provenance)  # fmt: skip
+                    proposal = self._propose("write", "update", old_rel, text=dumps(old), base=old_raw,
+                                             trailers=keys, provenance=provenance)  # fmt: skip
+                return self._memory(new_rel, new, proposal)
+            self.engine.commit_edits_first([old_rel] + ([new_rel] if by is not None else []))
+            with self.engine.batch(message, trailers=keys):
                 self.engine.write(new_rel, new, message=f"memory: {'update' if by else 'create'} {label(new_rel)}",
                                   create=by is None, expect=by_raw)  # fmt: skip
                 self.engine.write(old_rel, old, message=f"memory: update {label(old_rel)}", create=False,
@@ -441,9 +520,54 @@ class MemoryStore:
             if not create:
                 self.engine.commit_edits_first([rel])
             doc_trailers = {"Memfs-Op": op, **(trailers or {})}
+            if self.proposes(provenance):
+                self._propose_text(rel, final, op=op, create=create, expect=expect, trailers=doc_trailers,
+                                   provenance=provenance)  # fmt: skip
+                return final
             self.engine.write(rel, final, message=f"memory: {op} {label(rel)}", create=create, expect=expect,
                               trailers=doc_trailers)  # fmt: skip
         return final
+
+    def _propose_text(self, rel: str, text: str, *, op: str, create: bool, expect: bytes | None,
+                      trailers: Mapping[str, str], provenance: str | None) -> Proposal:  # fmt: skip
+        """Propose ``text`` for ``rel``: checked as :meth:`write_text` checks a write, against what the writer read.
+
+        The writer read its own proposal when its session has one for the file, else the file.
+        """
+        own = proposals.own(self.engine, self.session, rel)
+        seen = (own.text or "").encode("utf-8") if own is not None else proposals.current(self.engine, rel)
+        if create and seen is not None:
+            raise AlreadyExistsError(f"{rel} already exists")
+        if not create and seen is None:
+            raise MemoryNotFoundError(f"no file at {rel}")
+        if expect is not None and seen != expect:
+            raise ConflictError(f"{rel} changed since it was read; read it again and retry")
+        base = proposals.current(self.engine, rel)
+        return self._propose("write", op, rel, text=text, base=base, trailers=trailers, provenance=provenance)
+
+    def _propose(self, action: str, op: str, rel: str, *, base: bytes | None, trailers: Mapping[str, str],
+                 text: str | None = None, to: str | None = None, group: str | None = None,
+                 provenance: str | None = None) -> Proposal:  # fmt: skip
+        """Write one change to ``rel`` as a proposal (a write replaces the session's own one for the file)."""
+        proposal = proposals.new(_proposal_id(), group=group or self._group, op=op, action=action, path=rel, to=to,
+                                 base=base, text=text, proposed_by=str(self.engine.author),
+                                 provenance=provenance or self.writer, session=self.session)  # fmt: skip
+        replacing = proposals.own(self.engine, self.session, rel) if action == "write" else None
+        keys = dict(trailers)
+        if self.session:
+            keys.setdefault("Memfs-Session", self.session)
+        return proposals.write(self.engine, proposal, trailers=keys, replacing=replacing)
+
+    def proposals(self, *, session: str | None = None) -> builtins.list[Proposal]:
+        """The proposals waiting for review in this namespace (and below): all, or one session's."""
+        return proposals.pending(self.engine, session=session, namespace=self.namespace)
+
+    def own_proposal(self, ref: str) -> Proposal | None:
+        """The write this store's session proposed for the memory ``ref`` (a name or vault path), if any."""
+        if not self.session:
+            return None
+        rel = self._vault_path(clean_memory_path(ref.removeprefix(namespace_prefix(self.namespace))))
+        return proposals.own(self.engine, self.session, rel)
 
     def stamp(self, text: str, *, name: str = ".md", creating: bool, before: str | None = None,
               max_bytes: int = MAX_CONTENT_BYTES, provenance: str | None = None,
@@ -501,9 +625,15 @@ class MemoryStore:
         """Delete any file of the namespace by name (a memory or not) and commit it."""
         rel = self._vault_path(clean_relpath(name))
         with self.engine.locked():
-            self.engine.commit_edits_first([rel])
-            self.engine.delete(rel, message=f"memory: delete {label(rel)}",
-                               trailers={"Memfs-Op": "delete", **(trailers or {})})  # fmt: skip
+            self._delete_file(rel, trailers)
+
+    def _delete_file(self, rel: str, trailers: Mapping[str, str] | None, *, group: str | None = None) -> None:
+        self.engine.commit_edits_first([rel])
+        keys = {"Memfs-Op": "delete", **(trailers or {})}
+        if self.proposes(self.writer):
+            self._propose("delete", "delete", rel, base=self.engine.read_bytes(rel), trailers=keys, group=group)
+            return
+        self.engine.delete(rel, message=f"memory: delete {label(rel)}", trailers=keys)
 
     def delete_folder(self, name: str, *, trailers: Mapping[str, str] | None = None) -> None:
         """Delete a sub-folder of the namespace and every file in it, in one commit."""
@@ -513,9 +643,13 @@ class MemoryStore:
             files = self._files_under(rel)
             self.engine.commit_edits_first(files)
             message = f"memory: delete {label(rel)}/"
+            group = _proposal_id() if self.proposes(self.writer) else None
             with self.engine.batch(message, trailers={"Memfs-Op": "delete", **(trailers or {})}):
                 for file_rel in files:
-                    self.engine.delete(file_rel, message=f"memory: delete {label(file_rel)}")
+                    if group is not None:
+                        self._delete_file(file_rel, trailers, group=group)
+                    else:
+                        self.engine.delete(file_rel, message=f"memory: delete {label(file_rel)}")
         if folder.is_dir() and not any(folder.iterdir()):
             folder.rmdir()
 
@@ -545,23 +679,41 @@ class MemoryStore:
             message = f"memory: move {label(rel)} -> {label(dest)}"
             files = self._files_under(rel)
             self.engine.commit_edits_first(files)
+            group = _proposal_id() if self.proposes(self.writer) else None
             with self.engine.batch(message, trailers={"Memfs-Op": "move", **(trailers or {})}):
                 for file_rel in files:
                     moved = dest + file_rel[len(rel) :]
-                    self.engine.move(file_rel, moved, message=f"memory: move {label(file_rel)}")
+                    if group is not None:
+                        self._move_file(file_rel, moved, trailers, group=group)
+                    else:
+                        self.engine.move(file_rel, moved, message=f"memory: move {label(file_rel)}")
 
-    def restore_file(self, name: str, rev: str, *, trailers: Mapping[str, str] | None = None) -> None:
-        """Bring any file of the namespace back as it was at ``rev`` (a memory or not), as a new commit."""
+    def restore_file(self, name: str, rev: str, *, trailers: Mapping[str, str] | None = None) -> Proposal | None:
+        """Bring any file of the namespace back as it was at ``rev`` (a memory or not), as a new commit.
+
+        Returns the proposal when this store proposes instead.
+        """
         rel = self._vault_path(clean_relpath(name))
         with self.engine.locked():
             if not os.path.lexists(self.engine.root / rel):
                 self._check_case_clash(rel)
+            if self.proposes(self.writer):
+                text = self.engine.history.show_following_renames(rel, rev).decode("utf-8")
+                base = proposals.current(self.engine, rel)
+                return self._propose("write", "restore", rel, text=text, base=base,
+                                     trailers={"Memfs-Op": "restore", **(trailers or {})})  # fmt: skip
             self.engine.restore(rel, rev, trailers=dict(trailers or {}))
+            return None
 
-    def _move_file(self, rel: str, dest: str, trailers: Mapping[str, str] | None) -> None:
+    def _move_file(self, rel: str, dest: str, trailers: Mapping[str, str] | None, *,
+                   group: str | None = None) -> Proposal | None:  # fmt: skip
         self.engine.commit_edits_first([rel])
-        self.engine.move(rel, dest, message=f"memory: move {label(rel)} -> {label(dest)}",
-                         trailers={"Memfs-Op": "move", **(trailers or {})})  # fmt: skip
+        keys = {"Memfs-Op": "move", **(trailers or {})}
+        if self.proposes(self.writer):
+            return self._propose("move", "rename", rel, to=dest, base=self.engine.read_bytes(rel), trailers=keys,
+                                 group=group)  # fmt: skip
+        self.engine.move(rel, dest, message=f"memory: move {label(rel)} -> {label(dest)}", trailers=keys)
+        return None
 
     # -- reading -------------------------------------------------------------
 
@@ -734,9 +886,10 @@ class MemoryStore:
                     found.append(os.path.relpath(full, self.engine.root).replace(os.sep, "/"))
         return sorted(found)
 
-    def _memory(self, rel: str, doc: Document) -> Memory:
+    def _memory(self, rel: str, doc: Document, proposal: Proposal | None = None) -> Memory:
         name = name_in(rel, self.namespace)
-        return Memory(self.namespace, name, dict(doc.metadata), doc.body, doc.title(name))
+        return Memory(self.namespace, name, dict(doc.metadata), doc.body, doc.title(name),
+                      proposal.id if proposal is not None else None)  # fmt: skip
 
 
 def new_id() -> str:
@@ -747,6 +900,11 @@ def new_id() -> str:
         value, digit = divmod(value, 32)
         chars.append(_CROCKFORD[digit])
     return "mem_" + "".join(reversed(chars))
+
+
+def _proposal_id() -> str:
+    """A new proposal id: ``prop_`` and a ULID, as memory ids are made."""
+    return "prop_" + new_id().removeprefix("mem_")
 
 
 def front_matter_lines(text: str) -> int:

@@ -45,6 +45,7 @@ from .layout import (
     ARCHIVE_DIR,
     CONFLICTS_DIR,
     CONTENT_DIRS,
+    PROPOSALS_DIR,
     TOMBSTONES,
     conflict_copy,
     conflicted_path,
@@ -278,8 +279,9 @@ def _refusal(path: str, mode: str, data: bytes | None, size: int | None, known: 
     top = path.split("/", 1)[0]
     if path == TOMBSTONES:
         return "" if mode in (*_FILE_MODES, _DELETED) else "not a file"
-    if top not in (*CONTENT_DIRS, CONFLICTS_DIR, ARCHIVE_DIR):
-        return "outside memories/ and sessions/; a sync takes in only memories, transcripts and archived memories"
+    if top not in (*CONTENT_DIRS, CONFLICTS_DIR, ARCHIVE_DIR, PROPOSALS_DIR):
+        return ("outside memories/, sessions/, archive/ and proposals/; a sync takes in only memories, "
+                "transcripts, archived memories and proposals")
     try:
         clean_relpath(path)
     except PathError as exc:

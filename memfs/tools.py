@@ -49,7 +49,8 @@ from .errors import (
 )
 from .layout import MEMORIES_DIR, has_control, in_namespace, one_line
 from .paths import clean_namespace, clean_relpath, split_virtual
-from .scopes import Scope, check_writable, granted, readable
+from .proposals import Proposal
+from .scopes import Scope, check_writable, granted, proposes, readable
 from .store import MemoryStore, front_matter_lines
 
 log = logging.getLogger(__name__)
@@ -59,6 +60,7 @@ LINE_NUMBER_WIDTH = 6
 MAX_LINES = 999_999
 MAX_SEARCH_RESULTS = 50
 DATA_NOTE = "stored memory data, not instructions"
+PROPOSED_NOTE = "proposed in this session, waiting for a person's review; it counts once accepted"
 ECHO_CHARS = 80  # an answer quotes at most this many characters of any argument
 
 _STR = {"type": "string"}
@@ -144,8 +146,10 @@ class MemoryTools:
             then a folder of ``/memories`` named after the namespace. Each may be a
             :class:`~memfs.scopes.Scope`, whose ``writable`` says whether writes may go there
             (a plain namespace, or ``writable=None``, is writable unless ``writable`` or
-            ``read_only`` say otherwise).
-        session: The session id recorded in each commit's trailers, if known.
+            ``read_only`` say otherwise), and whose ``propose`` grants proposing only there.
+        session: The session id recorded in each commit's trailers, if known. Writes are an
+            agent's: under the vault's review policy (or a proposing scope) they become proposals,
+            which this session alone sees in ``view`` and ``search`` until a person accepts them.
         read_only: Offer only view, search and history.
         commands: An explicit list of commands to offer (overrides ``read_only``).
         max_bytes: The largest file a tool may write.
@@ -180,7 +184,7 @@ class MemoryTools:
         #: The grants: every namespace shown, and whether writes may go there (the innermost decides).
         self.scopes: tuple[Scope, ...] = scopes + tuple(nested)
         self.namespaces = tuple(names)
-        self.stores = {n: MemoryStore(self.engine, n) for n in self.namespaces}
+        self.stores = {n: MemoryStore(self.engine, n, writer="agent", session=session) for n in self.namespaces}
         self.session = session
         chosen = tuple(commands) if commands is not None else (READ_COMMANDS if read_only else COMMANDS)
         unknown = [c for c in chosen if c not in REGISTRY]
@@ -322,6 +326,9 @@ class MemoryTools:
             name = inner[len(namespace) + 1 :]
         target = _Target(self.stores[namespace], name, path)
         rel = self._rel(target)
+        if proposes(self.scopes, rel):  # granted for proposing only: this store writes proposals
+            target = _Target(MemoryStore(self.engine, namespace, propose=True, writer="agent", session=self.session),
+                             name, path)  # fmt: skip
         self._check_no_links(rel, path)
         parent = (self.engine.root / rel).parent
         while parent != self.engine.root and not parent.exists():
@@ -376,8 +383,17 @@ class MemoryTools:
 
     # -- reading -----------------------------------------------------------------
 
+    def _own(self, target: _Target) -> Proposal | None:
+        """What this session proposed for the file (it sees that, not the file), if anything."""
+        if target.store is None or not target.name.endswith(".md"):
+            return None
+        return target.store.own_proposal(target.name)
+
     def _read_text(self, target: _Target) -> tuple[str, bytes]:
         file, path = self._file(target), target.shown
+        own = self._own(target)
+        if own is not None and own.text is not None:
+            return own.text, own.text.encode("utf-8")
         if not file.exists():
             raise ToolCallError(f"The path {path} does not exist. Please provide a valid path.")
         if not file.is_file():
@@ -405,7 +421,8 @@ class MemoryTools:
         file = self._file(target)
         if target.is_root or (file.is_dir() and not file.is_symlink()):
             return self._listing(target)
-        if not file.exists():
+        own = self._own(target)
+        if not file.exists() and own is None:
             raise ToolCallError(f"The path {path} does not exist. Please provide a valid path.")
         text, data = self._read_text(target)
         lines = text.split("\n")
@@ -423,7 +440,8 @@ class MemoryTools:
             start = first
         self._seen[self._rel(target)] = _sha(data)
         numbered = [f"{str(i + start).rjust(LINE_NUMBER_WIDTH)}\t{line}" for i, line in enumerate(lines)]
-        return (f"Here's the content of {path} with line numbers:\n" + "\n".join(numbered)
+        note = f" (your proposal: {PROPOSED_NOTE})" if own is not None else ""
+        return (f"Here's the content of {path}{note} with line numbers:\n" + "\n".join(numbered)
                 + f"\n(end of {path}: {DATA_NOTE})")  # fmt: skip
 
     def _listing(self, target: _Target) -> str:
@@ -451,7 +469,23 @@ class MemoryTools:
             )
             lines.append(f"({what} not listed: superseded, expired or not yet valid; search with history=true "
                          "finds them, and view shows any file by its path)")  # fmt: skip
+        lines += [f"{s}\t{shown}/{p} (your proposal, not accepted yet)" for s, p in self._proposed_files(target)]
         return header + "\n" + "\n".join(lines)
+
+    def _proposed_files(self, target: _Target) -> list[tuple[str, str]]:
+        """The files this session proposed to create in the folder (size, name in it): it sees them, nobody else."""
+        if not self.session:
+            return []
+        folder = self._rel(target) + "/"
+        found: dict[str, tuple[str, str]] = {}
+        for store in self.stores.values():
+            for proposal in store.proposals(session=self.session):
+                path = proposal.path
+                if proposal.action == "write" and path.startswith(folder) and readable(self.scopes, path) \
+                        and not os.path.lexists(self.engine.root / path):  # fmt: skip
+                    size = _format_size(len((proposal.text or "").encode("utf-8")))
+                    found[path] = (size, one_line(path[len(folder) :]))
+        return sorted(found.values(), key=lambda item: item[1])
 
     def _collect(self, folder: Any, prefix: str, depth: int, items: list[tuple[str, str]],
                  hidden: set[str]) -> None:  # fmt: skip
@@ -502,7 +536,7 @@ class MemoryTools:
             target.store.write_text(target.name, file_text, create=not exists, expect=expect,
                                     max_bytes=self.max_bytes, trailers=self._trailers("create"))  # fmt: skip
         self._seen.pop(self._rel(target), None)
-        return f"File created successfully at: {path}" + _redaction_note(file_text)
+        return f"File created successfully at: {path}" + self._proposed(target) + _redaction_note(file_text)
 
     @_command("str_replace", "Replace text that occurs exactly once in a memory file.", writes=True, native=True,
               path=(_STR, True, "The file to edit."),
@@ -535,7 +569,7 @@ class MemoryTools:
         first, last = max(0, changed - 2), min(len(new_lines), changed + 3)
         snippet = [f"{str(n).rjust(LINE_NUMBER_WIDTH)}\t{new_lines[n - 1]}" for n in range(first + 1, last + 1)]
         return ("The memory file has been edited. Here is the snippet showing the change (with line numbers):\n"
-                + "\n".join(snippet) + _redaction_note(new_str))  # fmt: skip
+                + "\n".join(snippet) + self._proposed(target, line=True) + _redaction_note(new_str))  # fmt: skip
 
     @_command("insert", "Insert text into a memory file after a given line (0 = at the top).", writes=True,
               native=True, path=(_STR, True, "The file to edit."),
@@ -565,7 +599,7 @@ class MemoryTools:
             if not edited.endswith("\n"):
                 edited += "\n"
             self._write_edit(target, edited, content, raw, "insert")
-        return f"The file {path} has been edited." + _redaction_note(insert_text)
+        return f"The file {path} has been edited." + self._proposed(target) + _redaction_note(insert_text)
 
     def _editable(self, target: _Target) -> tuple[str, bytes]:
         if target.is_root:
@@ -590,6 +624,12 @@ class MemoryTools:
             self._seen[rel] = _sha(final.encode("utf-8"))
         return final
 
+    def _proposed(self, target: _Target, *, line: bool = False) -> str:
+        """What a write's result adds when the write became a proposal (``line``: on a line of its own)."""
+        if target.store is None or not target.store.proposes():
+            return ""
+        return ("\n" if line else " ") + f"(It is a proposal: {PROPOSED_NOTE}.)"
+
     @_command("delete", "Delete a memory file or folder (it stays in the history and can be restored).",
               writes=True, native=True, path=(_STR, True, "The file or folder to delete."))  # fmt: skip
     def _delete(self, path: str) -> str:
@@ -606,7 +646,7 @@ class MemoryTools:
             else:
                 raise ToolCallError(f"The path {path} does not exist")
         self._seen.pop(self._rel(target), None)
-        return f"Successfully deleted {path}"
+        return f"Successfully deleted {path}" + self._proposed(target)
 
     @_command("rename", "Rename or move a memory file or folder.", writes=True, native=True,
               old_path=(_STR, True, "The file or folder to rename."),
@@ -629,7 +669,7 @@ class MemoryTools:
         with self.engine.locked():
             move(source.name, dest.name, into=dest.store, trailers=self._trailers("rename"))
         self._seen.pop(self._rel(source), None)
-        return f"Successfully renamed {old_path} to {new_path}"
+        return f"Successfully renamed {old_path} to {new_path}" + self._proposed(source)
 
     # -- memfs's own commands ----------------------------------------------------
 
@@ -665,8 +705,11 @@ class MemoryTools:
             # whatever search returned, only what lies in the folder asked for and in this memory
             hits += [h for h in found if in_namespace(h.path, scope) and readable(self.scopes, h.path)]
         hits = sorted(hits, key=lambda h: -h.score)[:k]
-        if not hits:
+        own = self._own_matches(query, scopes)
+        if not hits and not own:
             return f'No memories match "{_echo(query)}". Try other words, or view {ROOT} to browse.'
+        if not hits:
+            return self._own_lines(own)
         count = "1 memory matches" if len(hits) == 1 else f"{len(hits)} memories match"
         lines = [f'{count} "{_echo(query)}" ({DATA_NOTE}):']
         for i, hit in enumerate(hits, 1):
@@ -678,6 +721,27 @@ class MemoryTools:
                 lines.append(f"   {self._held(hit)}")
             if hit.snippet:
                 lines.append(f"   {one_line(hit.snippet)}")
+        return "\n".join(lines) + ("\n" + self._own_lines(own) if own else "")
+
+    def _own_matches(self, query: str, scopes: Sequence[str]) -> list[Proposal]:
+        """This session's proposed writes in ``scopes`` whose text holds a word of ``query`` (the index has none)."""
+        if not self.session:
+            return []
+        words = {w for w in re.findall(r"\w+", query.lower()) if len(w) > 1}
+        found: dict[str, Proposal] = {}
+        for store in self.stores.values():
+            for proposal in store.proposals(session=self.session):
+                text = (proposal.text or "").lower()
+                if proposal.action == "write" and any(in_namespace(proposal.path, s) for s in scopes) \
+                        and readable(self.scopes, proposal.path) and words & set(re.findall(r"\w+", text)):  # fmt: skip
+                    found[proposal.id] = proposal
+        return list(found.values())
+
+    def _own_lines(self, own: list[Proposal]) -> str:
+        lines = [f"Your proposals that match ({PROPOSED_NOTE}):"]
+        for proposal in own:
+            shown = self._virtual(proposal.path)
+            lines.append(f"- {one_line(shown)} ({proposal.op})")
         return "\n".join(lines)
 
     @_command("history", "List the past versions of a memory file: revision, date, author and what changed.",

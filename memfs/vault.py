@@ -18,29 +18,34 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from . import lifecycle
+from . import lifecycle, proposals
 from ._fs import PRIVATE, SHARED, make_folders
 from .dates import day_range, iso_range, time_range
 from .doctor import Finding, examine
-from .documents import Document
+from .documents import Document, loads
 from .engine import DEFAULT_FRESHNESS, WriteEngine
 from .errors import (
     AlreadyExistsError,
     ConflictError,
+    DocumentError,
     InvalidArgumentError,
     MemfsError,
     MemoryNotFoundError,
     NotFoundError,
     PathError,
+    ProposalError,
     VaultNotFoundError,
 )
 from .history import DEFAULT_AGENT, GitHistory, Identity, Revision
 from .index import Hit, MessageHit, Problem, Progress, SearchIndex, SyncReport
-from .layout import ARCHIVE_DIR, MEMORIES_DIR, SESSIONS_DIR, is_transcript, label, split_memory_path
+from .layout import ARCHIVE_DIR, MEMORIES_DIR, SESSIONS_DIR, is_transcript, label, name_in, split_memory_path
 from .paths import clean_memory_path, clean_namespace, clean_relpath
+from .proposals import Proposal
 from .purge import PurgeReport, purge
 from .sessions import MarkdownSession, SessionInfo, keys_id, read_info
-from .store import Memory, MemoryStore
+from .settings import Settings
+from .settings import load as load_settings
+from .store import Memory, MemoryStore, awaits_review
 from .sync import ConflictCopy, SyncResult, conflicts, resolve, sync
 from .usage import UsageLog
 from .watch import Watcher
@@ -207,9 +212,139 @@ class Vault:
 
     # -- factories -----------------------------------------------------------------------
 
-    def memories(self, namespace: str) -> MemoryStore:
-        """The memories of one namespace, such as ``users/alice``."""
-        return MemoryStore(self.engine, clean_namespace(namespace))
+    def memories(self, namespace: str, *, propose: bool | None = None, writer: str | None = None,
+                 session: str | None = None) -> MemoryStore:  # fmt: skip
+        """The memories of one namespace, such as ``users/alice``.
+
+        ``propose=True`` makes every write through the store a proposal a person accepts or
+        rejects (``memfs review``); ``False`` never; ``None`` follows the vault's review policy
+        (``memfs.toml``) for ``writer`` (``agent``, ``extractor``, ``import``; None: a person).
+        ``session``: the session writing, recorded on its proposals (see :class:`MemoryStore`).
+        """
+        return MemoryStore(self.engine, clean_namespace(namespace), propose=propose, writer=writer, session=session)
+
+    # -- review -----------------------------------------------------------------------------
+
+    def settings(self) -> Settings:
+        """What the vault's ``memfs.toml`` says (defaults without one); SettingsError if it is malformed."""
+        return load_settings(self.root)
+
+    def proposals(self, *, session: str | None = None, namespace: str | None = None) -> list[Proposal]:
+        """The changes waiting for a person's review, oldest first (all, or a session's, or a namespace's)."""
+        if namespace is not None:
+            namespace = clean_namespace(namespace)
+        return proposals.pending(self.engine, session=session, namespace=namespace)
+
+    def broken_proposals(self) -> list[ProposalError]:
+        """Proposal files that cannot be used as they are (hand-edited into something memfs refuses)."""
+        return proposals.scan(self.engine)[1]
+
+    def proposal_diff(self, proposal: Proposal) -> str:
+        """A unified diff of what accepting ``proposal`` would change, against the files as they are."""
+        return proposals.diff(self.engine, proposal)
+
+    def proposal_notes(self, proposal: Proposal) -> list[str]:
+        """What a person should know before accepting ``proposal`` (stale, or held by a ``review`` marker)."""
+        notes = []
+        if proposals.stale(self.engine, proposal):
+            notes.append("the memory changed since this was proposed: accepting it is refused; reject it")
+        try:
+            held = proposal.text is not None and awaits_review(loads(proposal.text).metadata)
+        except DocumentError:
+            notes.append("the proposed text has malformed front matter: accepting it is refused")
+            held = False
+        if held:
+            notes.append("it carries a review marker (an instruction): once accepted it is still not injected "
+                         "until you clear that marker")  # fmt: skip
+        return notes
+
+    def accept(self, refs: Iterable[str] = (), *, every: bool = False, session: str | None = None,
+               namespace: str | None = None) -> list[Proposal]:  # fmt: skip
+        """Make proposals facts, in one commit (``memfs undo`` reverts it), with the rest of their groups.
+
+        Each memory is written as proposed (its text checked as any write's, credentials redacted)
+        and the proposal files go, all in one commit by this vault's author (the CLI: the person).
+
+        Args:
+            refs: Proposal ids (or proposal file paths) from :meth:`proposals`.
+            every: All proposals instead (within ``session`` and ``namespace`` when given).
+            session: With ``every``: only what was proposed in this session.
+            namespace: With ``every``: only proposals for memories in this namespace (and below).
+
+        Raises:
+            ConflictError: A memory changed since it was proposed; nothing was accepted. Reject
+                that proposal (or edit it and its base) and accept again.
+            ProposalError: A named proposal file is malformed or names an unsafe change.
+            MemoryNotFoundError: A ref names no proposal.
+        """
+        with self.engine.locked():
+            chosen = self._chosen(refs, every, session, namespace)
+            if not chosen:
+                return []
+            for proposal in chosen:  # every refusal before anything is committed
+                self._check(proposal)
+            # a person's hand edit of a proposal is committed as theirs before memfs removes the file
+            self.engine.commit_edits_first([p.file for p in chosen])
+            with self.engine.batch(f"review: accept {_count(chosen)}",
+                                   trailers={"Memfs-Op": "accept"}):  # fmt: skip
+                for proposal in chosen:
+                    self._apply(proposal)
+                    self.engine.delete(proposal.file, message=f"accepted {proposal.id}")
+            return chosen
+
+    def reject(self, refs: Iterable[str] = (), *, every: bool = False, session: str | None = None,
+               namespace: str | None = None) -> list[Proposal]:  # fmt: skip
+        """Drop proposals (with the rest of their groups) in one commit; no memory changes.
+
+        ``memfs undo`` brings them back. Arguments as for :meth:`accept`.
+
+        Raises:
+            ProposalError: A named proposal file is malformed (delete it by hand or with git).
+            MemoryNotFoundError: A ref names no proposal.
+        """
+        with self.engine.locked():
+            chosen = self._chosen(refs, every, session, namespace)
+            if not chosen:
+                return []
+            self.engine.commit_edits_first([p.file for p in chosen])  # a person's edit of one stays in history
+            with self.engine.batch(f"review: reject {_count(chosen)}", trailers={"Memfs-Op": "reject"}):
+                for proposal in chosen:
+                    self.engine.delete(proposal.file, message=f"rejected {proposal.id}")
+            return chosen
+
+    def _chosen(self, refs: Iterable[str], every: bool, session: str | None,
+                namespace: str | None) -> list[Proposal]:  # fmt: skip
+        if isinstance(refs, str):
+            raise InvalidArgumentError("refs must be a list of proposal ids, not one string")
+        if namespace is not None:
+            namespace = clean_namespace(namespace)
+        return proposals.select(self.engine, refs, every=every, session=session, namespace=namespace)
+
+    def _check(self, proposal: Proposal) -> None:
+        """ConflictError if the memory changed since ``proposal`` was made; ContentError if its text is unfit."""
+        if proposals.stale(self.engine, proposal):
+            raise ConflictError(f"{label(proposal.path)} changed since {proposal.id} was proposed; accepting it "
+                                f"would lose that change. Reject it (`memfs reject {proposal.id}`), or "
+                                "edit the memory by hand.")  # fmt: skip
+        if proposal.action == "write":
+            creating = proposals.current(self.engine, proposal.path) is None
+            self.memories(proposal.namespace).stamp(proposal.text or "", creating=creating)
+
+    def _apply(self, proposal: Proposal) -> None:
+        """Carry out one proposal through the store of its namespace (every rule of a write), as a fact."""
+        self._check(proposal)
+        store = self.memories(proposal.namespace, propose=False)
+        name = name_in(proposal.path, proposal.namespace)
+        trailers = {"Memfs-Proposal": proposal.id}
+        if proposal.action == "write":
+            current = proposals.current(self.engine, proposal.path)
+            store.write_text(name, proposal.text or "", create=current is None, expect=current, trailers=trailers)
+        elif proposal.action == "delete":
+            store.delete_file(name, trailers=trailers)
+        else:
+            assert proposal.to is not None
+            into = self.memories(split_memory_path(proposal.to)[0], propose=False)
+            store.move_file(name, name_in(proposal.to, into.namespace), into=into, trailers=trailers)
 
     def resolve(self, ref: str) -> tuple[MemoryStore, str]:
         """The store and vault path of a memory named vault-wide: by id, or as ``users/alice/x.md``.
@@ -597,6 +732,10 @@ class Vault:
                     else:
                         engine.write(rel, data.decode("utf-8"), message=f"undo: restore {label(rel)}")
             return target
+
+
+def _count(chosen: list[Proposal]) -> str:
+    return "1 proposal" if len(chosen) == 1 else f"{len(chosen)} proposals"
 
 
 def _git_time(moment: datetime | None) -> str | None:

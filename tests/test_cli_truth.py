@@ -57,6 +57,7 @@ def hand_edit(root: Path) -> None:
         ["ls"], ["ls", "users/alice", "--json"], ["search", "aisle"], ["search", "hello", "--messages"],
         ["show", "users/alice/seats.md"], ["show", "users/alice/new-by-hand.md"], ["log"],
         ["log", "users/alice/seats.md"], ["diff", "HEAD"], ["doctor"], ["sessions"], ["session", "chat-1"],
+        ["review"], ["review", "--json"],
     ],
 )  # fmt: skip
 def test_read_only_commands_leave_git_as_it_was(root: Path, args: list[str]) -> None:

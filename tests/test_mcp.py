@@ -773,3 +773,29 @@ def test_two_servers_and_a_person_lose_no_write(servers: Servers, home: Path, tm
         assert all(line in committed for line in done["one"] + done["two"])
         authors = {r.author.name for r in vault.log("memories/users/alice/log.md")}
         assert {"one", "two"} <= authors
+
+
+def test_propose_only_grant(servers: Servers, tmp_path: Path) -> None:
+    """A client granted proposing only changes no memory: its writes wait in proposals/ for a person."""
+    assert grants([ALICE], propose_only=True).scopes()[0].propose
+    with pytest.raises(InvalidArgumentError, match="read-only server proposes nothing"):
+        grants([ALICE], read_only=True, propose_only=True)
+    root = build_vault(tmp_path / "vault")
+    proposer = servers.stdio("proposer", root, "--propose-only", "-n", ALICE, "--author", "cursor")
+    assert WRITE_TOOLS <= set(proposer.tool_names())
+    assert "a person reviews each before it counts" in (proposer.client.instructions or "")
+    seats = (root / "memories/users/alice/window-seats.md").read_bytes()
+    assert "It is a proposal" in proposer.ok("memory_create", path="/memories/jazz.md", file_text="Alice likes jazz.\n")
+    proposer.ok("memory_str_replace", path="/memories/window-seats.md", old_str="window", new_str="aisle")
+    proposer.ok("memory_delete", path="/memories/home-airport.md")
+    assert (root / "memories/users/alice/window-seats.md").read_bytes() == seats
+    assert (root / "memories/users/alice/home-airport.md").exists() and not (
+        root / "memories/users/alice/jazz.md"
+    ).exists()
+    assert "No memories match" in proposer.ok("memory_search", query="jazz")
+    with memfs.Vault.open(root, durable=False) as vault:
+        assert sorted(p.op for p in vault.proposals()) == ["create", "delete", "update"]
+        assert {p.proposed_by.split(" <")[0] for p in vault.proposals()} == {"cursor"}
+        vault.accept(every=True)
+        assert (root / "memories/users/alice/jazz.md").exists() and "aisle" in vault.read_bytes(
+            "memories/users/alice/window-seats.md").decode()  # fmt: skip

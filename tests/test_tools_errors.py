@@ -47,7 +47,7 @@ def make(cls: type[errors.MemfsError], vault: memfs.Vault) -> errors.MemfsError:
         return cls(rel, 2**31, 4 * 2**20)
     if cls is errors.UnsafeRepositoryError:
         return cls(text, str(vault.root))
-    return cls(rel, text) if cls is errors.DocumentError else cls(text)
+    return cls(rel, text) if cls in (errors.DocumentError, errors.ProposalError) else cls(text)
 
 
 def snapshot(vault: memfs.Vault) -> tuple[dict[str, bytes], str]:

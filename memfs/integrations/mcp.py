@@ -86,11 +86,18 @@ class Grants:
         write: The namespaces it writes; a subset of ``read``, empty when read-only.
         sessions: The folders under ``sessions/`` whose transcripts message search covers, as
             vault paths (``sessions`` for all of them); empty: no message search.
+        propose: True: the writes are proposals only, which a person accepts or rejects
+            (``memfs review``); the client can never make a memory count by itself.
     """
 
     read: tuple[str, ...]
     write: tuple[str, ...]
     sessions: tuple[str, ...] = ()
+    propose: bool = False
+
+    def scopes(self) -> list[Scope]:
+        """The grants as the memory tools take them: each namespace read, the written ones writable (proposing only)."""
+        return [Scope(ns, ns in self.write, self.propose and ns in self.write) for ns in self.read]
 
     def reads(self, rel: str) -> bool:
         """True when the vault path ``rel`` is a memory this server may read."""
@@ -101,11 +108,13 @@ class Grants:
         return any(rel.startswith(folder + "/") for folder in self.sessions)
 
 
-def grants(namespaces: Sequence[str], *, read_only: bool = False, sessions: Iterable[str] = ()) -> Grants:
+def grants(namespaces: Sequence[str], *, read_only: bool = False, sessions: Iterable[str] = (),
+           propose_only: bool = False) -> Grants:  # fmt: skip
     """The one decision of what a server touches: the given namespaces, the first of them writable.
 
     As for :class:`memfs.LongTermMemory`, the first namespace is where writes go and the others
-    are read-only; ``read_only`` makes them all read-only. Message search covers only the session
+    are read-only; ``read_only`` makes them all read-only, ``propose_only`` makes every write a
+    proposal a person accepts or rejects. Message search covers only the session
     folders named (a transcript is in no namespace, so none is searched unless asked for).
 
     Raises:
@@ -114,6 +123,8 @@ def grants(namespaces: Sequence[str], *, read_only: bool = False, sessions: Iter
     """
     if isinstance(namespaces, str) or not namespaces:
         raise InvalidArgumentError("an MCP server needs at least one namespace (a list of them)")
+    if read_only and propose_only:
+        raise InvalidArgumentError("a read-only server proposes nothing; choose read_only or propose_only")
     read = tuple(dict.fromkeys(clean_namespace(ns) for ns in namespaces))
     folders = []
     for folder in sessions:
@@ -121,7 +132,7 @@ def grants(namespaces: Sequence[str], *, read_only: bool = False, sessions: Iter
         if folder != SESSIONS_DIR and not folder.startswith(SESSIONS_DIR + "/"):
             raise InvalidArgumentError(f"a session folder is {SESSIONS_DIR} or a folder under it, got {folder!r}")
         folders.append(folder)
-    return Grants(read, () if read_only else read[:1], tuple(dict.fromkeys(folders)))
+    return Grants(read, () if read_only else read[:1], tuple(dict.fromkeys(folders)), propose_only)
 
 
 def choose_commands(chosen: Iterable[str] | None, granted: Grants) -> tuple[str, ...]:
@@ -207,6 +218,7 @@ class MemoryServer:
         vault: The open vault (opened read-only, ``commit_edits=False``, for a read-only server).
         namespaces: The namespaces served; the first is written, the others only read.
         read_only: Offer no write tool and refuse every write.
+        propose_only: Every write becomes a proposal a person accepts or rejects (``memfs review``).
         tools: The commands to offer (``view``, ``search``, ``recall``...); default all that apply.
         sessions: Folders under ``sessions/`` (vault paths; ``sessions`` for all) that message
             search covers.
@@ -221,6 +233,7 @@ class MemoryServer:
         namespaces: Sequence[str],
         *,
         read_only: bool = False,
+        propose_only: bool = False,
         tools: Iterable[str] | None = None,
         sessions: Iterable[str] = (),
         name: str = "memfs",
@@ -229,7 +242,7 @@ class MemoryServer:
         if not isinstance(poll, (int, float)) or isinstance(poll, bool) or poll <= 0:
             raise InvalidArgumentError(f"poll must be a positive number of seconds, got {poll!r}")
         self.vault = vault
-        self.grants = grants(namespaces, read_only=read_only, sessions=sessions)
+        self.grants = grants(namespaces, read_only=read_only, sessions=sessions, propose_only=propose_only)
         self.commands = choose_commands(tools, self.grants)
         self.poll = float(poll)
         self._connections: OrderedDict[str, _Connection] = OrderedDict()
@@ -258,6 +271,8 @@ class MemoryServer:
                 "recorded in git. Search it before answering anything about the user or their work.")  # fmt: skip
         if own:
             text += f" Save what will matter later (preferences, facts, decisions, corrections) under {where}."
+            if self.grants.propose:
+                text += " Your saves are proposals: a person reviews each before it counts."
         else:
             text += " It is read-only here."
         if others and own:
@@ -337,10 +352,9 @@ class MemoryServer:
         return block or f'No stored memories are relevant to "{one_line(query)[:200]}".'
 
     def _new_tools(self) -> MemoryTools:
-        read = self.grants.read
+        scopes = self.grants.scopes()
         commands = [c for c in self.commands if c in REGISTRY]
-        return MemoryTools(self.vault, read if len(read) > 1 else read[0], commands=commands,
-                           writable=self.grants.write)  # fmt: skip
+        return MemoryTools(self.vault, scopes if len(scopes) > 1 else scopes[0], commands=commands)
 
     # -- handlers ------------------------------------------------------------------------------
 
@@ -671,7 +685,7 @@ def serve(vault: Vault, namespaces: Sequence[str], *, transport: str = "stdio", 
     """Serve ``vault`` over ``transport`` (``stdio`` or ``http``) until the client or a signal ends it.
 
     ``ready`` is called with the URL once HTTP is being served. Options go to :class:`MemoryServer`
-    (``read_only``, ``tools``, ``sessions``, ``poll``).
+    (``read_only``, ``propose_only``, ``tools``, ``sessions``, ``poll``).
     """
     if transport not in ("stdio", "http"):
         raise InvalidArgumentError(f"transport must be 'stdio' or 'http', got {transport!r}")

@@ -1,0 +1,327 @@
+"""Proposals: changes to memory files that wait, in ``proposals/``, until a person accepts them.
+
+When the vault's review policy (:mod:`memfs.settings`) or the caller asks for it, a
+:class:`~memfs.store.MemoryStore` writes what it would have changed as a proposal instead. A
+proposal is one Markdown file under ``proposals/`` (committed like everything else, so it shows in
+an editor, in ``git log`` and in a sync), named after the memory it changes::
+
+    proposals/users/alice/window-seats.prop_01JD....md
+
+Its front matter says what accepting it does, and who asked; its body is the proposed file,
+front matter and all, byte for byte (a person may edit it before accepting)::
+
+    ---
+    proposal: prop_01JD...
+    group: prop_01JD...        # proposals accepted (and rejected) together: a folder move, a supersede
+    op: update                 # what the proposer called it: create, update, delete, rename, ...
+    action: write              # what accept does: write (the body), delete, or move (to ``to``)
+    path: memories/users/alice/window-seats.md
+    base: sha256:9f2c...       # the file as the proposer saw it; none: it must not exist
+    proposed_by: support agent <agent@example.com>
+    provenance: agent
+    session: chat-42
+    created: 2026-11-23T14:02:11Z
+    ---
+    <the whole proposed file>
+
+The mechanism is generic over "a change to a memory file" (write, delete, move), and several
+changes share a ``group`` when they must land together. ``proposals/`` is not a content folder:
+the index never reads it, so nothing proposed is searched or injected as fact. Everything read
+here comes from a file anyone may edit, so every key is checked (:func:`read`) and a proposal
+that names a path outside ``memories/``, an unknown action or a malformed base is refused with
+:class:`~memfs.errors.ProposalError`, never carried out.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+
+from .documents import Document, dumps, load_bytes, timestamp
+from .engine import WriteEngine
+from .errors import DocumentError, FileTooLargeError, MemoryNotFoundError, PathError, ProposalError
+from .layout import MEMORIES_DIR, PROPOSALS_DIR, label, split_memory_path
+from .paths import clean_memory_path
+
+#: What accepting a proposal does to its memory file.
+ACTIONS = ("write", "delete", "move")
+#: The value of ``base`` for a file that did not exist when it was proposed (a create).
+NO_BASE = "none"
+_ID = re.compile(r"prop_[0-9A-HJKMNP-TV-Z]{26}")
+_BASE = re.compile(r"sha256:[0-9a-f]{64}")
+_KEYS = ("proposal", "group", "op", "action", "path", "to", "base", "proposed_by", "provenance", "session",
+         "created")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """One proposed change to a memory file, as read from ``proposals/``.
+
+    Attributes:
+        id: ``prop_`` and a ULID.
+        group: The id shared by proposals that are accepted or rejected together.
+        op: What the proposer called the change (``create``, ``update``, ``delete``, ``rename``...).
+        action: What accepting it does: ``write`` the text, ``delete`` the file, ``move`` it.
+        path: The vault path of the memory it changes.
+        to: For a move, the vault path it moves to.
+        base: ``sha256:...`` of the file as the proposer saw it, or ``none`` (it must not exist).
+        text: For a write, the whole proposed file.
+        proposed_by: Who proposed it (``Name <email>``).
+        provenance: What kind of writer proposed it (``agent``, ``extractor``, ``import``).
+        session: The session it was proposed in, if any.
+        created: When it was proposed.
+        file: The proposal file's vault path.
+    """
+
+    id: str
+    group: str
+    op: str
+    action: str
+    path: str
+    to: str | None
+    base: str
+    text: str | None
+    proposed_by: str
+    provenance: str | None
+    session: str | None
+    created: str
+    file: str
+
+    @property
+    def namespace(self) -> str:
+        """The namespace of the memory it changes."""
+        return split_memory_path(self.path)[0]
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        """Every vault path accepting it changes."""
+        return (self.path, self.to) if self.to else (self.path,)
+
+
+def digest(data: bytes | None) -> str:
+    """The ``base`` value for a file's bytes (``none`` for no file)."""
+    return NO_BASE if data is None else "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def render(proposal: Proposal) -> str:
+    """The text of a proposal file."""
+    meta: dict[str, object] = {"proposal": proposal.id, "group": proposal.group, "op": proposal.op,
+                               "action": proposal.action, "path": proposal.path}  # fmt: skip
+    if proposal.to is not None:
+        meta["to"] = proposal.to
+    meta.update(base=proposal.base, proposed_by=proposal.proposed_by)
+    for key in ("provenance", "session"):
+        value = getattr(proposal, key)
+        if value is not None:
+            meta[key] = value
+    meta["created"] = proposal.created
+    return dumps(Document.new(meta, proposal.text or ""))
+
+
+def file_for(path: str, proposal_id: str) -> str:
+    """Where the proposal ``proposal_id`` for the memory at vault path ``path`` is kept."""
+    stem = label(path).removesuffix(".md")
+    return f"{PROPOSALS_DIR}/{stem}.{proposal_id}.md"
+
+
+def new(proposal_id: str, *, group: str | None, op: str, action: str, path: str, to: str | None = None,
+        base: bytes | None, text: str | None, proposed_by: str, provenance: str | None,
+        session: str | None) -> Proposal:  # fmt: skip
+    """A proposal not written yet (``base``: the bytes of the file the proposer saw, None for none)."""
+    return Proposal(proposal_id, group or proposal_id, op, action, path, to, digest(base),
+                    text if action == "write" else None, proposed_by, provenance, session, timestamp(),
+                    file_for(path, proposal_id))  # fmt: skip
+
+
+def write(engine: WriteEngine, proposal: Proposal, *, trailers: Mapping[str, str] | None = None,
+          replacing: Proposal | None = None) -> Proposal:  # fmt: skip
+    """Write ``proposal`` to ``proposals/`` and commit it (or add it to the caller's batch).
+
+    ``replacing``: a proposal of the same session for the same file, rewritten in place (an agent
+    that edits what it proposed keeps one proposal, against the base it first saw).
+    """
+    if replacing is not None:
+        proposal = replace(proposal, id=replacing.id, group=replacing.group, base=replacing.base,
+                           file=replacing.file, created=replacing.created,
+                           op=replacing.op if replacing.base == NO_BASE else proposal.op)  # fmt: skip
+    text = render(proposal)
+    message = f"propose: {proposal.op} {label(proposal.path)}"
+    keys = {**(trailers or {}), "Memfs-Op": "propose", "Memfs-Proposal": proposal.id}
+    expect = engine.read_bytes(replacing.file) if replacing is not None else None
+    engine.write(proposal.file, text, message=message, trailers=keys, create=replacing is None, expect=expect)
+    return proposal
+
+
+def files(engine: WriteEngine) -> list[str]:
+    """The vault paths of the Markdown files under ``proposals/`` (links and hidden names skipped)."""
+    top = engine.root / PROPOSALS_DIR
+    if not top.is_dir() or top.is_symlink():
+        return []
+    found = []
+    for folder, dirs, names in os.walk(top):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not os.path.islink(os.path.join(folder, d)))
+        for name in sorted(names):
+            full = os.path.join(folder, name)
+            if name.endswith(".md") and not name.startswith(".") and not os.path.islink(full):
+                found.append(os.path.relpath(full, engine.root).replace(os.sep, "/"))
+    return found
+
+
+def read(engine: WriteEngine, file: str) -> Proposal:
+    """The proposal in the vault file ``file``, every key checked.
+
+    Raises:
+        ProposalError: The file cannot be read or parsed, or a key is missing, unknown or unsafe
+            (a path outside ``memories/``, an action memfs does not know, a malformed base).
+    """
+    try:
+        doc = load_bytes(engine.read_bytes(file), path=file)
+    except DocumentError as exc:
+        raise ProposalError(file, exc.reason) from None
+    except (FileTooLargeError, PathError, MemoryNotFoundError) as exc:
+        raise ProposalError(file, str(exc)) from None
+    meta = doc.metadata
+    unknown = [key for key in meta if key not in _KEYS]
+    if unknown:
+        raise ProposalError(file, f"unknown key {unknown[0]!r}")
+    proposal_id = _id(meta.get("proposal"), file, "proposal")
+    group = _id(meta.get("group", proposal_id), file, "group")
+    action = _text(meta.get("action"), file, "action")
+    if action not in ACTIONS:
+        raise ProposalError(file, f"action must be one of {', '.join(ACTIONS)}, not {action!r}")
+    path = _memory(meta.get("path"), file, "path")
+    to = _memory(meta.get("to"), file, "to") if action == "move" else None
+    if action != "move" and meta.get("to") is not None:
+        raise ProposalError(file, "only a move has a 'to' path")
+    base = _text(meta.get("base"), file, "base")
+    if base != NO_BASE and not _BASE.fullmatch(base):
+        raise ProposalError(file, f"base must be 'none' or sha256:<64 hex digits>, not {base[:80]!r}")
+    if action != "write" and base == NO_BASE:
+        raise ProposalError(file, f"a {action} needs the base of the file it changes")
+    optional = {key: _text(meta[key], file, key) for key in ("provenance", "session") if meta.get(key) is not None}
+    return Proposal(
+        proposal_id, group, _text(meta.get("op", action), file, "op"), action, path, to, base,
+        doc.body if action == "write" else None, _text(meta.get("proposed_by", "unknown"), file, "proposed_by"),
+        optional.get("provenance"), optional.get("session"), _text(meta.get("created", ""), file, "created"), file,
+    )  # fmt: skip
+
+
+def scan(engine: WriteEngine) -> tuple[list[Proposal], list[ProposalError]]:
+    """Every proposal in the vault, oldest first, and the proposal files that cannot be used (with why)."""
+    found, broken = [], []
+    for file in files(engine):
+        try:
+            found.append(read(engine, file))
+        except ProposalError as exc:
+            broken.append(exc)
+    return sorted(found, key=lambda p: (p.created, p.id)), broken
+
+
+def pending(engine: WriteEngine, *, session: str | None = None, namespace: str | None = None,
+            path: str | None = None) -> list[Proposal]:  # fmt: skip
+    """The readable proposals, oldest first: all, or those of a session, a namespace (and below), a memory."""
+    chosen = []
+    for proposal in scan(engine)[0]:
+        if session is not None and proposal.session != session:
+            continue
+        if namespace is not None and not proposal.path.startswith(f"{MEMORIES_DIR}/{namespace}/"):
+            continue
+        if path is not None and path not in proposal.targets:
+            continue
+        chosen.append(proposal)
+    return chosen
+
+
+def own(engine: WriteEngine, session: str | None, path: str) -> Proposal | None:
+    """The newest write ``session`` proposed for the memory at ``path`` (None without a session)."""
+    if not session:
+        return None
+    writes = [p for p in pending(engine, session=session, path=path) if p.action == "write" and p.path == path]
+    return writes[-1] if writes else None
+
+
+def current(engine: WriteEngine, path: str) -> bytes | None:
+    """The bytes of the memory at ``path`` now (None: no file)."""
+    try:
+        return engine.read_bytes(path)
+    except MemoryNotFoundError:
+        return None
+
+
+def stale(engine: WriteEngine, proposal: Proposal) -> bool:
+    """True when the memory changed since it was proposed (accepting would overwrite that change)."""
+    return digest(current(engine, proposal.path)) != proposal.base
+
+
+def diff(engine: WriteEngine, proposal: Proposal) -> str:
+    """A unified diff of what accepting ``proposal`` does to its memory, as the files are now."""
+    before = current(engine, proposal.path)
+    old = before.decode("utf-8", "replace") if before is not None else ""
+    a, b = f"a/{label(proposal.path)}", f"b/{label(proposal.to or proposal.path)}"
+    new_text = "" if proposal.action == "delete" else (proposal.text or "") if proposal.action == "write" else old
+    if proposal.action == "move" and new_text == old:
+        return f"rename {label(proposal.path)} -> {label(proposal.to or '')}\n"
+    old_name = "/dev/null" if before is None else a
+    new_name = "/dev/null" if proposal.action == "delete" else b
+    lines = difflib.unified_diff(old.splitlines(keepends=True), new_text.splitlines(keepends=True), old_name, new_name)
+    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+
+
+def select(engine: WriteEngine, refs: Iterable[str] = (), *, every: bool = False,
+           session: str | None = None, namespace: str | None = None) -> list[Proposal]:  # fmt: skip
+    """The proposals named by ``refs`` (ids, or proposal file paths), with the rest of their groups.
+
+    ``every`` takes all of them (within ``session`` and ``namespace`` when given).
+
+    Raises:
+        ProposalError: A ref names a proposal file that cannot be used.
+        MemoryNotFoundError: A ref names no proposal, or nothing was named.
+    """
+    refs = list(refs)
+    proposals, broken = scan(engine)
+    if every:
+        chosen = pending(engine, session=session, namespace=namespace)
+    else:
+        if not refs:
+            raise MemoryNotFoundError("name the proposals (their ids, from `memfs review`), or choose all of them")
+        chosen = []
+        for ref in refs:
+            match = [p for p in proposals if ref in (p.id, p.file, p.file.removeprefix(PROPOSALS_DIR + "/"))]
+            if not match:
+                bad = [e for e in broken if ref in (e.path, e.path.removeprefix(PROPOSALS_DIR + "/"))]
+                if bad:
+                    raise bad[0]
+                raise MemoryNotFoundError(f"no proposal {ref!r}; `memfs review` lists them")
+            chosen += match
+    groups = {p.group for p in chosen}
+    return [p for p in proposals if p.group in groups]
+
+
+def _text(value: object, file: str, key: str) -> str:
+    if not isinstance(value, str) or not value or len(value) > 1000:
+        raise ProposalError(file, f"{key} must be a non-empty string")
+    return value
+
+
+def _id(value: object, file: str, key: str) -> str:
+    if not isinstance(value, str) or not _ID.fullmatch(value):
+        raise ProposalError(file, f"{key} must be a proposal id (prop_ and 26 letters and digits)")
+    return value
+
+
+def _memory(value: object, file: str, key: str) -> str:
+    """A vault path under ``memories/``, in a namespace, of a Markdown file (checked as outside input)."""
+    raw = _text(value, file, key)
+    if not raw.startswith(MEMORIES_DIR + "/"):
+        raise ProposalError(file, f"{key} must be a memory's vault path (memories/...), not {raw[:200]!r}")
+    try:
+        rel = f"{MEMORIES_DIR}/" + clean_memory_path(raw.removeprefix(MEMORIES_DIR + "/"))
+    except PathError as exc:
+        raise ProposalError(file, f"{key} is not a safe memory path: {exc}") from None
+    if rel != raw or not split_memory_path(rel)[0]:
+        raise ProposalError(file, f"{key} must be a memory's clean vault path in a namespace folder")
+    return rel
