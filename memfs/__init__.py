@@ -29,6 +29,7 @@ from .errors import (
     ContentError,
     ContextWindowOverflowError,
     DocumentError,
+    DuplicateMemoryError,
     FileTooLargeError,
     GitLockError,
     HistoryError,
@@ -67,7 +68,7 @@ from .models import Model, Reply, ScriptedModel, ToolCall, run_agent
 from .purge import PurgeReport
 from .scopes import Scope
 from .sessions import MarkdownSession, SessionInfo
-from .store import Memory, MemoryStore
+from .store import Memory, MemoryStore, Similar
 from .sync import ConflictCopy, SyncResult
 from .tools import MemoryTools, ToolResult
 from .vault import Vault
@@ -85,6 +86,7 @@ __all__ = [
     "Decision",
     "Document",
     "DocumentError",
+    "DuplicateMemoryError",
     "FileTooLargeError",
     "Finding",
     "GitLockError",
@@ -132,6 +134,7 @@ __all__ = [
     "SessionError",
     "SessionInfo",
     "ShallowHistoryError",
+    "Similar",
     "SlidingWindowConversationManager",
     "SummarizingConversationManager",
     "SyncError",
