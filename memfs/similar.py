@@ -32,14 +32,18 @@ from typing import Any
 
 from .dates import parse_moment
 from .errors import InvalidArgumentError
-from .index import ANALYZER, MAX_QUERY_CHARS, MAX_QUERY_TERMS, STOP_WORDS
+from .index import ANALYZER, MAX_QUERY_CHARS, STOP_WORDS
 
 #: The least containment of a near-duplicate: every term of a fact of up to nine terms.
 CONTAINMENT = 0.9
-#: The least Jaccard similarity of a near-duplicate: they share at least half of all their terms.
-JACCARD = 0.5
+#: The least Jaccard similarity of a near-duplicate: the shared terms are at least 40% of all
+#: their terms (a refinement may add words; a short fact mentioned in a long text about more is not it).
+JACCARD = 0.4
 #: How much of a text is compared (a memory's start says what it is about; a huge body costs no more).
 COMPARED_CHARS = 4000
+#: How many of a text's words the candidate search looks for: a near-duplicate has nearly all of a
+#: short fact's words, and a long text's first words find it; BM25 time grows with every term.
+QUERY_WORDS = 12
 
 _WORD = re.compile(r"\w+(?:['’]\w+)*")
 
@@ -52,10 +56,10 @@ def terms(text: str) -> frozenset[str]:
 def query_words(text: str) -> str:
     """``text``'s significant words as a plain query: lower case (no Whoosh operator), no punctuation.
 
-    At most :data:`MAX_QUERY_TERMS` distinct words, and never longer than a query may be.
+    At most :data:`QUERY_WORDS` distinct words, and never longer than a query may be.
     """
     words = [w for w in _WORD.findall(text[:COMPARED_CHARS].lower()) if w not in STOP_WORDS]
-    return " ".join(list(dict.fromkeys(words))[:MAX_QUERY_TERMS])[:MAX_QUERY_CHARS]
+    return " ".join(list(dict.fromkeys(words))[:QUERY_WORDS])[:MAX_QUERY_CHARS]
 
 
 @dataclass(frozen=True)

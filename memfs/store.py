@@ -292,7 +292,7 @@ class MemoryStore:
         skip = self._excluded(exclude)
         now = datetime.now(timezone.utc)
         found: builtins.list[Similar] = []
-        for hit in self.search(query, k=candidates):
+        for hit in self.engine.search(query, k=candidates, namespace=self.namespace, snippets=False):
             if hit.path == skip or (exclude is not None and hit.id == exclude):
                 continue
             try:
