@@ -35,6 +35,7 @@ from .extract import Extractor, Message, Operation, normalize, screen
 from .items import text_of
 from .layout import label, one_line
 from .scopes import Scope, granted
+from .similar import CONTAINMENT, JACCARD
 from .store import PROVENANCE, awaits_review
 from .tools import READ_COMMANDS, WRITE_COMMANDS, MemoryTools
 
@@ -421,8 +422,8 @@ class LongTermMemory:
         With ``dedupe`` off only a memory with exactly the same words counts, as before the
         near-duplicate check existed (what ``bench/lifecycle.py`` measures as "before").
         """
-        limits = {} if self.dedupe else {"containment": 1.0, "jaccard": 1.0}
-        found = target.similar(text, k=1, **limits)
+        least = 0.0 if self.dedupe else 1.0  # 1.0: the same terms, both ways
+        found = target.similar(text, k=1, containment=max(least, CONTAINMENT), jaccard=max(least, JACCARD))
         return found[0] if found else None
 
     # -- tools ------------------------------------------------------------------------

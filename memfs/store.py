@@ -263,7 +263,7 @@ class MemoryStore:
         if if_similar == "keep" or (near.likeness.covered and set(tags) <= set(found.tags)):
             return found
         merged = list(dict.fromkeys([*found.tags, *tags]))
-        extra = {k: doc.metadata[k] for k in ("source", "provenance", "session") if k in doc.metadata}
+        extra: dict[str, Any] = {k: doc.metadata[k] for k in ("source", "provenance", "session") if k in doc.metadata}
         body = None if near.likeness.covered else doc.body
         return self.update(found.path, body, tags=merged or None, metadata=extra, on_secret=on_secret)
 

@@ -502,9 +502,11 @@ class MemoryTools:
         found = near[0].memory
         shown, new = (self._virtual(rel) for rel in (found.path, self._rel(target)))
         shown, new = (one_line(p) if has_control(p) else p for p in (shown, new))  # a name never starts a line
-        return (f"\nNote: {shown} (\"{_echo(one_line(found.title), 80)}\") already says much the same. If the new "
-                f"file restates it, put the new words in {shown} with str_replace and delete {new}; if it is a "
-                "different fact, keep both.")
+        return (
+            f'\nNote: {shown} ("{_echo(one_line(found.title), 80)}") already says much the same. If the new '
+            f"file restates it, put the new words in {shown} with str_replace and delete {new}; if it is a "
+            "different fact, keep both."
+        )
 
     @_command("str_replace", "Replace text that occurs exactly once in a memory file.", writes=True, native=True,
               path=(_STR, True, "The file to edit."),

@@ -7,12 +7,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from helpers import ok
 
 import memfs
 from memfs import DuplicateMemoryError, InvalidArgumentError, LongTermMemory, MemoryTools, RuleExtractor
 from memfs.similar import CONTAINMENT, JACCARD, compare, query_words, terms
-
-from helpers import ok
 
 LABELLED = Path(__file__).resolve().parents[1] / "bench" / "data" / "lifecycle.json"
 

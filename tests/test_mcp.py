@@ -399,8 +399,8 @@ def test_every_tool_answers_as_memory_tools_do(alice: Remote, vault_dir: Path, t
 def test_create_names_a_similar_memory_of_the_namespace_only(alice: Remote, vault_dir: Path) -> None:
     text = alice.ok("memory_create", path="/memories/users/alice/flights.md",
                     file_text="Alice prefers window seats on long flights, always.\n")  # fmt: skip
-    assert text.startswith("File created successfully at: /memories/users/alice/flights.md\nNote: "
-                           '/memories/users/alice/window-seats.md ("Window seats") already says much the same.')  # fmt: skip
+    note = '/memories/users/alice/window-seats.md ("Window seats") already says much the same.'
+    assert text.startswith(f"File created successfully at: /memories/users/alice/flights.md\nNote: {note}")
     assert (vault_dir / "memories/users/alice/flights.md").exists()
     alice.ok("memory_delete", path="/memories/users/alice/flights.md")
     text = alice.ok("memory_create", path="/memories/users/alice/recipe.md",
