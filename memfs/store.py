@@ -258,8 +258,8 @@ class MemoryStore:
         """What an add does with the near-duplicate it found (under the lock): see :data:`IF_SIMILAR`."""
         found = near.memory
         if if_similar == "raise":
-            raise DuplicateMemoryError(f"{label(found.path)} already says this ({found.title!r}); update it "
-                                       "instead, or add with if_similar='add'", found.path, found.id)  # fmt: skip
+            raise DuplicateMemoryError(f"{label(found.path)} already says this ({found.title!r}); update that "
+                                       "memory instead, or add the new one anyway", found.path, found.id)  # fmt: skip
         if if_similar == "keep" or (near.likeness.covered and set(tags) <= set(found.tags)):
             return found
         merged = list(dict.fromkeys([*found.tags, *tags]))
