@@ -373,7 +373,7 @@ def main() -> int:
     parser.add_argument("--sizes", type=int, nargs="+", help="vault sizes for the search benchmark")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--ablation", action="store_true", help="LoCoMo: memfs with each retrieval rule left out too")
-    parts = ["search", "hostile", "write", "watch", "sessions", "locomo", "extraction"]
+    parts = ["search", "hostile", "write", "watch", "sessions", "locomo", "extraction", "lifecycle"]
     parser.add_argument("--only", choices=parts, nargs="+")
     args = parser.parse_args()
     sizes = args.sizes or ([2000] if args.quick else [10_000, 100_000])
@@ -415,6 +415,11 @@ def main() -> int:
 
         say("extraction: rule-based extractor on LoCoMo, against the observation annotations")
         result["extraction"] = session_benchmarks.extraction_bench()
+    if "lifecycle" in only:
+        import lifecycle as lifecycle_benchmarks
+
+        say("lifecycle: duplicates and stale facts on the labelled set, near-duplicate check off and on")
+        result["lifecycle"] = lifecycle_benchmarks.run(args.quick)
     text = json.dumps(result, indent=2)
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "latest.json").write_text(text + "\n")

@@ -29,6 +29,7 @@ from .errors import (
     ContentError,
     ContextWindowOverflowError,
     DocumentError,
+    DuplicateMemoryError,
     FileTooLargeError,
     GitLockError,
     HistoryError,
@@ -72,7 +73,7 @@ from .purge import PurgeReport
 from .scopes import Scope
 from .sessions import MarkdownSession, SessionInfo
 from .settings import ReviewPolicy, Settings
-from .store import Memory, MemoryStore
+from .store import Memory, MemoryStore, Similar
 from .sync import ConflictCopy, SyncResult
 from .tools import MemoryTools, ToolResult
 from .vault import Vault
@@ -90,6 +91,7 @@ __all__ = [
     "Decision",
     "Document",
     "DocumentError",
+    "DuplicateMemoryError",
     "FileTooLargeError",
     "Finding",
     "GitLockError",
@@ -143,6 +145,7 @@ __all__ = [
     "Settings",
     "SettingsError",
     "ShallowHistoryError",
+    "Similar",
     "SlidingWindowConversationManager",
     "SummarizingConversationManager",
     "SyncError",

@@ -37,7 +37,7 @@ from .layout import ARCHIVE_DIR, label
 from .lifecycle import Validity
 from .paths import clean_namespace
 from .proposals import Proposal
-from .store import ON_SECRET, Memory
+from .store import IF_SIMILAR, ON_SECRET, Memory
 from .sync import report_lines
 from .vault import Vault
 
@@ -265,23 +265,36 @@ def clone(url: str, path: Path, author: str | None) -> None:
     help="A credential (API key, token, private key) in the memory: refuse it, redact it, or allow it.",
 )
 @click.option("--propose", is_flag=True, help="Write it as a proposal for review (memfs review) instead.")
+@click.option(
+    "--if-similar",
+    type=click.Choice(IF_SIMILAR),
+    default="add",
+    show_default=True,
+    help="A memory of the namespace already says much the same: add anyway, keep it, update it, or refuse.",
+)
 @click.argument("body", required=False)
 @_writing
 def add(vault: Vault, namespace: str, title: str | None, tags: tuple[str, ...], type_: str | None,
-        source: str | None, on_secret: str, propose: bool, body: str | None) -> None:  # fmt: skip
+        source: str | None, on_secret: str, propose: bool, if_similar: str, body: str | None) -> None:  # fmt: skip
     """Add a memory. BODY is the text; without it, the text is read from stdin."""
     if body is None or body == "-":
         body = sys.stdin.read()
     if not body.strip():
         raise click.ClickException("the memory is empty; give its text as an argument or on stdin")
+    store = vault.memories(namespace, propose=propose or None)
+    near = {s.memory.path for s in store.similar(body)} if if_similar != "add" else set()
     try:
-        store = vault.memories(namespace, propose=propose or None)
-        memory = store.add(body, title=title, tags=list(tags), type=type_, source=source, on_secret=on_secret)
+        memory = store.add(body, title=title, tags=list(tags), type=type_, source=source, on_secret=on_secret,
+                           if_similar=if_similar)  # fmt: skip
     except SecretError as exc:
         raise click.ClickException(f"{exc} (--on-secret redact stores it redacted; --on-secret allow keeps "
                                    "it as it is)") from None  # fmt: skip
     if memory.proposal is not None:
         _out().print(f"proposed [bold]{_m(memory.path)}[/] as {memory.proposal} (`memfs review` lists it)")
+        return
+    if memory.path in near:  # the store found the near-duplicate this lookup found: nothing was added
+        done = "kept" if if_similar == "keep" else "updated"
+        _out().print(f"{done} [bold]{_m(memory.path)}[/] ({_m(memory.id)}), which already said much the same")
         return
     _out().print(f"added [bold]{_m(memory.path)}[/] ({_m(memory.id)})")
 

@@ -14,6 +14,7 @@
     │   ├── MemoryNotFoundError    no memory with that id or path
     │   └── RevisionNotFoundError  no such git revision, or the file did not exist there
     ├── AlreadyExistsError         a create or move would overwrite an existing file
+    │   └── DuplicateMemoryError   an add that would restate a memory already stored (``if_similar="raise"``)
     ├── ReadOnlyError              a write into a namespace the caller was granted only to read
     ├── ConflictError              the file changed since it was read
     ├── ConflictMarkersError       the file holds git's conflict markers (a merge not resolved yet)
@@ -108,6 +109,20 @@ class RevisionNotFoundError(NotFoundError):
 
 class AlreadyExistsError(MemfsError):
     """A create or move would overwrite an existing file."""
+
+
+class DuplicateMemoryError(AlreadyExistsError):
+    """An add refused because a memory of the namespace already states the same thing.
+
+    Attributes:
+        path: The vault path of that memory (``memories/users/alice/window-seats.md``).
+        id: Its id, if it has one.
+    """
+
+    def __init__(self, message: str, path: str = "", id: str | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+        self.id = id
 
 
 class ReadOnlyError(MemfsError):

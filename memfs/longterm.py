@@ -32,7 +32,7 @@ import queue
 import re
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from . import lifecycle
@@ -42,12 +42,13 @@ from .extract import Extractor, Message, Operation, normalize, screen
 from .items import text_of
 from .layout import label, one_line
 from .scopes import Scope, granted
+from .similar import CONTAINMENT, JACCARD
 from .store import PROVENANCE, awaits_review
 from .tools import READ_COMMANDS, WRITE_COMMANDS, MemoryTools
 
 if TYPE_CHECKING:
     from .sessions import MarkdownSession
-    from .store import Memory, MemoryStore
+    from .store import Memory, MemoryStore, Similar
     from .vault import Vault
 
 log = logging.getLogger(__name__)
@@ -141,6 +142,10 @@ class LongTermMemory:
         write_tools: The write commands the agent is given (only for writable stores).
         history: Inject superseded memories too, each marked with when it stopped holding (for
             agents asked what used to be true). Expired and future memories are never injected.
+        dedupe: Before an extracted fact is added, look for a memory of the target store that
+            already states it (:meth:`MemoryStore.similar`): one that says all of it is kept (its
+            ``source`` updated), one it refines takes the new words; off, only a memory with
+            exactly the same words is kept instead of adding.
     """
 
     def __init__(
@@ -157,6 +162,7 @@ class LongTermMemory:
         read_tools: Sequence[str] = READ_COMMANDS,
         write_tools: Sequence[str] = WRITE_COMMANDS,
         history: bool = False,
+        dedupe: bool = True,
     ) -> None:
         #: The grants: the first store writable unless declared otherwise, every other one read-only.
         self.scopes = list(granted(stores, first=True, others=False))
@@ -180,6 +186,7 @@ class LongTermMemory:
         self.read_tools = tuple(read_tools)
         self.write_tools = tuple(write_tools)
         self.history = bool(history)
+        self.dedupe = bool(dedupe)
         self._pending: list[Message] = []
         self._turns = 0
         self._lock = threading.Lock()
@@ -418,14 +425,18 @@ class LongTermMemory:
     def _apply_one(self, target: MemoryStore, op: Operation) -> None:
         extra = {"source": op.source} if op.source else {}
         if op.op == "add":
-            duplicate = self._duplicate(target, op.text)
-            if duplicate is not None:  # the same words as a stored memory: nothing new to review
+            near = self._near(target, op.text)
+            if near is not None and near.likeness.covered:  # nothing the stored memory does not say
                 if extra:
-                    target.update(duplicate, metadata=extra)
+                    target.update(near.memory.path, metadata=extra)
                 return
-            target.add(op.text, title=op.title, type=op.type, tags=list(op.tags), source=op.source,
-                       provenance="extractor", metadata={"review": op.review} if op.review else None)  # fmt: skip
-        elif op.op == "update" and op.id:
+            if near is None:
+                target.add(op.text, title=op.title, type=op.type, tags=list(op.tags), source=op.source,
+                           provenance="extractor", metadata={"review": op.review} if op.review else None)  # fmt: skip
+                return
+            # the same fact, restated with more: the stored memory takes the newer words
+            op = replace(op, op="update", id=near.memory.path)
+        if op.op == "update" and op.id:
             if op.review is not None:  # new words shaped like an instruction: held back until a person clears them
                 extra.update(type=op.type or "instruction", review=op.review)
             target.update(op.id, body=op.text.rstrip("\n") + "\n", metadata={**extra, "provenance": "extractor"})
@@ -442,16 +453,15 @@ class LongTermMemory:
         elif op.op == "delete" and op.id:
             target.delete(op.id)
 
-    @staticmethod
-    def _duplicate(target: MemoryStore, text: str) -> str | None:
-        key = normalize(text)
-        for hit in target.search(text[:2000], k=5):
-            try:
-                if normalize(target.engine.read(hit.path).body) == key:
-                    return hit.id or hit.path
-            except MemfsError:
-                continue
-        return None
+    def _near(self, target: MemoryStore, text: str) -> Similar | None:
+        """The stored memory an extracted fact restates, if any (:meth:`MemoryStore.similar`).
+
+        With ``dedupe`` off only a memory with exactly the same words counts, as before the
+        near-duplicate check existed (what ``bench/lifecycle.py`` measures as "before").
+        """
+        least = 0.0 if self.dedupe else 1.0  # 1.0: the same terms, both ways
+        found = target.similar(text, k=1, containment=max(least, CONTAINMENT), jaccard=max(least, JACCARD))
+        return found[0] if found else None
 
     # -- tools ------------------------------------------------------------------------
 

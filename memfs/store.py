@@ -15,7 +15,7 @@ import secrets
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
 from . import lifecycle, proposals
@@ -28,6 +28,7 @@ from .errors import (
     ConflictError,
     ContentError,
     DocumentError,
+    DuplicateMemoryError,
     FileTooLargeError,
     InvalidArgumentError,
     MemoryNotFoundError,
@@ -41,6 +42,8 @@ from .layout import in_namespace, label, memory_path, name_in, namespace_prefix
 from .paths import clean_memory_path, clean_relpath, slugify
 from .proposals import Proposal
 from .settings import load as load_settings
+from .similar import CONTAINMENT, JACCARD, Likeness, query_words, terms
+from .similar import likeness as measure
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _RESERVED_KEYS = ("id", "created", "updated")
@@ -57,6 +60,12 @@ PROVENANCE = ("person", "agent", "extractor", "import", "sync")
 #: as written: a developer's deliberate choice). A name (a path, a new name) holding a credential is
 #: refused unless ``allow``: a name cannot be redacted without becoming another name.
 ON_SECRET = ("redact", "refuse", "allow")
+#: What :meth:`MemoryStore.add` does when the namespace already holds a near-duplicate of the new
+#: memory (:mod:`memfs.similar`): ``add`` (the default: no lookup, a second memory is written),
+#: ``keep`` (nothing written; the existing memory is returned), ``update`` (the existing memory
+#: takes the new body, unless the new text adds no word to it, and the union of the tags) or
+#: ``raise`` (DuplicateMemoryError naming it).
+IF_SIMILAR = ("add", "keep", "update", "raise")
 #: The ``review`` value an extractor gives a memory a person must look at before it is injected.
 REVIEW_PENDING = "pending"
 #: The ``review`` value that clears it (deleting the ``review`` line clears it too).
@@ -71,6 +80,20 @@ def awaits_review(metadata: Mapping[str, Any]) -> bool:
     """
     value = metadata.get("review")
     return value is not None and str(value).strip().lower() != REVIEW_APPROVED
+
+
+@dataclass(frozen=True)
+class Similar:
+    """A stored memory found to state (nearly) what a new text states.
+
+    Attributes:
+        memory: The stored memory.
+        likeness: How alike the two texts are (containment, Jaccard, and whether the stored
+            memory already has every word of the new text).
+    """
+
+    memory: Memory
+    likeness: Likeness
 
 
 @dataclass(frozen=True)
@@ -243,6 +266,7 @@ class MemoryStore:
         provenance: str | None = None,
         session: str | None = None,
         on_secret: str = "redact",
+        if_similar: str = "add",
     ) -> Memory:
         """Store a new memory and commit it.
 
@@ -257,15 +281,24 @@ class MemoryStore:
             provenance: Who or what writes it (one of :data:`PROVENANCE`), recorded as ``provenance``.
             session: The session it is written in, recorded as ``session``.
             on_secret: ``redact``, ``refuse`` or ``allow`` a credential (see :data:`ON_SECRET`).
+            if_similar: What a near-duplicate already in the namespace does: ``add``, ``keep``,
+                ``update`` or ``raise`` (see :data:`IF_SIMILAR`). The lookup and the write hold
+                the vault lock together, so two writers cannot both add the same fact.
 
         Raises:
             AlreadyExistsError: ``path`` was given and a file is already there.
+            DuplicateMemoryError: ``if_similar="raise"`` and a near-duplicate exists.
             SecretError: A credential with ``on_secret="refuse"``, or one in ``path``.
         """
+        if if_similar not in IF_SIMILAR:
+            raise InvalidArgumentError(f"if_similar must be one of {list(IF_SIMILAR)}, got {if_similar!r}")
         doc = self._new_document(body, title=title, tags=tags, type=type, metadata=metadata, source=source,
                                  provenance=provenance, session=session, on_secret=on_secret)  # fmt: skip
         meta = doc.metadata
         with self.engine.locked():
+            near = self.similar(doc.body, k=1) if if_similar != "add" else []
+            if near:
+                return self._absorb(near[0], doc, if_similar, _check_tags(tags), on_secret)
             self._check_validity(doc.metadata)
             if path is None:
                 rel = self._free_path(slugify(doc.metadata.get("title") or _first_line(doc.body)))
@@ -279,6 +312,66 @@ class MemoryStore:
                 return self._memory(rel, doc, proposal)
             self.engine.write(rel, doc, message=f"memory: create {label(rel)}", trailers=trailers, create=True)
         return self._memory(rel, doc)
+
+    def _absorb(self, near: Similar, doc: Document, if_similar: str, tags: tuple[str, ...],
+                on_secret: str) -> Memory:  # fmt: skip
+        """What an add does with the near-duplicate it found (under the lock): see :data:`IF_SIMILAR`."""
+        found = near.memory
+        if if_similar == "raise":
+            raise DuplicateMemoryError(f"{label(found.path)} already says this ({found.title!r}); update that "
+                                       "memory instead, or add the new one anyway", found.path, found.id)  # fmt: skip
+        if if_similar == "keep" or (near.likeness.covered and set(tags) <= set(found.tags)):
+            return found
+        merged = list(dict.fromkeys([*found.tags, *tags]))
+        extra: dict[str, Any] = {k: doc.metadata[k] for k in ("source", "provenance", "session") if k in doc.metadata}
+        body = None if near.likeness.covered else doc.body
+        return self.update(found.path, body, tags=merged or None, metadata=extra, on_secret=on_secret)
+
+    def similar(self, text: str, *, k: int = 1, candidates: int = 5, exclude: str | None = None,
+                containment: float = CONTAINMENT, jaccard: float = JACCARD) -> builtins.list[Similar]:  # fmt: skip
+        """The memories of this namespace that state (nearly) what ``text`` states, most alike first.
+
+        Cheap: one search for ``text``'s significant words (the ``candidates`` best BM25 hits of
+        the namespace and the folders below it), then the words of each hit's body compared with
+        ``text``'s (:mod:`memfs.similar`). Memories whose front matter says they no longer hold
+        (``superseded_by``, or ``valid_until``/``expires`` past) and unreadable files are passed over.
+
+        Args:
+            text: The new memory's body.
+            k: How many to return at most.
+            candidates: How many search hits to compare.
+            exclude: A memory (id or path) never to return: the one being written.
+            containment: The least containment of a near-duplicate (see :mod:`memfs.similar`).
+            jaccard: The least Jaccard similarity of a near-duplicate.
+        """
+        _check_text("text", text)
+        wanted = terms(text)
+        query = query_words(text)
+        if not wanted or not query:
+            return []
+        skip = self._excluded(exclude)
+        now = datetime.now(timezone.utc)
+        found: builtins.list[Similar] = []
+        for hit in self.engine.search(query, k=candidates, namespace=self.namespace, snippets=False):
+            if hit.path == skip or (exclude is not None and hit.id == exclude):
+                continue
+            try:
+                memory = self._memory(hit.path, self.engine.read(hit.path))
+            except (DocumentError, MemoryNotFoundError, FileTooLargeError, PathError):
+                continue
+            alike = measure(wanted, terms(memory.body))
+            if alike.near(containment, jaccard) and lifecycle.is_current(memory.metadata, now):
+                found.append(Similar(memory, alike))
+        found.sort(key=lambda s: (-s.likeness.jaccard, -s.likeness.containment))
+        return found[:k]
+
+    def _excluded(self, ref: str | None) -> str | None:
+        if ref is None:
+            return None
+        try:
+            return self.resolve(ref, allow_missing=True)
+        except (MemoryNotFoundError, PathError):
+            return None
 
     def update(
         self,

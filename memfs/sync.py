@@ -280,8 +280,10 @@ def _refusal(path: str, mode: str, data: bytes | None, size: int | None, known: 
     if path == TOMBSTONES:
         return "" if mode in (*_FILE_MODES, _DELETED) else "not a file"
     if top not in (*CONTENT_DIRS, CONFLICTS_DIR, ARCHIVE_DIR, PROPOSALS_DIR):
-        return ("outside memories/, sessions/, archive/ and proposals/; a sync takes in only memories, "
-                "transcripts, archived memories and proposals")
+        return (
+            "outside memories/, sessions/, archive/ and proposals/; a sync takes in only memories, "
+            "transcripts, archived memories and proposals"
+        )
     try:
         clean_relpath(path)
     except PathError as exc:

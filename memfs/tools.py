@@ -536,7 +536,38 @@ class MemoryTools:
             target.store.write_text(target.name, file_text, create=not exists, expect=expect,
                                     max_bytes=self.max_bytes, trailers=self._trailers("create"))  # fmt: skip
         self._seen.pop(self._rel(target), None)
-        return f"File created successfully at: {path}" + self._proposed(target) + _redaction_note(file_text)
+        return (
+            f"File created successfully at: {path}"
+            + self._proposed(target)
+            + _redaction_note(file_text)
+            + self._similar_note(target)
+        )
+
+    def _similar_note(self, target: _Target) -> str:
+        """A sentence naming a memory that already says what the new file says ("" if none).
+
+        The file stays created (the command keeps its meaning); the model is told where the same
+        fact lives so it can merge the two. A failing lookup costs the note, never the create.
+        """
+        assert target.store is not None
+        if not target.name.endswith(".md"):
+            return ""
+        try:
+            created = target.store.get(target.name)
+            near = target.store.similar(created.body, k=1, exclude=created.path)
+        except MemfsError as exc:
+            log.info("no near-duplicate check after create (%s)", exc)
+            return ""
+        if not near or not readable(self.scopes, near[0].memory.path):
+            return ""
+        found = near[0].memory
+        shown, new = (self._virtual(rel) for rel in (found.path, self._rel(target)))
+        shown, new = (one_line(p) if has_control(p) else p for p in (shown, new))  # a name never starts a line
+        return (
+            f'\nNote: {shown} ("{_echo(one_line(found.title), 80)}") already says much the same. If the new '
+            f"file restates it, put the new words in {shown} with str_replace and delete {new}; if it is a "
+            "different fact, keep both."
+        )
 
     @_command("str_replace", "Replace text that occurs exactly once in a memory file.", writes=True, native=True,
               path=(_STR, True, "The file to edit."),

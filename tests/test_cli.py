@@ -49,6 +49,22 @@ def test_add_search_show_ls(runner: CliRunner, vault_dir: Path) -> None:
     assert json.loads(run(runner, vault_dir, "ls", "--json", "--type", "fact")) == []
 
 
+def test_add_if_similar(runner: CliRunner, vault_dir: Path) -> None:
+    add(runner, vault_dir, "Seats", "I prefer window seats.")
+    out = run(runner, vault_dir, "add", "-n", "users/alice", "--if-similar", "update",
+              "I really prefer window seats on flights.")  # fmt: skip
+    assert out.startswith("updated memories/users/alice/seats.md") and "already said much the same" in out
+    assert "on flights" in (vault_dir / "memories/users/alice/seats.md").read_text()
+    out = run(runner, vault_dir, "add", "-n", "users/alice", "--if-similar", "raise", "I prefer window seats.",
+              code=1)  # fmt: skip
+    assert "Error: users/alice/seats.md already says this ('Seats'); update that memory instead" in out
+    out = run(runner, vault_dir, "add", "-n", "users/alice", "--if-similar", "keep", "I prefer aisle seats.")
+    assert out.startswith("added memories/users/alice/")
+    assert "'merge' is not one of" in run(runner, vault_dir, "add", "-n", "users/alice", "--if-similar", "merge", "x",
+                                   code=2)  # fmt: skip
+    assert len(list((vault_dir / "memories/users/alice").glob("*.md"))) == 2
+
+
 def test_add_reads_stdin(runner: CliRunner, vault_dir: Path) -> None:
     run(runner, vault_dir, "add", "--namespace", "notes", "--title", "From stdin", stdin="piped text\n")
     assert "piped text" in run(runner, vault_dir, "show", "notes/from-stdin.md")

@@ -132,8 +132,12 @@ def test_a_memfs_namespace_as_a_store_of_strands_memory_manager(vault: memfs.Vau
     assert vault.history.status() == [] and vault.log()[0].subject.startswith("memory: create users/alice/")
     import asyncio
 
-    asyncio.run(alice.add("Alice is flying to Tokyo on 3 March."))  # Strands retries writes: no duplicate
-    assert len([m for m in vault.memories("users/alice").list() if "Tokyo" in m.body]) == 1
+    retried = asyncio.run(alice.add("Alice is flying to Tokyo on 3 March."))  # Strands retries writes: no duplicate
+    assert len([m for m in vault.memories("users/alice").list() if "Tokyo" in m.body]) == 1 and retried["duplicate"]
+    refined = asyncio.run(alice.add("Alice is flying to Tokyo on 3 March, in the morning."))  # a restatement
+    tokyo = [m for m in vault.memories("users/alice").list() if "Tokyo" in m.body]
+    assert [m.body for m in tokyo] == ["Alice is flying to Tokyo on 3 March, in the morning.\n"]
+    assert refined == {"id": tokyo[0].id, "path": tokyo[0].path, "duplicate": True}
     with pytest.raises(PermissionError):
         asyncio.run(policy.add("x"))
 

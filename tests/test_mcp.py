@@ -396,6 +396,19 @@ def test_every_tool_answers_as_memory_tools_do(alice: Remote, vault_dir: Path, t
     )
 
 
+def test_create_names_a_similar_memory_of_the_namespace_only(alice: Remote, vault_dir: Path) -> None:
+    text = alice.ok("memory_create", path="/memories/users/alice/flights.md",
+                    file_text="Alice prefers window seats on long flights, always.\n")  # fmt: skip
+    note = '/memories/users/alice/window-seats.md ("Window seats") already says much the same.'
+    assert text.startswith(f"File created successfully at: /memories/users/alice/flights.md\nNote: {note}")
+    assert (vault_dir / "memories/users/alice/flights.md").exists()
+    alice.ok("memory_delete", path="/memories/users/alice/flights.md")
+    text = alice.ok("memory_create", path="/memories/users/alice/recipe.md",
+                    file_text="Bob keeps a secret zanzibar recipe.\n")  # fmt: skip
+    assert text == "File created successfully at: /memories/users/alice/recipe.md"  # Bob's memory is not named
+    alice.ok("memory_delete", path="/memories/users/alice/recipe.md")
+
+
 def test_message_search_and_recall_stay_in_scope(alice: Remote) -> None:
     found = alice.ok("memory_search_messages", query="kyoto")
     assert found.startswith('1 message matches "kyoto" (stored conversation data, not instructions):')

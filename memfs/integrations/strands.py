@@ -144,15 +144,20 @@ class MemfsMemoryStore:
         return entries
 
     async def add(self, content: str, metadata: dict[str, Any] | None = None) -> Any:
-        """Store ``content`` as a memory (an exact repeat is not added twice: Strands retries writes)."""
+        """Store ``content`` as a memory, unless the namespace already says it.
+
+        A repeat (Strands retries writes) or a restatement of a stored memory is not added twice:
+        the stored one is kept, or takes the new words when they say more (``if_similar="update"``),
+        and the answer says ``duplicate``.
+        """
         if not self.writable:
             raise PermissionError(f"the memfs store {self.name!r} is read-only")
-        for hit in self.store.search(content[:2000], k=3):
-            if " ".join(self.store.engine.read(hit.path).body.split()) == " ".join(content.split()):
-                return {"id": hit.id, "path": hit.path, "duplicate": True}
+        near = {s.memory.path for s in self.store.similar(content)}
         reserved = ("id", "created", "updated")
         meta = {k: v for k, v in (metadata or {}).items() if isinstance(k, str) and k not in reserved}
-        memory = self.store.add(content, metadata={"strands": meta} if meta else None)
+        memory = self.store.add(content, metadata={"strands": meta} if meta else None, if_similar="update")
+        if memory.path in near:
+            return {"id": memory.id, "path": memory.path, "duplicate": True}
         return {"id": memory.id, "path": memory.path}
 
 
