@@ -33,6 +33,7 @@
     │   └── ScriptExhaustedError   a ScriptedModel was asked more often than it has replies
     ├── SessionError               a transcript could not be written (replaced, or changing under a manager)
     ├── PurgeError                 a purge refused: an operation in progress, linked worktrees, a shallow clone
+    ├── ImportSourceError          an import's source cannot be read as the format named (nothing was written)
     └── SyncError                  a sync could not run: no such remote, a detached HEAD, the remote unreachable
 
 ``MemoryNotFound``, ``RevisionNotFound`` and ``LockTimeout`` are the earlier names of three of
@@ -250,6 +251,14 @@ class PurgeError(MemfsError):
 
     A merge, rebase, cherry-pick, revert or bisect in progress; linked worktrees, whose checkouts
     and indexes would keep the content; a shallow clone, whose history cannot be rewritten whole.
+    """
+
+
+class ImportSourceError(MemfsError):
+    """An import's source as a whole cannot be read: missing, a link, or not the format named.
+
+    Nothing was written. A single unreadable note or record inside a readable source is not this
+    error: it is skipped and listed in the import's report.
     """
 
 
