@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+from .changes import Change, Changes
 from .conversation import (
     ConversationManager,
     Decision,
@@ -32,6 +33,7 @@ from .errors import (
     FileTooLargeError,
     GitLockError,
     HistoryError,
+    ImportSourceError,
     InvalidArgumentError,
     InvalidExtractionError,
     LinkError,
@@ -59,6 +61,7 @@ from .errors import (
     UnsafeRepositoryError,
     VaultNotFoundError,
 )
+from .exchange import ImportReport
 from .extract import ModelExtractor, Operation, RuleExtractor
 from .history import Identity, Revision
 from .index import Hit, MessageHit, Problem, SyncReport
@@ -76,6 +79,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AlreadyExistsError",
+    "Change",
+    "Changes",
     "ConflictCopy",
     "ConflictError",
     "ConflictMarkersError",
@@ -91,6 +96,8 @@ __all__ = [
     "HistoryError",
     "Hit",
     "Identity",
+    "ImportReport",
+    "ImportSourceError",
     "InvalidArgumentError",
     "InvalidExtractionError",
     "LinkError",

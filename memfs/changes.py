@@ -30,6 +30,7 @@ from .history import DEFAULT_AGENT, GitHistory, Revision
 GROUPS = ("agents", "people", "syncs")
 _SYNC_OPS = frozenset({"sync", "resolve"})
 _AGENT_OPS = frozenset({"extract", "session"})
+_MEMBER = {"agents": "agent", "people": "person", "syncs": "sync"}
 _STATUS = {"A": "added", "D": "deleted", "M": "modified"}
 
 
@@ -55,7 +56,13 @@ class Change:
     session: str | None
     files: tuple[FileChange, ...]
 
+    @property
+    def by(self) -> str:
+        """``agent``, ``person`` or ``sync``: the group's name for one of its members."""
+        return _MEMBER[self.group]
+
     def to_json(self) -> dict[str, Any]:
+        """The change as plain data."""
         return {"sha": self.sha, "date": self.date, "author": self.author, "group": self.group, "op": self.op,
                 "subject": self.subject, "session": self.session,
                 "files": [{k: v for k, v in vars(f).items() if v is not None} for f in self.files]}  # fmt: skip

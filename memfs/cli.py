@@ -450,7 +450,7 @@ def export_(vault: Vault, namespace: str | None, path: str) -> None:
               help="Adopt notes already inside the vault's memories/ where they are, or copy SOURCE in.")  # fmt: skip
 @click.option("--dry-run", is_flag=True, help="Read and check everything, write nothing; say what would happen.")
 @click.option("--on-secret", type=click.Choice(ON_SECRET), default="redact", show_default=True,
-              help="A credential in an imported memory: redact it, refuse it (that memory is skipped), or allow it.")  # fmt: skip
+              help="A credential in a memory: redact it, refuse it (skip that memory), or allow it.")  # fmt: skip
 @_writing
 def import_(vault: Vault, as_json: bool, source: str, namespace: str | None, format_: str, in_place: bool,
             dry_run: bool, on_secret: str) -> None:  # fmt: skip
@@ -481,7 +481,7 @@ def import_(vault: Vault, as_json: bool, source: str, namespace: str | None, for
 @vault_option
 @json_option
 @click.option("--since", required=True, metavar="WHEN|REV",
-              help="A date or time (2026-11-01, '2 days ago', yesterday) or a revision (a commit id, HEAD~3).")  # fmt: skip
+              help="A date or time (2026-11-01, '2 days ago', yesterday) or a revision (a commit, HEAD~3)")  # fmt: skip
 @click.option("--namespace", "-n", help="Only memories of this namespace (and those under it).")
 @click.option("--diff", "with_diff", is_flag=True, help="Show each file's diff.")
 @click.option("--limit", type=click.IntRange(1), default=500, show_default=True,

@@ -31,7 +31,7 @@ import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import _fs
 from .credentials import find_secrets
@@ -51,8 +51,8 @@ from .layout import MEMORIES_DIR, label, memory_path, split_memory_path
 from .paths import clean_memory_path, clean_namespace, slugify
 from .store import MemoryStore, new_id
 
-if TYPE_CHECKING:
-    from .vault import Vault
+#: A :class:`memfs.Vault` (typed loosely: the vault imports this module, not the other way round).
+Vault = Any
 
 #: The formats :func:`import_source` reads; ``auto`` looks at the source to choose one.
 FORMATS = ("auto", "markdown", "anthropic", "claude-code", "agents-md", "jsonl", "mem0")
@@ -469,7 +469,7 @@ def _headings(lines: list[str]) -> list[tuple[int, int, str]]:
 
 def _is_heading_of(line: str, level: int) -> bool:
     match = _HEADING.match(line.rstrip("\r\n"))
-    return bool(match) and len(match.group(1)) == level
+    return match is not None and len(match.group(1)) == level
 
 
 def _first_heading(text: str) -> str | None:
@@ -528,7 +528,7 @@ def _json_records(text: str, source: str) -> tuple[list[tuple[str, Any]], list[S
         try:
             records.append((f"{source} line {n}", json.loads(line)))
         except ValueError as exc:
-            skipped.append(Skipped(f"{source} line {n}", f"not JSON ({exc.msg})"))
+            skipped.append(Skipped(f"{source} line {n}", f"not JSON ({exc})"))
     return records, skipped
 
 

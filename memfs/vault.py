@@ -23,7 +23,6 @@ from .dates import day_range, iso_range, time_range
 from .doctor import Finding, examine
 from .documents import Document
 from .engine import DEFAULT_FRESHNESS, WriteEngine
-from .exchange import ImportReport, Skipped, export_lines, import_source
 from .errors import (
     ConflictError,
     InvalidArgumentError,
@@ -32,6 +31,7 @@ from .errors import (
     PathError,
     VaultNotFoundError,
 )
+from .exchange import ImportReport, Skipped, export_lines, import_source
 from .history import DEFAULT_AGENT, GitHistory, Identity, Revision
 from .index import Hit, MessageHit, Problem, Progress, SearchIndex, SyncReport
 from .layout import MEMORIES_DIR, SESSIONS_DIR, is_transcript, label, split_memory_path
