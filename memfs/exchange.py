@@ -311,21 +311,22 @@ def _read_folder(root: Path, kind: str, ns: str) -> tuple[list[_Candidate], list
     for rel in _walk(root, skipped):
         if len(found) > MAX_ITEMS:
             break
+        if kind != "anthropic" and not rel.endswith(".md"):
+            skipped.append(Skipped(rel, "not a Markdown note (attachments are not imported)"))
+            continue
         text = _note_text(root / rel, rel)
         if isinstance(text, Skipped):
             skipped.append(text)
             continue
         if kind == "anthropic":
             found.append(_Candidate(rel, ns, _plain(text, rel), _md_name(rel)))
-        elif rel.endswith(".md"):
+        else:
             if kind == "claude-code":
                 text = _claude_code(text, rel)
             name = _md_name(rel)
             if name != rel:  # a note's name is its title in Obsidian: keep it when the file name had to change
                 text = _titled(text, rel.rsplit("/", 1)[-1][:-3])
             found.append(_Candidate(rel, ns, text, name))
-        else:
-            skipped.append(Skipped(rel, "not a Markdown note (attachments are not imported)"))
     return found, skipped
 
 
@@ -495,6 +496,8 @@ def _bullets(lines: list[str]) -> list[str]:
 def _read_json_text(text: str, source: str, kind: str, ns: str | None) -> tuple[list[_Candidate], list[Skipped]]:
     if kind not in ("jsonl", "mem0"):
         raise InvalidArgumentError(f"standard input is read as jsonl or mem0, not {kind}")
+    if kind == "mem0" and ns is None:
+        raise InvalidArgumentError("importing mem0 needs a namespace to put the memories in (--namespace)")
     records, skipped = _json_records(text, source)
     found = []
     for where, record in records:
@@ -654,7 +657,8 @@ def _store(vault: Vault, namespace: str) -> MemoryStore:
     Today they are facts at once. When proposals land (review before it counts), this is the one
     switch that makes imports proposals by default.
     """
-    return vault.memories(namespace)
+    store: MemoryStore = vault.memories(namespace)
+    return store
 
 
 def _plan(vault: Vault, found: list[_Candidate], report: ImportReport, on_secret: str) -> list[_Plan]:
@@ -707,12 +711,22 @@ def _check(vault: Vault, store: MemoryStore, cand: _Candidate, on_secret: str, t
         return Skipped(cand.source, f"the id {memory_id} comes twice in this import")
     held = None if memory_id is None else vault.path_of(memory_id)
     if held is not None:
-        same = held == rel and vault.read_bytes(rel) == text.encode("utf-8")
+        same = held == rel and _holds(vault, rel, text)
         return Skipped(cand.source, "already in the vault, unchanged" if same
                        else f"the id {memory_id} is already used by {label(held)}")  # fmt: skip
     if os.path.lexists(vault.root / rel):
+        if cand.restore and _holds(vault, rel, text):
+            return Skipped(cand.source, "already in the vault, unchanged")
         return Skipped(cand.source, f"{label(rel)} already exists; import into another namespace")
     return _Plan(cand, name, text, imported)
+
+
+def _holds(vault: Vault, rel: str, text: str) -> bool:
+    """Whether the vault file ``rel`` is exactly ``text`` (read through the vault's path gate)."""
+    try:
+        return bool(vault.read_bytes(rel) == text.encode("utf-8"))
+    except (MemfsError, OSError):
+        return False
 
 
 def _free_name(store: MemoryStore, doc: Document, namespace: str, taken: set[str]) -> str:
@@ -736,4 +750,5 @@ def _write(vault: Vault, plans: list[_Plan], kind: str, source: str) -> str | No
             store = _store(vault, plan.candidate.namespace)
             store.write_text(plan.name, plan.text, create=plan.candidate.replace is None,
                              expect=plan.candidate.replace, as_written=True, trailers=trailers)  # fmt: skip
-    return vault.history.head()
+    head: str | None = vault.history.head()
+    return head
