@@ -12,7 +12,10 @@ is counted as
 - a **person**'s otherwise: the CLI (which commits as the person who typed), edits by hand that
   memfs committed (``Memfs-Op: reconcile``) and commits made with git itself.
 
-The changes of a sync are what it brought in: the merge against the side it was made on.
+The history is followed along first parents, so a sync's merge stands for everything it brought
+in (the merge against the side it was made on), rather than the other copy's commits one by one.
+A sync that only fast-forwarded made no commit: what it brought shows as the other copy's commits,
+under whoever made them.
 """
 
 from __future__ import annotations
@@ -125,7 +128,9 @@ def collect(history: GitHistory, since: str | datetime, *, prefix: str = "", dif
         InvalidArgumentError: ``since`` is neither a date nor a revision of this vault.
     """
     moment, after = _start(history, since)
-    revisions = history.log(since=_git_time(moment) if moment else None, after=after, limit=limit + 1)
+    revisions = history.log(
+        since=_git_time(moment) if moment else None, after=after, limit=limit + 1, first_parent=True
+    )
     truncated = len(revisions) > limit
     found = []
     for rev in revisions[:limit]:

@@ -843,10 +843,12 @@ class GitHistory:
         until: str | None = None,
         grep: str | None = None,
         after: str | None = None,
+        first_parent: bool = False,
     ) -> list[Revision]:
         """The commits that touched ``path`` (followed across renames), or the whole vault.
 
         ``after``: only commits HEAD has that revision ``after`` does not (``after..HEAD``).
+        ``first_parent``: follow only the first parent of merges (a sync's merge stands for what it brought).
 
         ``since`` and ``until`` are handed to git as they are (the Vault turns memfs's date syntax
         into times git reads one way only).
@@ -867,6 +869,8 @@ class GitHistory:
             args.append(f"--until={until}")
         if grep:
             args.append(f"--grep={grep}")
+        if first_parent:
+            args.append("--first-parent")
         if after is not None:
             args.append(f"{self.resolve(after)}..HEAD")
         target = self.prefix + path if path is not None else (self.prefix or ".")

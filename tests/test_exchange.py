@@ -125,7 +125,9 @@ def obsidian(tmp_path: Path) -> Path:
     (notes / ".obsidian").mkdir(parents=True)
     (notes / ".obsidian" / "app.json").write_text('{"theme": "dark"}')
     (notes / "Projects").mkdir()
-    (notes / "Trip: Lisbon.md").write_text("---\ntags: [travel]\naliases: [Lisbon]\n---\nSee [[Flights]] and [[Hotels|where]].\n")
+    (notes / "Trip: Lisbon.md").write_text(
+        "---\ntags: [travel]\naliases: [Lisbon]\n---\nSee [[Flights]] and [[Hotels|where]].\n"
+    )
     (notes / "Projects" / "Atlas.md").write_text("# Atlas\n\nUses PostgreSQL 16.\n")
     (notes / "image.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
     (notes / "secret.md").write_text(f"The deploy token is {TOKEN}\n")
@@ -286,7 +288,9 @@ def test_claude_md_is_split_by_its_headings(vault: memfs.Vault, tmp_path: Path) 
     path.write_text(CLAUDE_MD)
     report = vault.import_from(path, namespace="projects/atlas")
     assert report.format == "agents-md"
-    assert [i.source for i in report.imported] == [f"CLAUDE.md § {t}" for t in ("Project Atlas", "Build", "Testing", "Style")]
+    assert [i.source for i in report.imported] == [
+        f"CLAUDE.md § {t}" for t in ("Project Atlas", "Build", "Testing", "Style")
+    ]
     memories = {m.title: m for m in vault.memories("projects/atlas").list()}
     assert memories["Build"].body.startswith("Run `make build`.") and "## not a heading" in memories["Build"].body
     assert memories["Testing"].body == "- Use pytest.\n- Never mock the database.\n"
