@@ -49,7 +49,7 @@ from .errors import (
 )
 from .layout import MEMORIES_DIR, label, memory_path, split_memory_path
 from .paths import clean_memory_path, clean_namespace, slugify
-from .store import MemoryStore, new_id
+from .store import MemoryStore, case_twin, new_id
 
 #: A :class:`memfs.Vault` (typed loosely: the vault imports this module, not the other way round).
 Vault = Any
@@ -256,8 +256,8 @@ def detect(path: Path) -> str:
             return "markdown"
         if "MEMORY.md" in names:
             return "claude-code"
-        if path.name == "memories" or any(not n.endswith(".md") and not n.startswith(".") for n in names):
-            return "anthropic"
+        if path.name == "memories" or not any(n.endswith(".md") for n in names):
+            return "anthropic"  # the memory tool's folder, or text files that are not Markdown notes
         return "markdown"
     if path.name in _AGENT_FILES or path.suffix.lower() == ".md":
         return "agents-md"
@@ -694,6 +694,8 @@ def _check(vault: Vault, store: MemoryStore, cand: _Candidate, on_secret: str, t
     if cand.name is None and doc.metadata.get("id") is None:
         doc = doc.with_metadata({"id": new_id()})
     name = cand.name or _free_name(store, doc, cand.namespace, taken)
+    if on_secret != "allow" and find_secrets(name):
+        return Skipped(cand.source, "its name holds a credential (a name cannot be redacted)")
     text = store.stamp(cand.text if cand.restore else dumps(doc), name=name, creating=cand.replace is None,
                        provenance=provenance, on_secret=on_secret, as_written=cand.restore)  # fmt: skip
     found_id = loads(text).metadata.get("id")
@@ -714,6 +716,9 @@ def _check(vault: Vault, store: MemoryStore, cand: _Candidate, on_secret: str, t
         same = held == rel and _holds(vault, rel, text)
         return Skipped(cand.source, "already in the vault, unchanged" if same
                        else f"the id {memory_id} is already used by {label(held)}")  # fmt: skip
+    twin = case_twin(vault.root, rel)
+    if twin is not None:
+        return Skipped(cand.source, f"{twin} is already in the vault and differs from {label(rel)} only in case")
     if os.path.lexists(vault.root / rel):
         if cand.restore and _holds(vault, rel, text):
             return Skipped(cand.source, "already in the vault, unchanged")

@@ -570,12 +570,12 @@ class MemoryStore:
     def _free_path(self, slug: str) -> str:
         for n in range(1, 10_000):
             rel = self._vault_path(f"{slug}.md" if n == 1 else f"{slug}-{n}.md")
-            if not os.path.lexists(self.engine.root / rel) and not _case_twin(self.engine.root, rel):
+            if not os.path.lexists(self.engine.root / rel) and not case_twin(self.engine.root, rel):
                 return rel
         raise AlreadyExistsError(f"too many memories named {slug!r} in {self.namespace}")
 
     def _check_case_clash(self, rel: str) -> None:
-        twin = _case_twin(self.engine.root, rel)
+        twin = case_twin(self.engine.root, rel)
         if twin is not None:
             raise AlreadyExistsError(f"{twin} already exists there and differs only in case")
 
@@ -711,7 +711,7 @@ def _check_tags(tags: Sequence[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _case_twin(root: os.PathLike[str], rel: str) -> str | None:
+def case_twin(root: os.PathLike[str], rel: str) -> str | None:
     """The name of an existing file or folder on the way to ``rel`` that differs from it only in case."""
     current = os.fspath(root)
     for part in rel.split("/"):

@@ -402,3 +402,40 @@ def test_cli_export_import_and_stdin(example: memfs.Vault, tmp_path: Path) -> No
     result = runner.invoke(cli, ["import", str(tmp_path), "--format", "agents-md", "-n", "x", "--vault",
                                  str(tmp_path / "new")])  # fmt: skip
     assert result.exit_code == 1 and "folder" in result.output and "Traceback" not in result.output
+
+
+def test_a_case_twin_or_a_credential_in_a_name_is_skipped_before_anything_is_written(
+    vault: memfs.Vault, tmp_path: Path
+) -> None:
+    vault.memories("notes").write_text("Seats.md", "mine\n", create=True)
+    notes = tmp_path / "n"
+    notes.mkdir()
+    (notes / "seats.md").write_text("theirs\n")
+    (notes / f"{TOKEN}.md").write_text("named by a token\n")
+    (notes / "fine.md").write_text("fine\n")
+    report = vault.import_from(notes, namespace="notes")
+    assert [i.source for i in report.imported] == ["fine.md"] and report.commit
+    reasons = {s.source: s.reason for s in report.skipped}
+    assert "only in case" in reasons["seats.md"] and "credential" in reasons[f"{TOKEN}.md"]
+    assert TOKEN not in reasons[f"{TOKEN}.md"]
+
+
+def test_auto_detection(tmp_path: Path) -> None:
+    from memfs.exchange import detect
+
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "a.md").write_text("x")
+    (tmp_path / "notes" / "pic.png").write_bytes(b"\x89PNG")
+    (tmp_path / "texts").mkdir()
+    (tmp_path / "texts" / "a.txt").write_text("x")
+    (tmp_path / "memories").mkdir()
+    (tmp_path / "CLAUDE.md").write_text("x")
+    (tmp_path / "export.jsonl").write_text('{"namespace": "a", "body": "x"}\n')
+    (tmp_path / "mem0.jsonl").write_text('{"id": "1", "memory": "x"}\n')
+    found = {name: detect(tmp_path / name) for name in ("notes", "texts", "memories", "CLAUDE.md", "export.jsonl",
+                                                        "mem0.jsonl")}  # fmt: skip
+    assert found == {"notes": "markdown", "texts": "anthropic", "memories": "anthropic", "CLAUDE.md": "agents-md",
+                     "export.jsonl": "jsonl", "mem0.jsonl": "mem0"}  # fmt: skip
+    (tmp_path / "data.bin").write_bytes(b"\x00")
+    with pytest.raises(ImportSourceError, match="--format"):
+        detect(tmp_path / "data.bin")
