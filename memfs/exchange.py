@@ -586,7 +586,7 @@ def _from_mem0(record: Any, where: str, ns: str | None) -> _Candidate | Skipped:
     if isinstance(categories, list):
         meta["tags"] = [str(c).replace(",", " ").strip() for c in categories if str(c).strip()]
     for key, ours in (("created_at", "created"), ("updated_at", "updated")):
-        moment = _time(record.get(key))
+        moment = normalize_time(record.get(key))
         if moment:
             meta[ours] = moment
     origin = {k: record[k] for k in ("id", "user_id", "agent_id", "run_id", "hash") if isinstance(record.get(k), str)}
@@ -599,13 +599,6 @@ def _from_mem0(record: Any, where: str, ns: str | None) -> _Candidate | Skipped:
         return _Candidate(where, namespace, dumps(Document.new(meta, text.rstrip("\n") + "\n")))
     except DocumentError as exc:
         return Skipped(where, f"its metadata cannot be front matter: {exc.reason}")
-
-
-def _time(value: Any) -> str | None:
-    try:
-        return normalize_time(value)
-    except (TypeError, ValueError):
-        return None
 
 
 def _in_place(vault: Vault, path: Path) -> tuple[list[_Candidate], list[Skipped]]:
