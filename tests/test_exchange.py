@@ -439,3 +439,17 @@ def test_auto_detection(tmp_path: Path) -> None:
     (tmp_path / "data.bin").write_bytes(b"\x00")
     with pytest.raises(ImportSourceError, match="--format"):
         detect(tmp_path / "data.bin")
+
+
+def test_cli_import_of_notes_lists_what_it_skipped(vault_dir: Path, tmp_path: Path) -> None:
+    notes = obsidian(tmp_path)
+    runner = CliRunner()
+    result = runner.invoke(cli, ["import", str(notes), "--vault", str(vault_dir)])
+    assert result.exit_code == 1 and "namespace" in result.output  # nowhere to put them: nothing written
+    result = runner.invoke(cli, ["import", str(notes), "-n", "notes", "--dry-run", "--vault", str(vault_dir)])
+    assert result.exit_code == 0 and "would import 3 memories (markdown); skipped 7" in result.output
+    assert "skipped escape.md: a symbolic link" in result.output
+    assert not (vault_dir / "memories" / "notes").exists()
+    result = runner.invoke(cli, ["import", str(notes), "-n", "notes", "--vault", str(vault_dir)])
+    assert result.exit_code == 0 and "imported 3 memories (markdown) in commit" in result.output
+    assert "credentials redacted: github-token" in result.output and TOKEN not in result.output
