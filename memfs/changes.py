@@ -161,13 +161,18 @@ def _start(history: GitHistory, since: str | datetime) -> tuple[datetime | None,
 
 
 def _files(history: GitHistory, sha: str, prefix: str, diff: bool) -> tuple[FileChange, ...]:
+    """The files commit ``sha`` changed under ``prefix``: one ``cat-file --batch`` per side, however many."""
     parent = history.first_parent(sha)
     changed = {path: mode for path, mode in history.tree_changes(parent, sha).items() if path.startswith(prefix)}
+    if not changed:
+        return ()
+    paths = sorted(changed)
+    before = history.files_at(parent, paths) if parent else dict.fromkeys(paths)
+    after = history.files_at(sha, paths) if diff else {}
     out = []
-    for path in sorted(changed):
-        old = history.bytes_at(path, parent)
-        status = "D" if changed[path] == "000000" else ("A" if old is None else "M")
-        text = _diff(path, old, None if status == "D" else history.bytes_at(path, sha)) if diff else None
+    for path in paths:
+        status = "D" if changed[path] == "000000" else ("A" if before[path] is None else "M")
+        text = _diff(path, before[path], after.get(path)) if diff else None
         out.append(FileChange(path, _STATUS[status], text))
     return tuple(out)
 
