@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+from .changes import Change, Changes
 from .conversation import (
     ConversationManager,
     Decision,
@@ -33,6 +34,7 @@ from .errors import (
     FileTooLargeError,
     GitLockError,
     HistoryError,
+    ImportSourceError,
     InvalidArgumentError,
     InvalidExtractionError,
     LinkError,
@@ -63,6 +65,7 @@ from .errors import (
     ValidityError,
     VaultNotFoundError,
 )
+from .exchange import ImportReport
 from .extract import ModelExtractor, Operation, RuleExtractor
 from .history import Identity, Revision
 from .index import Hit, MessageHit, Problem, SyncReport
@@ -82,6 +85,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AlreadyExistsError",
+    "Change",
+    "Changes",
     "ConflictCopy",
     "ConflictError",
     "ConflictMarkersError",
@@ -98,6 +103,8 @@ __all__ = [
     "HistoryError",
     "Hit",
     "Identity",
+    "ImportReport",
+    "ImportSourceError",
     "InvalidArgumentError",
     "InvalidExtractionError",
     "LinkError",

@@ -31,6 +31,7 @@ from . import __version__
 from .credentials import secret_advice
 from .dates import iso_range
 from .errors import MemfsError, SecretError
+from .exchange import FORMATS, write_export
 from .history import DEFAULT_PERSON, Identity, configured_identity
 from .items import text_of
 from .layout import ARCHIVE_DIR, label
@@ -452,6 +453,105 @@ def diff(vault: Vault, rev_a: str, rev_b: str | None, path: str | None) -> None:
     """Show what changed from REV_A to REV_B (default: to the files on disk)."""
     rel = vault.resolve(path)[1] if path else None
     _print_whole(vault.diff(rel, rev_a, rev_b))
+
+
+@cli.command(name="export")
+@vault_option
+@click.option("--namespace", "-n", help="Only this namespace (and those under it).")
+@click.argument("path", required=False, default="-")
+@_with_vault
+def export_(vault: Vault, namespace: str | None, path: str) -> None:
+    """Write every memory as JSON Lines to PATH (default: stdout) that `memfs import` reads back exactly."""
+    lines, skipped = vault.export(namespace)
+    if path == "-":
+        click.echo("".join(lines), nl=False)
+    else:
+        write_export(Path(path).expanduser(), lines)
+        _out().print(f"exported {len(lines)} memories to {_m(path)}")
+    for item in skipped:
+        click.echo(f"skipped {shown(item.source)}: {shown(item.reason)}", err=True)
+    if skipped:
+        raise click.ClickException(f"{len(skipped)} files could not be read and are not in the export "
+                                   "(`memfs doctor` says why); fix them and export again")  # fmt: skip
+
+
+@cli.command(name="import")
+@vault_option
+@author_option
+@json_option
+@click.argument("source")
+@click.option("--namespace", "-n", help="Where the memories go (memfs JSON Lines name their own).")
+@click.option("--format", "format_", type=click.Choice(FORMATS), default="auto", show_default=True,
+              help="What SOURCE is; auto looks at its name and contents.")  # fmt: skip
+@click.option("--in-place/--copy", "in_place", default=False, show_default=True,
+              help="Adopt notes already inside the vault's memories/ where they are, or copy SOURCE in.")  # fmt: skip
+@click.option("--dry-run", is_flag=True, help="Read and check everything, write nothing; say what would happen.")
+@click.option("--on-secret", type=click.Choice(ON_SECRET), default="redact", show_default=True,
+              help="A credential in a memory: redact it, refuse it (skip that memory), or allow it.")  # fmt: skip
+@click.option("--accept", is_flag=True,
+              help="Write them as memories at once, instead of proposals for `memfs review`.")  # fmt: skip
+@_writing
+def import_(vault: Vault, as_json: bool, source: str, namespace: str | None, format_: str, in_place: bool,
+            dry_run: bool, on_secret: str, accept: bool) -> None:  # fmt: skip
+    """Import memories from SOURCE (a folder or file; - reads JSON from stdin) in one commit.
+
+    They are proposals until a person accepts them (`memfs review`, `memfs accept --all`), unless
+    --accept (or --in-place, for notes already in the vault).
+
+    Reads Markdown folders (Obsidian), Anthropic memory-tool folders, Claude Code memory folders,
+    CLAUDE.md / AGENTS.md files, mem0 JSON and memfs JSON Lines. Notes that cannot be read are
+    skipped and listed; nothing is half-written.
+    """
+    text = sys.stdin.read() if source == "-" else None
+    report = vault.import_from(source, namespace=namespace, format=format_, in_place=in_place, dry_run=dry_run,
+                               on_secret=on_secret, text=text, accept=accept)  # fmt: skip
+    if as_json:
+        _print_json(report.to_json())
+        return
+    out = _out()
+    verb = "would import" if dry_run else "proposed" if report.proposed else "imported"
+    for item in report.imported:
+        redacted = f"  [yellow]credentials redacted: {', '.join(item.redacted)}[/]" if item.redacted else ""
+        out.print(f"{verb} {_m(item.source)} -> [bold]{_m(item.path)}[/]{redacted}")
+    for skip in report.skipped:
+        out.print(f"[yellow]skipped[/] {_m(skip.source)}: {_m(skip.reason)}")
+    commit = f" in commit {report.commit[:10]}" if report.commit else ""
+    out.print(f"{verb} {len(report.imported)} memories ({report.format}){commit}; skipped {len(report.skipped)}")
+    if report.proposed and report.imported:
+        out.print("they count once accepted: `memfs review` shows them, `memfs accept --all` takes them")
+
+
+@cli.command()
+@vault_option
+@json_option
+@click.option("--since", required=True, metavar="WHEN|REV",
+              help="A date or time (2026-11-01, '2 days ago', yesterday) or a revision (a commit, HEAD~3)")  # fmt: skip
+@click.option("--namespace", "-n", help="Only memories of this namespace (and those under it).")
+@click.option("--diff", "with_diff", is_flag=True, help="Show each file's diff.")
+@click.option("--limit", type=click.IntRange(1), default=500, show_default=True,
+              help="At most this many commits (the newest).")  # fmt: skip
+@_with_vault
+def changes(vault: Vault, as_json: bool, since: str, namespace: str | None, with_diff: bool, limit: int) -> None:
+    """What changed since WHEN or REV, grouped by agents, people and syncs."""
+    found = vault.changes(since, namespace=namespace, diff=with_diff, limit=limit)
+    if as_json:
+        _print_json(found.to_json())
+        return
+    out = _out()
+    groups = found.groups()
+    if not groups:
+        out.print(f"nothing changed since {_m(found.since)}")
+    for group, items in groups.items():
+        out.print(f"[bold]{group}[/] ({len(items)} changes)")
+        for change in items:
+            out.print(f"  [yellow]{change.sha[:10]}[/] {change.date[:19].replace('T', ' ')} "
+                      f"[cyan]{_m(change.author)}[/] {_m(change.subject)}")  # fmt: skip
+            for file in change.files:
+                out.print(f"      {file.status:<8} {_m(file.path)}")
+                if file.diff:
+                    _print_whole(file.diff)
+    if found.truncated:
+        out.print(f"[dim](more than {limit} commits; older ones left out: raise --limit)[/]")
 
 
 @cli.command()

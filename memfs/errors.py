@@ -37,6 +37,7 @@
     ├── PurgeError                 a purge refused: an operation in progress, linked worktrees, a shallow clone
     ├── SettingsError              the vault's ``memfs.toml`` is malformed (names the file, and the line when TOML says)
     ├── ProposalError              a proposal file that cannot be read or applied as it is (names the file)
+    ├── ImportSourceError          an import's source cannot be read as the format named (nothing was written)
     └── SyncError                  a sync could not run: no such remote, a detached HEAD, the remote unreachable
 
 ``MemoryNotFound``, ``RevisionNotFound`` and ``LockTimeout`` are the earlier names of three of
@@ -292,6 +293,14 @@ class ProposalError(MemfsError):
         self.path = path
         self.reason = reason
         super().__init__(f"{path}: {reason}")
+
+
+class ImportSourceError(MemfsError):
+    """An import's source as a whole cannot be read: missing, a link, or not the format named.
+
+    Nothing was written. A single unreadable note or record inside a readable source is not this
+    error: it is skipped and listed in the import's report.
+    """
 
 
 class SyncError(MemfsError):

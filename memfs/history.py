@@ -843,8 +843,13 @@ class GitHistory:
         since: str | None = None,
         until: str | None = None,
         grep: str | None = None,
+        after: str | None = None,
+        first_parent: bool = False,
     ) -> list[Revision]:
         """The commits that touched ``path`` (followed across renames), or the whole vault.
+
+        ``after``: only commits HEAD has that revision ``after`` does not (``after..HEAD``).
+        ``first_parent``: follow only the first parent of merges (a sync's merge stands for what it brought).
 
         ``since`` and ``until`` are handed to git as they are (the Vault turns memfs's date syntax
         into times git reads one way only).
@@ -865,6 +870,10 @@ class GitHistory:
             args.append(f"--until={until}")
         if grep:
             args.append(f"--grep={grep}")
+        if first_parent:
+            args.append("--first-parent")
+        if after is not None:
+            args.append(f"{self.resolve(after)}..HEAD")
         target = self.prefix + path if path is not None else (self.prefix or ".")
         out = self._git(*args, "--", target)
         boundary = self.shallow_boundary()
@@ -1061,6 +1070,12 @@ class GitHistory:
             if rel is not None:
                 changes[rel] = meta[1:].split(" ")[1]
         return changes
+
+    def first_parent(self, sha: str) -> str | None:
+        """The first parent of commit ``sha`` (for a merge: the side it was made on); None for a root commit."""
+        out = self._git("rev-list", "--parents", "-n1", self.resolve(sha))
+        parents = out.split()[1:]
+        return parents[0] if parents else None
 
     def tracked(self, rev: str) -> list[str]:
         """Every file of the vault at ``rev`` (vault-relative paths)."""

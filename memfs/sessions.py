@@ -310,6 +310,21 @@ class MarkdownSession:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def last_active(self) -> str | None:
+        """When the newest entry was appended (ISO 8601), or None for a new session.
+
+        Asked before this run appends, it is when the session was last active.
+        """
+        try:
+            fd = self.engine.open_file(self.path)
+        except FileNotFoundError:
+            return None
+        try:
+            entries, _, _ = transcript.read_tail(fd, 1)
+        finally:
+            os.close(fd)
+        return entries[-1].time if entries else None
+
     def positions(self, count: int) -> list[int]:
         """The transcript positions of the last ``count`` items (for provenance: ``path#n``)."""
         if count <= 0 or not self.file.exists():

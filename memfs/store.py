@@ -575,6 +575,7 @@ class MemoryStore:
         provenance: str | None = None,
         session: str | None = None,
         on_secret: str = "redact",
+        as_written: bool = False,
     ) -> str:
         """Write a file of the namespace from its whole text and commit it; returns what was written.
 
@@ -598,6 +599,8 @@ class MemoryStore:
                 ``session`` keys are then set by memfs, whatever ``text`` says (see :meth:`stamp`).
             session: The session it is written in.
             on_secret: ``redact``, ``refuse`` or ``allow`` a credential.
+            as_written: Stamp nothing (see :meth:`stamp`): an import putting back a memory as
+                memfs exported it.
         """
         _check_policy(on_secret)
         rel = self._vault_path(clean_relpath(_check_name(name, on_secret)))
@@ -605,7 +608,8 @@ class MemoryStore:
             if create:
                 self._check_case_clash(rel)
             final = self.stamp(text, name=name, creating=create, before=before, max_bytes=max_bytes,
-                               provenance=provenance, session=session, on_secret=on_secret)  # fmt: skip
+                               provenance=provenance, session=session, on_secret=on_secret,
+                               as_written=as_written)  # fmt: skip
             op = "create" if create else "update"
             written = loads(final).metadata if rel.endswith(".md") else {}
             if any(key in written for key in lifecycle.KEYS):  # most writes have none: no read of the file
@@ -664,10 +668,13 @@ class MemoryStore:
 
     def stamp(self, text: str, *, name: str = ".md", creating: bool, before: str | None = None,
               max_bytes: int = MAX_CONTENT_BYTES, provenance: str | None = None,
-              session: str | None = None, on_secret: str = "redact") -> str:  # fmt: skip
+              session: str | None = None, on_secret: str = "redact", as_written: bool = False) -> str:  # fmt: skip
         """``text`` checked as a file's content and, for a memory, with ``id``/``created``/``updated`` kept.
 
         Credentials in it are redacted, refused or kept as ``on_secret`` says (see :data:`ON_SECRET`).
+        ``as_written`` stamps nothing: the text is a memory put back as it was (an import of
+        memfs's own export, which must read back byte for byte, a file written by hand without an
+        ``id`` included); it is checked all the same.
 
         With ``provenance``, the memory's ``provenance`` key is set to it and its ``session`` key to
         ``session`` (removed when None), overriding what ``text`` says: a writer cannot pass its
@@ -697,6 +704,8 @@ class MemoryStore:
         if before is not None and not doc.has_front_matter and front_matter_lines(before):
             raise ContentError("The edit would remove the closing --- of the front matter; keep the front "
                                "matter's fences as they are.")  # fmt: skip
+        if as_written:
+            return dumps(screen_secrets(doc, on_secret))
         now = timestamp()
         stamps: dict[str, Any] = {}
         if doc.metadata.get("id") is None:
@@ -960,12 +969,12 @@ class MemoryStore:
     def _free_path(self, slug: str) -> str:
         for n in range(1, 10_000):
             rel = self._vault_path(f"{slug}.md" if n == 1 else f"{slug}-{n}.md")
-            if not os.path.lexists(self.engine.root / rel) and not _case_twin(self.engine.root, rel):
+            if not os.path.lexists(self.engine.root / rel) and not case_twin(self.engine.root, rel):
                 return rel
         raise AlreadyExistsError(f"too many memories named {slug!r} in {self.namespace}")
 
     def _check_case_clash(self, rel: str) -> None:
-        twin = _case_twin(self.engine.root, rel)
+        twin = case_twin(self.engine.root, rel)
         if twin is not None:
             raise AlreadyExistsError(f"{twin} already exists there and differs only in case")
 
@@ -1107,7 +1116,7 @@ def _check_tags(tags: Sequence[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _case_twin(root: os.PathLike[str], rel: str) -> str | None:
+def case_twin(root: os.PathLike[str], rel: str) -> str | None:
     """The name of an existing file or folder on the way to ``rel`` that differs from it only in case."""
     current = os.fspath(root)
     for part in rel.split("/"):

@@ -20,6 +20,7 @@ from typing import Any
 
 from . import lifecycle, proposals
 from ._fs import PRIVATE, SHARED, make_folders
+from .changes import Changes, collect
 from .dates import day_range, iso_range, time_range
 from .doctor import Finding, examine
 from .documents import Document, loads
@@ -36,6 +37,7 @@ from .errors import (
     ProposalError,
     VaultNotFoundError,
 )
+from .exchange import ImportReport, Skipped, export_lines, import_source
 from .history import DEFAULT_AGENT, GitHistory, Identity, Revision
 from .index import Hit, MessageHit, Problem, Progress, SearchIndex, SyncReport
 from .layout import ARCHIVE_DIR, MEMORIES_DIR, SESSIONS_DIR, is_transcript, label, name_in, split_memory_path
@@ -589,6 +591,28 @@ class Vault:
         """
         start, stop = time_range(since, until)
         return self.engine.history.log(path, since=_git_time(start), until=_git_time(stop), **options)
+
+    def changes(self, since: str | datetime, *, namespace: str | None = None, diff: bool = False,
+                limit: int = 500, skip_session: str | None = None) -> Changes:  # fmt: skip
+        """What changed since ``since`` (a date or time in memfs's syntax, or a revision), by who changed it.
+
+        ``namespace`` keeps the memories of that namespace (and those under it); otherwise every
+        memory and transcript counts. ``diff`` adds each file's diff. ``skip_session`` leaves out
+        what that session wrote. Groups, and how a commit is placed in one: :mod:`memfs.changes`.
+        """
+        prefix = MEMORIES_DIR + "/" + clean_namespace(namespace) + "/" if namespace else ""
+        return collect(self.engine.history, since, prefix=prefix, diff=diff, limit=limit, skip_session=skip_session)
+
+    def export(self, namespace: str | None = None) -> tuple[list[str], list[Skipped]]:
+        """Every memory (or ``namespace``'s) as JSON Lines that :meth:`import_from` reads back exactly.
+
+        Returns the lines and the files that could not be read (see :func:`memfs.exchange.export_lines`).
+        """
+        return export_lines(self, namespace)
+
+    def import_from(self, source: str | os.PathLike[str], **options: Any) -> ImportReport:
+        """Import memories from a folder or file in one commit (see :func:`memfs.exchange.import_source`)."""
+        return import_source(self, source, **options)
 
     def show(self, path: str, rev: str) -> bytes:
         """The bytes of ``path`` at revision ``rev``."""
