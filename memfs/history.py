@@ -658,6 +658,7 @@ class GitHistory:
         trailers: dict[str, str] | None = None,
         durable: bool = False,
         merge: str | None = None,
+        base: tuple[str | None, str | None] | None = None,
     ) -> str | None:
         """Commit exactly ``contents``: vault path -> the bytes to record (None: the file is removed).
 
@@ -669,6 +670,11 @@ class GitHistory:
         With ``merge`` (a commit id), the commit joins that commit's history to HEAD's (a sync):
         it gets two parents, or, when HEAD is an ancestor of ``merge`` and the files are exactly
         ``merge``'s, HEAD simply moves to ``merge`` (a fast-forward, no commit of its own).
+
+        ``base`` is HEAD and its tree as the caller read them (:meth:`head_and_tree`) when its
+        change began, which spares reading them again. It is only a first guess: HEAD is moved
+        by a compare-and-swap, so a stale guess costs one more attempt, never a wrong commit,
+        and "nothing to commit" is answered only after HEAD is read afresh.
 
         Returns:
             The new commit id (or ``merge`` after a fast-forward), or None when the files already
@@ -694,8 +700,10 @@ class GitHistory:
         )
         sha = ""
         try:
-            for attempt in range(3):
-                head, head_tree = self._head()
+            guess = base if merge is None else None
+            attempts = 3 if guess is None else 4  # a stale guess does not use up a retry
+            for attempt in range(attempts):
+                head, head_tree = guess or self._head()
                 if not self._index_file.exists() or self._read_index_head() != head:
                     self._git("read-tree", *([head] if head else ["--empty"]), env=private)
                 # Until this commit is in, the private index holds more than HEAD: without the
@@ -705,6 +713,9 @@ class GitHistory:
                 tree = self._git("write-tree", env=private).strip()
                 joined = merge is not None and not self.is_ancestor(merge, head)
                 if tree == head_tree and not joined:
+                    if guess is not None and self._head() != guess:  # HEAD moved since the guess
+                        guess = None
+                        continue
                     self._write_index_head(head)
                     self._sync_worktree_index(index_info, list(blobs))
                     return None
@@ -722,10 +733,11 @@ class GitHistory:
                 except GitLockError:
                     raise  # already waited for the lock as long as allowed: waiting again helps nobody
                 except HistoryError:
-                    if attempt == 2:
+                    if attempt == attempts - 1:
                         raise
                     log.info("HEAD moved while committing; retrying")
                     self._drop_private_index()
+                    guess = None
                     continue
                 break
         except BaseException:
@@ -806,6 +818,10 @@ class GitHistory:
     def head(self) -> str | None:
         """The commit HEAD names, or None in a repository with no commit yet."""
         return self._head()[0]
+
+    def head_and_tree(self) -> tuple[str | None, str | None]:
+        """HEAD's commit and tree, read together by one git command; (None, None) before the first commit."""
+        return self._head()
 
     def bytes_at(self, path: str, rev: str | None) -> bytes | None:
         """The bytes of ``path`` (vault-relative) at ``rev``; None if it did not exist there (or no rev)."""
