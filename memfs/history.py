@@ -335,7 +335,11 @@ class GitEnvironment:
         if key == self._key:
             return
         entries = _read_config(self.top, base_env())
-        self._files = sorted({str(self.top / e.origin[5:]) for e in entries if e.origin.startswith("file:")})
+        # The files read beyond the candidates (includes): those the key did not cover, so while
+        # there are none the key keeps its shape and the next command does not read again.
+        candidates = {os.path.realpath(path) for path in self._candidates}
+        files = {str(self.top / e.origin[5:]) for e in entries if e.origin.startswith("file:")}
+        self._files = sorted(file for file in files if os.path.realpath(file) not in candidates)
         self._settings = neutralising_config(entries, os.environ)
         own_proxy = any(e.key.lower() == "core.gitproxy" for e in entries if e.scope in _REPOSITORY_SCOPES)
         proxy = {"GIT_PROXY_COMMAND": ""} if own_proxy and "GIT_PROXY_COMMAND" not in os.environ else {}
@@ -506,9 +510,10 @@ class GitHistory:
 
     def _loose_object_folder(self) -> Path | None:
         """Where memfs may write loose objects itself: a SHA-1 repository's object folder, else None."""
-        if self._git("rev-parse", "--show-object-format", check=False).strip() not in ("", "sha1"):
+        out = self._git("rev-parse", "--show-object-format", "--git-common-dir", check=False).splitlines()
+        object_format, common = (out[0].strip(), out[1].strip()) if len(out) == 2 else ("", "")
+        if object_format not in ("", "sha1"):
             return None
-        common = self._git("rev-parse", "--git-common-dir", check=False).strip()
         folder = (self.top / common).resolve() / "objects" if common else None
         return folder if folder is not None and folder.is_dir() else None
 
