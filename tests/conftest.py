@@ -43,13 +43,16 @@ def vault_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     Its search index is removed: it was signed with this fixture's key, and each copy opened
     under a test's own home builds an empty one signed with that test's key (no warning, no
-    rebuild of anything).
+    rebuild of anything). So are the sample hooks ``git init`` writes (``*.sample``, never run):
+    almost half the files, and a copy costs its files.
     """
     with pytest.MonkeyPatch.context() as monkeypatch:  # never the developer's home, even here
         isolate(monkeypatch, tmp_path_factory.mktemp("template-home"))
         root = tmp_path_factory.mktemp("template") / "vault"
         memfs.Vault.open(root, create=True, durable=False).close()
     shutil.rmtree(root / ".memfs" / "index")
+    for sample in (root / ".git" / "hooks").glob("*.sample"):
+        sample.unlink()
     return root
 
 
