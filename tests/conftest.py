@@ -37,6 +37,19 @@ def no_leaked_threads() -> Iterator[None]:
     assert not leaked, f"test leaked threads: {leaked}"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def child_bytecode() -> Iterator[None]:
+    """Python processes the tests start (killed writers, servers, the CLI) reuse compiled memfs.
+
+    With ``PYTHONDONTWRITEBYTECODE`` set, no process writes ``__pycache__``, so every child
+    compiled memfs again (about a second of CPU each, hundreds of children in a run). The
+    children may write it (git ignores ``__pycache__``); this test process still does not.
+    """
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
+        yield
+
+
 @pytest.fixture(scope="session")
 def vault_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A new, closed vault built once per test process, for ``vault_dir`` to copy.
