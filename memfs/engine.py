@@ -122,6 +122,7 @@ class Change:
     contents: dict[str, bytes | None] = field(default_factory=dict)
     sha: str | None = None
     merge: str | None = None  # another history this commit joins (a sync)
+    base: tuple[str | None, str | None] | None = None  # HEAD and its tree when the journal began
 
 
 class WriteEngine:
@@ -294,7 +295,7 @@ class WriteEngine:
                 if summary and change.lines:
                     body += "\n\n" + "\n".join(f"- {line}" for line in change.lines)
                 change.sha = self.commit(change.paths, body, change.trailers, contents=change.contents,
-                                         merge=change.merge)  # fmt: skip
+                                         merge=change.merge, base=change.base)  # fmt: skip
             except BaseException:
                 self._roll_back(change)
                 raise
@@ -331,7 +332,8 @@ class WriteEngine:
         if mode is not None and rel not in change.modes and change.originals[rel] is original:
             change.modes[rel] = mode
         if not self._journal.exists():
-            self._append_journal({"base": self.history.head()})
+            change.base = self.history.head_and_tree()  # the commit starts from it: one git command, not two
+            self._append_journal({"base": change.base[0]})
         encoded = None if original is None else base64.b64encode(original).decode()
         record: dict[str, Any] = {"path": rel, "original": encoded, "new": _digest(new)}
         if mode is not None and original is not None:
@@ -932,8 +934,10 @@ class WriteEngine:
 
     def commit(self, paths: Iterable[str], message: str, trailers: dict[str, str] | None = None,
                *, author: Identity | None = None, contents: Mapping[str, bytes | None] | None = None,
-               merge: str | None = None) -> str | None:  # fmt: skip
+               merge: str | None = None, base: tuple[str | None, str | None] | None = None) -> str | None:  # fmt: skip
         """Commit ``paths``: with the bytes in ``contents``, else as they are on disk now (read once, here).
+
+        ``base``: HEAD and its tree as read when the change began, a first guess (see ``GitHistory.commit``).
 
         Returns:
             The commit id; None if nothing differs from the last commit.
@@ -943,7 +947,7 @@ class WriteEngine:
             given = contents or {}
             exact = {rel: given[rel] if rel in given else self._regular(rel, own=True) for rel in paths}
             sha = self.history.commit(exact, message, author=author or self.author, committer=self.author,
-                                      trailers=trailers, durable=self.durable, merge=merge)  # fmt: skip
+                                      trailers=trailers, durable=self.durable, merge=merge, base=base)  # fmt: skip
             self._forget_own(paths)
             return sha
 

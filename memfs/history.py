@@ -336,7 +336,11 @@ class GitEnvironment:
         if key == self._key:
             return
         entries = _read_config(self.top, base_env())
-        self._files = sorted({str(self.top / e.origin[5:]) for e in entries if e.origin.startswith("file:")})
+        # The files read beyond the candidates (includes): those the key did not cover, so while
+        # there are none the key keeps its shape and the next command does not read again.
+        candidates = {os.path.realpath(path) for path in self._candidates}
+        files = {str(self.top / e.origin[5:]) for e in entries if e.origin.startswith("file:")}
+        self._files = sorted(file for file in files if os.path.realpath(file) not in candidates)
         self._settings = neutralising_config(entries, os.environ)
         own_proxy = any(e.key.lower() == "core.gitproxy" for e in entries if e.scope in _REPOSITORY_SCOPES)
         proxy = {"GIT_PROXY_COMMAND": ""} if own_proxy and "GIT_PROXY_COMMAND" not in os.environ else {}
@@ -507,9 +511,10 @@ class GitHistory:
 
     def _loose_object_folder(self) -> Path | None:
         """Where memfs may write loose objects itself: a SHA-1 repository's object folder, else None."""
-        if self._git("rev-parse", "--show-object-format", check=False).strip() not in ("", "sha1"):
+        out = self._git("rev-parse", "--show-object-format", "--git-common-dir", check=False).splitlines()
+        object_format, common = (out[0].strip(), out[1].strip()) if len(out) == 2 else ("", "")
+        if object_format not in ("", "sha1"):
             return None
-        common = self._git("rev-parse", "--git-common-dir", check=False).strip()
         folder = (self.top / common).resolve() / "objects" if common else None
         return folder if folder is not None and folder.is_dir() else None
 
@@ -659,6 +664,7 @@ class GitHistory:
         trailers: dict[str, str] | None = None,
         durable: bool = False,
         merge: str | None = None,
+        base: tuple[str | None, str | None] | None = None,
     ) -> str | None:
         """Commit exactly ``contents``: vault path -> the bytes to record (None: the file is removed).
 
@@ -670,6 +676,11 @@ class GitHistory:
         With ``merge`` (a commit id), the commit joins that commit's history to HEAD's (a sync):
         it gets two parents, or, when HEAD is an ancestor of ``merge`` and the files are exactly
         ``merge``'s, HEAD simply moves to ``merge`` (a fast-forward, no commit of its own).
+
+        ``base`` is HEAD and its tree as the caller read them (:meth:`head_and_tree`) when its
+        change began, which spares reading them again. It is only a first guess: HEAD is moved
+        by a compare-and-swap, so a stale guess costs one more attempt, never a wrong commit,
+        and "nothing to commit" is answered only after HEAD is read afresh.
 
         Returns:
             The new commit id (or ``merge`` after a fast-forward), or None when the files already
@@ -695,8 +706,10 @@ class GitHistory:
         )
         sha = ""
         try:
-            for attempt in range(3):
-                head, head_tree = self._head()
+            guess = base if merge is None else None
+            attempts = 3 if guess is None else 4  # a stale guess does not use up a retry
+            for attempt in range(attempts):
+                head, head_tree = guess or self._head()
                 if not self._index_file.exists() or self._read_index_head() != head:
                     self._git("read-tree", *([head] if head else ["--empty"]), env=private)
                 # Until this commit is in, the private index holds more than HEAD: without the
@@ -706,6 +719,9 @@ class GitHistory:
                 tree = self._git("write-tree", env=private).strip()
                 joined = merge is not None and not self.is_ancestor(merge, head)
                 if tree == head_tree and not joined:
+                    if guess is not None and self._head() != guess:  # HEAD moved since the guess
+                        guess = None
+                        continue
                     self._write_index_head(head)
                     self._sync_worktree_index(index_info, list(blobs))
                     return None
@@ -723,10 +739,11 @@ class GitHistory:
                 except GitLockError:
                     raise  # already waited for the lock as long as allowed: waiting again helps nobody
                 except HistoryError:
-                    if attempt == 2:
+                    if attempt == attempts - 1:
                         raise
                     log.info("HEAD moved while committing; retrying")
                     self._drop_private_index()
+                    guess = None
                     continue
                 break
         except BaseException:
@@ -807,6 +824,10 @@ class GitHistory:
     def head(self) -> str | None:
         """The commit HEAD names, or None in a repository with no commit yet."""
         return self._head()[0]
+
+    def head_and_tree(self) -> tuple[str | None, str | None]:
+        """HEAD's commit and tree, read together by one git command; (None, None) before the first commit."""
+        return self._head()
 
     def bytes_at(self, path: str, rev: str | None) -> bytes | None:
         """The bytes of ``path`` (vault-relative) at ``rev``; None if it did not exist there (or no rev)."""

@@ -37,19 +37,35 @@ def no_leaked_threads() -> Iterator[None]:
     assert not leaked, f"test leaked threads: {leaked}"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def child_bytecode() -> Iterator[None]:
+    """Python processes the tests start (killed writers, servers, the CLI) reuse compiled memfs.
+
+    With ``PYTHONDONTWRITEBYTECODE`` set, no process writes ``__pycache__``, so every child
+    compiled memfs again (about a second of CPU each, hundreds of children in a run). The
+    children may write it (git ignores ``__pycache__``); this test process still does not.
+    """
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
+        yield
+
+
 @pytest.fixture(scope="session")
 def vault_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A new, closed vault built once per test process, for ``vault_dir`` to copy.
 
     Its search index is removed: it was signed with this fixture's key, and each copy opened
     under a test's own home builds an empty one signed with that test's key (no warning, no
-    rebuild of anything).
+    rebuild of anything). So are the sample hooks ``git init`` writes (``*.sample``, never run):
+    almost half the files, and a copy costs its files.
     """
     with pytest.MonkeyPatch.context() as monkeypatch:  # never the developer's home, even here
         isolate(monkeypatch, tmp_path_factory.mktemp("template-home"))
         root = tmp_path_factory.mktemp("template") / "vault"
         memfs.Vault.open(root, create=True, durable=False).close()
     shutil.rmtree(root / ".memfs" / "index")
+    for sample in (root / ".git" / "hooks").glob("*.sample"):
+        sample.unlink()
     return root
 
 

@@ -223,6 +223,32 @@ def test_a_commit_made_by_git_in_between_becomes_the_parent(repo: tuple[GitHisto
     assert history.status() == []
 
 
+def test_a_stale_guess_of_head_never_loses_a_commit_made_in_between(repo: tuple[GitHistory, Path]) -> None:
+    """``base`` (HEAD as read when a change began) is only a guess: a person's commit since then is kept."""
+    history, root = repo
+    write(root, "a.md", "a\n")
+    history.commit(on_disk(root, "a.md"), "ours", author=ALICE)
+    guess = history.head_and_tree()
+    assert guess == tuple(git(root, "rev-parse", "HEAD", "HEAD^{tree}").split())
+    write(root, "person.md", "by hand\n")  # a person commits with git after the guess was read
+    git(root, "add", "person.md")
+    git(root, "-c", "user.name=Person", "-c", "user.email=p@example.com", "commit", "-qm", "theirs")
+    write(root, "a.md", "a2\n")
+    sha = history.commit(on_disk(root, "a.md"), "ours again", author=ALICE, base=guess)
+    assert [r.subject for r in history.log()] == ["ours again", "theirs", "ours"]
+    assert git(root, "ls-tree", "--name-only", str(sha)).split() == ["a.md", "person.md"]  # theirs is kept
+    assert history.status() == []
+    # the files match the guessed tree but not HEAD's: still a commit, not "nothing changed"
+    stale = history.head_and_tree()
+    git(root, "rm", "-q", "--cached", "a.md")  # a person commits a.md's removal meanwhile (the file stays)
+    git(root, "-c", "user.name=Person", "-c", "user.email=p@example.com", "commit", "-qm", "theirs again")
+    sha = history.commit(on_disk(root, "a.md"), "ours, back", author=ALICE, base=stale)
+    assert sha is not None and history.show("a.md", "HEAD") == b"a2\n"
+    assert [r.subject for r in history.log()][:2] == ["ours, back", "theirs again"]
+    # and with a true guess a commit of nothing new is still nothing
+    assert history.commit(on_disk(root, "a.md"), "nothing", author=ALICE, base=history.head_and_tree()) is None
+
+
 def test_a_vault_in_a_sub_folder_of_a_larger_repository(tmp_path: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()

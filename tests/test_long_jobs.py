@@ -25,6 +25,10 @@ from memfs.index import STAGE_FROM_BYTES, STAGE_FROM_FILES
 BIG = 3000  # messages: over STAGE_FROM_BYTES (each carries a long word), seconds to index on a 2-core machine
 BIG_PATH = "sessions/big.md"
 PADDING = "z" * 400  # one word, so the file is large for few tokens
+# Between two writes while another process's job runs, the writer waits this long for that process
+# to speak (it goes on at once when it does): writes still meet the job many times over, and the
+# writer no longer takes a whole core from the job it waits for on a 2-core machine.
+PACE = 0.1
 
 
 def message(i: int) -> dict[str, Any]:
@@ -201,6 +205,7 @@ def test_writers_in_another_process_are_not_kept_waiting(tmp_path: Path) -> None
                     before = _child_busy(root)
                     written.append(notes.add(f"Harbour note {len(written)}.", title=f"Note {len(written)}").id)
                     overlapped += before and _child_busy(root)
+                    select.select([child.stdout], [], [], PACE)
                 word, _, rest = child.stdout.readline().partition(" ")
                 assert word == "job-done" and json.loads(rest) == [43], child.stderr.read()
                 written.append(notes.add("Harbour note, the last one.", title="Last").id)
@@ -279,6 +284,7 @@ def test_the_first_summarized_turn_of_a_long_session_leaves_the_lock_to_writers(
                 while not select.select([child.stdout], [], [], 0)[0]:  # no write may time out meanwhile
                     notes.add(f"Harbour note {written}.", title=f"Note {written}")
                     written += 1
+                    select.select([child.stdout], [], [], PACE)
                 assert child.stdout.readline().split() == ["done", "True"], child.stderr.read()
                 (vault.root / ".memfs" / "pending").write_bytes(b"")  # no index build of the transcript at close
             assert child.wait(timeout=120) == 0
