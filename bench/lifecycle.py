@@ -175,8 +175,14 @@ def run_conversations(data: dict[str, Any], kind: str, dedupe: bool) -> dict[str
             namespace = f"bench/{conv['id']}"
             store = vault.memories(namespace)
             seeded = set()
-            for seed in conv.get("seed", []):
-                seeded.add(store.add(seed["body"], path=seed["name"], metadata=seed.get("front_matter")).name)
+            for seed in conv.get("seed", []):  # written as a person would: a file, then committed
+                front = "".join(f"{key}: {json.dumps(value)}\n" for key, value in seed.get("front_matter", {}).items())
+                target = vault.root / "memories" / namespace / seed["name"]
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(f"---\n{front}---\n{seed['body']}\n")
+                seeded.add(seed["name"])
+            if seeded:
+                vault.commit("seeded memories that no longer hold")
             extractor = memfs.RuleExtractor() if kind == "rule" else model_extractor(conv["turns"])
             manager = memfs.LongTermMemory(vault, stores=[namespace], extractor=extractor, dedupe=dedupe)
             for turn in conv["turns"]:
