@@ -952,9 +952,27 @@ class MemoryStore:
         named = lifecycle.check(metadata)
         known = set(lifecycle.named(before or {}))
         for memory_id in named:
-            if memory_id not in known and self.engine.path_of(memory_id) is None:
+            if memory_id not in known and self.engine.path_of(memory_id) is None \
+                    and not self._proposes_id(memory_id):  # fmt: skip
                 raise ValidityError(f"{memory_id!r} (in supersedes or superseded_by) is not the id of any memory in "
                                     "this vault; `memfs ls` lists what exists")  # fmt: skip
+
+    def _proposes_id(self, memory_id: str) -> bool:
+        """True when this store writes proposals and one waiting in its namespace creates ``memory_id``.
+
+        A change proposed in parts (the new memory, then the old one pointing at it) may name what
+        is itself only proposed; accepting it writes each part through the checks of a real write.
+        """
+        if not self.proposes(self.writer):
+            return False
+        for proposal in self.proposals():
+            if proposal.action == "write" and proposal.text is not None:
+                try:
+                    if loads(proposal.text).metadata.get("id") == memory_id:
+                        return True
+                except DocumentError:
+                    continue
+        return False
 
     def _metadata_now(self, rel: str) -> dict[str, Any]:
         """The front matter of a file as it is now ({} if it is missing or unreadable)."""
