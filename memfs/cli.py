@@ -783,11 +783,14 @@ def _names(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) 
     metavar="SECONDS",
     help="How often to look for changed memories (the delay of change notifications).",
 )
+@click.option("--polling", is_flag=True,
+              help="Look at every memory every two --poll intervals instead of using native file events "
+                   "(network drives; chosen anyway where events cannot start).")  # fmt: skip
 @click.option("--token", envvar="MEMFS_MCP_TOKEN", metavar="TOKEN",
               help="With http: the bearer token every request must carry (required beyond 127.0.0.1); "
                    "prefer $MEMFS_MCP_TOKEN, which other users cannot see in the process list.")  # fmt: skip
 def mcp(vault_path: Path, namespaces: tuple[str, ...], read_only: bool, author: str, tools: tuple[str, ...] | None,
-        sessions: tuple[str, ...], transport: str, host: str, port: int, poll: float,
+        sessions: tuple[str, ...], transport: str, host: str, port: int, poll: float, polling: bool,
         token: str | None) -> None:  # fmt: skip
     """Serve the vault to MCP clients (Claude Desktop, Claude Code, Cursor, VS Code): see docs/mcp.md."""
     try:
@@ -815,7 +818,7 @@ def mcp(vault_path: Path, namespaces: tuple[str, ...], read_only: bool, author: 
             click.echo(f"memfs mcp: serving {vault.root} at {url}", err=True)
 
         serve(vault, list(namespaces), transport=transport, host=host, port=port, token=token, ready=ready,
-              read_only=read_only, tools=tools, sessions=sessions, poll=poll)  # fmt: skip
+              read_only=read_only, tools=tools, sessions=sessions, poll=poll, polling=polling)  # fmt: skip
 
 
 @cli.command()
