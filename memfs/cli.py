@@ -322,9 +322,11 @@ def _outermost(namespaces: list[str]) -> list[str]:
 @click.option(
     "--since",
     metavar="WHEN",
-    help="Only memories updated at or after WHEN: 2026-11-01, 2026-11-01T10:00, '2 days ago', yesterday, today.",
+    help="Only memories updated at or after WHEN: 2026-11-01, 2026-11-01T10:00, '2 days ago', yesterday, today. "
+    "With --messages: only messages of sessions held on or after WHEN's day.",
 )
-@click.option("--until", metavar="WHEN", help="Only memories updated at or before WHEN (a date: to its end).")
+@click.option("--until", metavar="WHEN", help="Only memories updated at or before WHEN (a date: to its end). "
+                                              "With --messages: sessions held on or before WHEN's day.")  # fmt: skip
 @click.option("-k", "k", default=10, show_default=True, type=click.IntRange(1, 1000), help="How many hits.")
 @click.option("--messages", is_flag=True, help="Search conversation messages in sessions/ instead of memories.")
 @click.option("--session", "session_id", help="With --messages: only this session.")
@@ -335,13 +337,13 @@ def search(vault: Vault, as_json: bool, query: str, namespace: str | None, type_
     """Search memories (or, with --messages, conversation messages) with a natural-language QUERY."""
     since, until = _dates(since, until)
     if messages or session_id:
-        ignored = [name for name, value in (("--namespace", namespace), ("--type", type_), ("--tag", tags),
-                                            ("--since", since), ("--until", until)) if value]  # fmt: skip
+        ignored = [name for name, value in (("--namespace", namespace), ("--type", type_), ("--tag", tags))
+                   if value]  # fmt: skip
         if ignored:
             raise _BadValue(f"{', '.join(ignored)} filter memories, not messages; leave them out with "
                             "--messages/--session")  # fmt: skip
         path = vault.session(session_id).path if session_id else None
-        found = vault.search_messages(query, k=k, session=path)
+        found = vault.search_messages(query, k=k, session=path, since=since, until=until)
         if as_json:
             _print_json([dataclasses.asdict(h) for h in found])
             return
