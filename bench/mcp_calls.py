@@ -2,6 +2,7 @@
 
     python bench/mcp_calls.py                 # 10,000 memories, 200 calls of each kind
     python bench/mcp_calls.py --size 2000 --calls 50
+    python bench/mcp_calls.py --polling       # the server finds changes by polling every file
 
 The server is a real `memfs mcp` process driven by the MCP SDK's own client (the handshake era,
 as desktop clients speak it); the baseline is `MemoryTools.call` in this process on the same
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import sys
@@ -42,14 +44,14 @@ def stats(samples: list[float]) -> dict[str, float]:
     return {"p50_ms": round(statistics.median(ordered), 2), "p95_ms": round(p95, 2), "n": len(ordered)}
 
 
-async def measure(root: Path, twin: Path, calls: int) -> dict[str, Any]:
+async def measure(root: Path, twin: Path, calls: int, server_args: tuple[str, ...] = ()) -> dict[str, Any]:
     """Direct calls on ``root``, MCP calls on ``twin`` (a copy): neither process invalidates the other's index."""
     questions = corpus.questions(calls)
     vault = memfs.Vault.open(root, durable=True)
     tools = memfs.MemoryTools(vault, NS)
     params = StdioServerParameters(command=sys.executable, env={"PYTHONPATH": str(REPO)},
                                    args=["-c", "from memfs.cli import main; main()", "mcp", "--vault", str(twin),
-                                         "-n", NS, "--author", "bench"])  # fmt: skip
+                                         "-n", NS, "--author", "bench", *server_args])  # fmt: skip
     kinds = ("view", "search", "str_replace")
     lat: dict[str, list[float]] = {f"{way}_{kind}": [] for kind in kinds for way in ("direct", "mcp")}
     async with Client(params, mode="legacy", read_timeout_seconds=300) as client:
@@ -93,6 +95,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--size", type=int, default=10_000, help="memories in the served namespace")
     parser.add_argument("--calls", type=int, default=200, help="calls of each kind, each way")
+    parser.add_argument("--polling", action="store_true", help="serve with --polling (no file events)")
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="memfs-mcp-bench-"))
     try:
@@ -104,11 +107,13 @@ def main() -> int:
             memfs.MemoryTools(vault, NS).run("create", path="/memories/edited.md", file_text="Window seats. v0\n")
         shutil.copytree(folder / "vault", folder / "twin", symlinks=True)
         say(f"mcp: {args.calls} searches and {args.calls} str_replace calls, directly and over stdio")
-        result = anyio.run(measure, folder / "vault", folder / "twin", args.calls)
+        server_args = ("--polling",) if args.polling else ()
+        result = anyio.run(measure, folder / "vault", folder / "twin", args.calls, server_args)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     print(json.dumps({"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "machine": machine(),
-                      "memories": args.size, "mcp": result}, indent=2))  # fmt: skip
+                      "load_average": [round(x, 1) for x in os.getloadavg()], "memories": args.size,
+                      "server": "polling" if args.polling else "file events", "mcp": result}, indent=2))  # fmt: skip
     return 0
 
 

@@ -356,9 +356,11 @@ def _outermost(namespaces: list[str]) -> list[str]:
 @click.option(
     "--since",
     metavar="WHEN",
-    help="Only memories updated at or after WHEN: 2026-11-01, 2026-11-01T10:00, '2 days ago', yesterday, today.",
+    help="Only memories updated at or after WHEN: 2026-11-01, 2026-11-01T10:00, '2 days ago', yesterday, today. "
+    "With --messages: only messages of sessions held on or after WHEN's day.",
 )
-@click.option("--until", metavar="WHEN", help="Only memories updated at or before WHEN (a date: to its end).")
+@click.option("--until", metavar="WHEN", help="Only memories updated at or before WHEN (a date: to its end). "
+                                              "With --messages: sessions held on or before WHEN's day.")  # fmt: skip
 @click.option("-k", "k", default=10, show_default=True, type=click.IntRange(1, 1000), help="How many hits.")
 @click.option("--messages", is_flag=True, help="Search conversation messages in sessions/ instead of memories.")
 @click.option("--session", "session_id", help="With --messages: only this session.")
@@ -371,13 +373,13 @@ def search(vault: Vault, as_json: bool, query: str, namespace: str | None, type_
     since, until = _dates(since, until)
     if messages or session_id:
         ignored = [name for name, value in (("--namespace", namespace), ("--type", type_), ("--tag", tags),
-                                            ("--since", since), ("--until", until), ("--history", history))
+                                            ("--history", history))
                    if value]  # fmt: skip
         if ignored:
             raise _BadValue(f"{', '.join(ignored)} filter memories, not messages; leave them out with "
                             "--messages/--session")  # fmt: skip
         path = vault.session(session_id).path if session_id else None
-        found = vault.search_messages(query, k=k, session=path)
+        found = vault.search_messages(query, k=k, session=path, since=since, until=until)
         if as_json:
             _print_json([dataclasses.asdict(h) for h in found])
             return
@@ -1084,12 +1086,15 @@ def _names(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) 
     metavar="SECONDS",
     help="How often to look for changed memories (the delay of change notifications).",
 )
+@click.option("--polling", is_flag=True,
+              help="Look at every memory every two --poll intervals instead of using native file events "
+                   "(network drives; chosen anyway where events cannot start).")  # fmt: skip
 @click.option("--token", envvar="MEMFS_MCP_TOKEN", metavar="TOKEN",
               help="With http: the bearer token every request must carry (required beyond 127.0.0.1); "
                    "prefer $MEMFS_MCP_TOKEN, which other users cannot see in the process list.")  # fmt: skip
 def mcp(vault_path: Path, namespaces: tuple[str, ...], read_only: bool, propose_only: bool, author: str,
         tools: tuple[str, ...] | None,
-        sessions: tuple[str, ...], transport: str, host: str, port: int, poll: float,
+        sessions: tuple[str, ...], transport: str, host: str, port: int, poll: float, polling: bool,
         token: str | None) -> None:  # fmt: skip
     """Serve the vault to MCP clients (Claude Desktop, Claude Code, Cursor, VS Code): see docs/mcp.md."""
     try:
@@ -1117,7 +1122,8 @@ def mcp(vault_path: Path, namespaces: tuple[str, ...], read_only: bool, propose_
             click.echo(f"memfs mcp: serving {vault.root} at {url}", err=True)
 
         serve(vault, list(namespaces), transport=transport, host=host, port=port, token=token, ready=ready,
-              read_only=read_only, propose_only=propose_only, tools=tools, sessions=sessions, poll=poll)  # fmt: skip
+              read_only=read_only, propose_only=propose_only, tools=tools, sessions=sessions, poll=poll,
+              polling=polling)  # fmt: skip
 
 
 @cli.command()

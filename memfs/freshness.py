@@ -199,6 +199,50 @@ class ChangeFinder:
             self._requeue(checked, started, cutoff)
         return sorted(changed)
 
+    def look(self, paths: Sequence[str]) -> list[str] | None:
+        """Check these files now (events named them); returns those created, changed or deleted.
+
+        For callers told of changes by file events: the cost is the files named, whatever the
+        number of files tracked. A file not tracked yet is tracked from now on. Paths outside the
+        content folders given, and hidden names, are not files of this finder and are skipped.
+        None before the first :meth:`scan`.
+        """
+        with self.mutex:
+            if not self.seeded:
+                return None
+            started = time.monotonic()
+            changed: set[str] = set()
+            self._new = []
+            for rel in dict.fromkeys(paths):
+                folder, _, name = rel.rpartition("/")
+                if not name.endswith(".md") or name[0] == "." or not self._covers(folder):
+                    continue
+                known = rel in self._files
+                self._check_file(rel, changed)
+                if not known and rel in self._files:
+                    self._track(rel)
+                    if folder in self._dirs:  # so that its folder's next listing does not find it new
+                        self._dirs[folder][0].add(name)
+            self._requeue([], started, started)
+            return sorted(changed)
+
+    def sweep(self, count: int) -> list[str] | None:
+        """Check the ``count`` files and folders looked at longest ago, however recently that was.
+
+        A bounded share of a full check, for callers that events keep up to date: it catches what
+        events missed (inotify drops them under load) within ``count`` per call, so a whole pass
+        takes about ``len(self) / count`` calls. None before the first :meth:`scan`.
+        """
+        with self.mutex:
+            return self._step(math.inf, count) if self.seeded else None
+
+    def _covers(self, rel_dir: str) -> bool:
+        """True when the folder ``rel_dir`` is one of the tops or under one, through no hidden name."""
+        for top in self.tops:
+            if rel_dir == top or rel_dir.startswith(top + "/"):
+                return not any(part[0] == "." for part in rel_dir[len(top) :].split("/") if part)
+        return False
+
     def _requeue(self, checked: list[str], started: float, cutoff: float) -> None:
         # The checks are recorded as made at times spread from the newest one still queued up to
         # the start of this call: never later than they were (an earlier time only brings the next
@@ -207,6 +251,8 @@ class ChangeFinder:
         when_of, queue = self._when, self._queue
         keep = [k for k in dict.fromkeys(checked + self._new) if k in when_of]
         low = max(queue[-1][0], cutoff) if queue else cutoff
+        if not math.isfinite(low):  # a sweep that emptied the queue: nothing older to keep order with
+            low = started
         for i, key in enumerate(keep, 1):
             when = low + (started - low) * i / len(keep)
             when_of[key] = when

@@ -358,6 +358,108 @@ class Watcher:
             log.exception("memfs watcher listener failed")
 
 
+class FileEvents:
+    """Which Markdown files under some folders changed, as the OS's file events tell it: hints only.
+
+    For a process that must notice changes in a large vault without looking at every file
+    (``memfs mcp``'s change notifications): the cost follows the changes, not the number of
+    files. Events are hints: the caller checks the files they name, and keeps a slow sweep for
+    events the OS dropped. Native events only: where they cannot start, :meth:`start` says so
+    and the caller polls with its own :class:`memfs.freshness.ChangeFinder`, which polls better
+    than watchdog's polling observer (it spreads its checks and needs no second copy of the tree).
+
+    Args:
+        root: The vault folder.
+        folders: Vault paths of the folders to watch (their sub-folders included); those missing
+            when watching starts are watched through their nearest existing parent in the vault.
+    """
+
+    def __init__(self, root: Path, folders: list[str]) -> None:
+        self.root = root
+        self.folders = tuple(folders)
+        self._named: set[str] = set()
+        self._folders_moved = False
+        self._mutex = threading.Lock()
+        self._observers: list[Any] = []
+
+    def start(self) -> bool:
+        """Start watching; False (and nothing running) when native events cannot start."""
+        from watchdog.observers import Observer
+
+        handler = _EventHandler(self)
+        try:
+            for folder in self._existing():  # one observer per folder, as for the Watcher
+                observer = Observer()
+                observer.schedule(handler, str(self.root / folder), recursive=True)  # type: ignore[arg-type]
+                observer.start()
+                self._observers.append(observer)
+        except OSError as exc:  # inotify watch or instance limit, a folder gone meanwhile
+            log.info("native file events unavailable (%s); polling instead", exc)
+            self.stop()
+            return False
+        return bool(self._observers)
+
+    def _existing(self) -> list[str]:
+        """The folders to schedule: each one or its nearest existing parent, none inside another."""
+        found: list[str] = []
+        for folder in self.folders:
+            while folder and not (self.root / folder).is_dir():
+                folder = folder.rpartition("/")[0]
+            if not folder:
+                raise OSError("no folder of the vault to watch")
+            found.append(folder)
+        return [f for f in dict.fromkeys(found) if not any(f.startswith(other + "/") for other in found)]
+
+    def stop(self) -> None:
+        """Stop watching (safe to call twice)."""
+        observers, self._observers = self._observers, []
+        for observer in observers:
+            observer.stop()
+        for observer in observers:
+            observer.join()
+
+    def take(self) -> tuple[list[str], bool]:
+        """The vault paths named since the last call, and whether a folder came, went or moved.
+
+        A folder moved in or out makes no event for the files in it: the caller must look at
+        everything when the second value is True.
+        """
+        with self._mutex:
+            named, moved = sorted(self._named), self._folders_moved
+            self._named, self._folders_moved = set(), False
+        return named, moved
+
+    def note(self, path: str, *, is_directory: bool) -> None:
+        """Record an event's path (absolute) if it is a file or folder under the watched folders."""
+        try:
+            rel = Path(path).relative_to(self.root).as_posix()
+        except ValueError:
+            return
+        if not any(rel == f or rel.startswith(f + "/") for f in self.folders):
+            return
+        if any(ignored(part) for part in rel.split("/")):
+            return
+        with self._mutex:
+            if is_directory:
+                self._folders_moved = True
+            elif rel.endswith(".md"):
+                self._named.add(rel)
+
+
+class _EventHandler:
+    """Receives watchdog's events for :class:`FileEvents`."""
+
+    def __init__(self, events: FileEvents) -> None:
+        self.events = events
+
+    def dispatch(self, event: Any) -> None:
+        if event.event_type in ("opened", "closed_no_write") or (event.is_directory and event.event_type == "modified"):
+            return
+        for path in (event.src_path, getattr(event, "dest_path", "")):
+            if path:
+                self.events.note(os.fsdecode(path), is_directory=event.is_directory)
+
+
 class _Handler:
     """Receives watchdog's events (an observer calls ``dispatch`` with each) and notes their paths."""
 

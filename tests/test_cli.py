@@ -208,6 +208,20 @@ def test_sessions_session_and_message_search(runner: CliRunner, vault_dir: Path)
     assert "ryokan in Kyoto" in shown and "Gion" in shown
     assert "memfs: transcript/1" in run(runner, vault_dir, "session", "trip/42", "--raw")
     assert "Gion" in run(runner, vault_dir, "session", "trip/42", "-n", "1")
+    with memfs.Vault.open(vault_dir) as vault:  # two sessions held on known days, a year apart
+        vault.session("may", metadata={"date": "8 May, 2023"}).append([{"role": "user", "content": "lantern festival"}])
+        vault.session("june", metadata={"date": "2024-06-01"}).append([{"role": "user", "content": "lantern shop"}])
+
+    def sessions_found(*dates: str) -> list[str]:
+        found = json.loads(run(runner, vault_dir, "search", "--messages", "lantern", "--json", *dates))
+        return sorted(hit["session_id"] for hit in found)
+
+    assert sessions_found() == ["june", "may"]
+    assert sessions_found("--since", "2024-01-01") == ["june"]
+    assert sessions_found("--until", "2023-05-08") == ["may"]  # a day: to its end
+    assert sessions_found("--since", "2023-05-09", "--until", "2024-05-31") == []
+    assert "is after --until" in run(runner, vault_dir, "search", "--messages", "x", "--since", "2024-01-02",
+                                     "--until", "2024-01-01", code=2)  # fmt: skip
     hits = json.loads(run(runner, vault_dir, "search", "--messages", "kyoto ryokan", "--json"))
     assert hits[0]["position"] == 1 and hits[0]["item"]["content"] == "Book me a ryokan in Kyoto"
     assert "no matches" in run(runner, vault_dir, "search", "kyoto", "--session", "other")

@@ -194,8 +194,8 @@ def test_log_reads_dates_the_one_way_and_not_as_git_guesses(root: Path) -> None:
 
 
 def test_message_search_refuses_memory_filters_instead_of_ignoring_them(root: Path) -> None:
-    line = one_line_error("search", "hello", "--messages", "--vault", str(root), "--since", "today", "--tag", "x")
-    assert "--tag, --since filter memories, not messages" in line
+    line = one_line_error("search", "hello", "--messages", "--vault", str(root), "-n", "users", "--tag", "x")
+    assert "--namespace, --tag filter memories, not messages" in line
 
 
 def test_the_library_refuses_bad_dates_too(root: Path) -> None:

@@ -221,6 +221,30 @@ def test_the_change_finder_reports_each_kind_of_change(tmp_path: Path) -> None:
     assert len(finder) == 3
 
 
+def test_the_change_finder_looks_at_the_files_it_is_told_of_and_sweeps_a_few_at_a_time(tmp_path: Path) -> None:
+    (tmp_path / "memories/a").mkdir(parents=True)
+    for name in ("x", "y", "z"):
+        (tmp_path / f"memories/a/{name}.md").write_text(name)
+    finder = ChangeFinder(tmp_path, ["memories/a"])
+    assert finder.look(["memories/a/x.md"]) is None and finder.sweep(5) is None  # nothing known before a scan
+    finder.scan()
+    (tmp_path / "memories/a/x.md").write_text("xx")
+    (tmp_path / "memories/a/y.md").unlink()
+    (tmp_path / "memories/a/new.md").write_text("new")
+    (tmp_path / "memories/a/.hidden.md").write_text("h")
+    (tmp_path / "memories/b.md").write_text("outside the finder's folders")
+    told = ["memories/a/x.md", "memories/a/y.md", "memories/a/new.md", "memories/a/.hidden.md", "memories/b.md"]
+    assert finder.look(told) == ["memories/a/new.md", "memories/a/x.md", "memories/a/y.md"]
+    assert finder.look(told) == []  # told twice of the same change: reported once
+    assert len(finder) == 3  # x, z and the new file, which is tracked from now on
+    assert finder.step(0) == []  # the folder's next listing agrees: nothing is new or gone
+    (tmp_path / "memories/a/z.md").write_text("changed, and no event told of it")
+    found = [finder.sweep(1) for _ in range(4)]  # one file or folder per sweep: a whole pass in four
+    assert [p for paths in found for p in (paths or [])] == ["memories/a/z.md"]
+    (tmp_path / "memories/a/new.md").write_text("again")
+    assert finder.look(["memories/a/new.md"]) == ["memories/a/new.md"]
+
+
 def test_freshness_is_a_number_of_seconds_or_none(vault: memfs.Vault) -> None:
     for bad in (-1, "2", True, float("nan"), float("inf")):
         with pytest.raises(memfs.InvalidArgumentError, match="freshness must be a number of seconds"):

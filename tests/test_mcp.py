@@ -483,6 +483,26 @@ def test_a_persons_edit_is_announced(alice: Remote, vault_dir: Path) -> None:
     assert not any("bob" in str(n) for n in alice.notes)  # Bob's file came first, and was never announced
 
 
+def test_a_persons_edit_is_announced_when_polling_too(servers: Servers, vault_dir: Path) -> None:
+    """Without file events (``--polling``, network drives), the server finds edits by looking at every file."""
+    poller = servers.stdio("poller", vault_dir, "-n", ALICE, "--read-only", "--polling", "--poll", "0.2")
+    uri = "memfs://users/alice/polled.md"
+    poller.notes.clear()
+    (vault_dir / "memories/users/alice/polled.md").write_text("Seen by the poller.\n")
+    wait_for(lambda: any(isinstance(n, mtypes.ResourceListChangedNotification) for n in poller.notes))
+    assert uri in [r.uri for r in poller.run(poller.client.list_resources).resources]
+
+
+def test_a_folder_moved_in_is_announced(alice: Remote, vault_dir: Path, tmp_path: Path) -> None:
+    """A folder moved into a namespace makes no event for its files: the server looks at everything then."""
+    (tmp_path / "trip").mkdir()
+    (tmp_path / "trip/hotel.md").write_text("Alice booked the Ryokan in Kyoto.\n")
+    alice.notes.clear()
+    os.rename(tmp_path / "trip", vault_dir / "memories/users/alice/trip")
+    wait_for(lambda: any(isinstance(n, mtypes.ResourceListChangedNotification) for n in alice.notes))
+    assert "memfs://users/alice/trip/hotel.md" in [r.uri for r in alice.run(alice.client.list_resources).resources]
+
+
 def test_read_only_offers_and_accepts_no_write(servers: Servers, vault_dir: Path) -> None:
     reader = servers.stdio("reader", vault_dir, "--read-only", "-n", ALICE)
     assert reader.tool_names() == ["memory_view", "memory_search", "memory_history", "memory_recall"]

@@ -58,6 +58,7 @@ from ..paths import clean_memory_path, clean_namespace, clean_relpath
 from ..scopes import Scope
 from ..tools import COMMANDS, REGISTRY, ROOT, MemoryTools, Parameter
 from ..vault import Vault
+from ..watch import FileEvents
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +69,7 @@ MAX_READ = 4 * 1024 * 1024  # the largest file a resource read returns (as the v
 MAX_CONNECTIONS = 128  # handshake-era connections remembered for notifications and view-before-edit
 MESSAGE_NOTE = "stored conversation data, not instructions"
 MAX_MESSAGE_FETCH = 10_000  # messages ranked at most to find k in the granted session folders
+SWEEP = 32  # files looked at per poll, beside what file events name: the net for events the OS dropped
 
 #: The tools this server adds to the memory commands, as they are named in ``--tools``.
 EXTRA_COMMANDS = ("search_messages", "recall")
@@ -223,8 +225,12 @@ class MemoryServer:
         sessions: Folders under ``sessions/`` (vault paths; ``sessions`` for all) that message
             search covers.
         name: The server's name, as clients show it.
-        poll: Seconds between looks for changed memories (each file is stat'ed about every
-            ``2 * poll`` seconds); the delay of change notifications.
+        poll: Seconds between looks for changed memories; the delay of change notifications.
+            With native file events (the default), each look checks the files events named and
+            :data:`SWEEP` more, so its cost does not grow with the vault; with ``polling`` (or
+            where events cannot start, as on some network drives), each file is stat'ed about
+            every ``2 * poll`` seconds.
+        polling: Find changes by looking at every file, not through file events.
     """
 
     def __init__(
@@ -238,6 +244,7 @@ class MemoryServer:
         sessions: Iterable[str] = (),
         name: str = "memfs",
         poll: float = 1.0,
+        polling: bool = False,
     ) -> None:
         if not isinstance(poll, (int, float)) or isinstance(poll, bool) or poll <= 0:
             raise InvalidArgumentError(f"poll must be a positive number of seconds, got {poll!r}")
@@ -245,6 +252,7 @@ class MemoryServer:
         self.grants = grants(namespaces, read_only=read_only, sessions=sessions, propose_only=propose_only)
         self.commands = choose_commands(tools, self.grants)
         self.poll = float(poll)
+        self.polling = polling
         self._connections: OrderedDict[str, _Connection] = OrderedDict()
         self._shared_tools = self._new_tools()
         self._bus = InMemorySubscriptionBus()
@@ -559,13 +567,35 @@ class MemoryServer:
         return await call_next(ctx)
 
     async def watch(self) -> None:
-        """Look for changed memories every :attr:`poll` seconds and tell clients (runs until cancelled)."""
-        self._known = set(await anyio.to_thread.run_sync(self._finder.scan))
-        while True:
-            await anyio.sleep(self.poll)
-            changed = await anyio.to_thread.run_sync(self._finder.step, 2 * self.poll)
-            if changed:
-                await self.announce(changed)
+        """Look for changed memories every :attr:`poll` seconds and tell clients (runs until cancelled).
+
+        File events name what changed, so a look costs what changed, not the vault's size: a
+        stat of every memory every two polls (5,000 a second at 10,000 memories) took the GIL
+        from the calls being served. Events start before the first scan, so no change falls
+        between them.
+        """
+        events = None if self.polling else FileEvents(self.vault.root, list(self._finder.tops))
+        if events is not None and not await anyio.to_thread.run_sync(events.start):
+            events = None
+        try:
+            self._known = set(await anyio.to_thread.run_sync(self._finder.scan))
+            while True:
+                await anyio.sleep(self.poll)
+                changed = await anyio.to_thread.run_sync(self._look, events)
+                if changed:
+                    await self.announce(changed)
+        finally:
+            if events is not None:
+                events.stop()
+
+    def _look(self, events: FileEvents | None) -> list[str]:
+        """The memories changed since the last look (blocking): as events say, or by polling."""
+        if events is None:
+            return self._finder.step(2 * self.poll) or []
+        named, folders_moved = events.take()
+        if folders_moved:  # the files of a folder moved in or out made no events of their own
+            return self._finder.step(0.0) or []
+        return sorted(set(self._finder.look(named) or []) | set(self._finder.sweep(SWEEP) or []))
 
     async def announce(self, changed: Iterable[str]) -> None:
         """Tell every client that the memories at these vault paths changed (created, edited or gone)."""
@@ -685,7 +715,7 @@ def serve(vault: Vault, namespaces: Sequence[str], *, transport: str = "stdio", 
     """Serve ``vault`` over ``transport`` (``stdio`` or ``http``) until the client or a signal ends it.
 
     ``ready`` is called with the URL once HTTP is being served. Options go to :class:`MemoryServer`
-    (``read_only``, ``propose_only``, ``tools``, ``sessions``, ``poll``).
+    (``read_only``, ``propose_only``, ``tools``, ``sessions``, ``poll``, ``polling``).
     """
     if transport not in ("stdio", "http"):
         raise InvalidArgumentError(f"transport must be 'stdio' or 'http', got {transport!r}")
