@@ -26,7 +26,9 @@ Python (a regex, a stop list of ~170 English words, possessives folded, a cached
 stemmer) instead of Whoosh's chain of generators; no term positions; and queries that are a
 flat OR of the question's content words, dropping words so common they cannot change the
 ranking. Messages are indexed with their neighbours' words and scored straight from the
-postings (:meth:`SearchIndex._rank`), memories too.
+postings (:meth:`SearchIndex._rank`), memories too: each segment's postings are decoded once into
+numpy arrays (:class:`_Postings`), so a question of words found in most documents costs a few
+array operations per term rather than Python per posting.
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ from whoosh.filedb.structfile import BufferFile
 from whoosh.index import TOC, FileIndex
 from whoosh.lang.snowball.english import EnglishStemmer
 from whoosh.matching import FilterMatcher
+from whoosh.util.numeric import byte_to_length
 from whoosh.writing import MERGE_SMALL
 
 from . import _fs, transcript
@@ -83,7 +86,7 @@ PARALLEL_FROM_DOCS = 2000  # a fresh build this large uses two indexing processe
 STAGE_FROM_BYTES = 1024 * 1024  # an update reading this much is built outside the vault lock ...
 STAGE_FROM_FILES = 200  # ... and so is one of this many files
 CACHE_FROM_POSTINGS = 64  # a term's decoded postings in one segment are kept when at least this many ...
-MAX_CACHED_POSTINGS = 4_000_000  # ... up to this many in all (8 bytes each), the least recently used dropped
+MAX_CACHED_POSTINGS = 8_000_000  # ... up to this many in all (8 bytes each), the least recently used dropped
 ASIDE_KEPT_SECONDS = 3600  # an aside folder this old was left by a killed process: removed
 _SYNTAX = re.compile(r"\b(?:AND|OR|NOT|ANDNOT|ANDMAYBE)\b|[():\"+\-]")
 _WORD = re.compile(r"\w+(?:['’]\w+)*")
@@ -550,10 +553,10 @@ class _Postings:
 
     def keep_only(self, segments: set[str]) -> None:
         """Forget what was decoded from segments not in ``segments`` (merged away, or another index)."""
-        for key in [key for key in self._postings if key[0] not in segments]:
-            self._size -= len(self._postings.pop(key)[0])
-        for key in [key for key in self._lengths if key[0] not in segments]:
-            del self._lengths[key]
+        for gone in [key for key in self._postings if key[0] not in segments]:
+            self._size -= len(self._postings.pop(gone)[0])
+        for old in [key for key in self._lengths if key[0] not in segments]:
+            del self._lengths[old]
 
     def postings(self, reader: Any, name: str, term: str) -> tuple[Any, Any]:
         """One segment's postings of ``(name, term)``: its document numbers and frequencies, deletions included."""
@@ -574,22 +577,49 @@ class _Postings:
         key = (reader.segment().segment_id(), name)
         found = self._lengths.get(key)
         if found is None:
-            count, length = reader.doc_count_all(), reader.doc_field_length
-            found = self._lengths[key] = np.fromiter((length(d, name, 0) or 0 for d in range(count)), np.float64, count)
+            found = self._lengths[key] = _LENGTHS[_length_bytes(reader, name, reader.doc_count_all())]
         return found
 
 
+_LENGTHS = np.array([byte_to_length(b) if b else 0 for b in range(256)], dtype=np.float64)  # Whoosh's length byte
+
+
+def _length_bytes(reader: Any, name: str, count: int) -> Any:
+    """The length byte of each of a segment's ``count`` documents in field ``name`` (0 for none), as an array.
+
+    Whoosh keeps them in a column file of one byte per document, up to the last document that
+    has the field; reading the file whole replaces a Python call per document.
+    """
+    filename = W3Codec.column_filename(reader.segment(), f"_{name}_len")  # whoosh3's name for the lengths column
+    data = b""
+    if reader.storage().file_exists(filename):
+        with contextlib.closing(reader.storage().open_file(filename)) as handle:
+            data = handle.read()
+    found = np.zeros(count, dtype=np.uint8)
+    found[: len(data)] = np.frombuffer(data, dtype=np.uint8)[:count]
+    return found
+
+
 def _decode(reader: Any, name: str, term: str) -> tuple[Any, Any]:
-    """The document numbers and frequencies of ``(name, term)`` in one segment, deleted documents included."""
+    """The document numbers and frequencies of ``(name, term)`` in one segment, deleted documents included.
+
+    Read a block of postings at a time from Whoosh's W3 leaf matcher (the codec of every memfs
+    index), not a Python call per posting.
+    """
     matcher = reader.postings(name, term)
     if isinstance(matcher, FilterMatcher):  # the segment's deletions: masked at query time instead
         matcher = matcher.child
-    ids, weights = [], []
+    ids: list[Any] = []
+    weights: list[Any] = []
     while matcher.is_active():
-        ids.append(matcher.id())
-        weights.append(matcher.weight())
-        matcher.next()
-    return np.array(ids, np.int64), np.array(weights, np.float64)
+        matcher._read_ids()
+        matcher._read_weights()
+        ids.append(np.asarray(matcher._ids, dtype=np.int32))
+        weights.append(np.asarray(matcher._weights, dtype=np.float32))
+        matcher._next_block()
+    if not ids:
+        return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32)
+    return np.concatenate(ids), np.concatenate(weights)
 
 
 class SearchIndex:
@@ -1409,8 +1439,9 @@ class SearchIndex:
             for leaf, offset in leaves:
                 if (name, term) not in leaf:
                     continue
-                docs, tf = self._decoded.postings(leaf, name, term)
+                docs, weights = self._decoded.postings(leaf, name, term)
                 length = self._decoded.lengths(leaf, name)[docs]
+                tf = weights.astype(np.float64)  # Whoosh keeps weights as 32-bit floats, and scores in 64 bits
                 docs = docs + offset
                 scores[docs] += idf * (tf * (k1 + 1)) / (tf + k1 * ((1 - b) + b * length / avgfl))
                 matched[docs] = True
@@ -1485,7 +1516,7 @@ class SearchIndex:
             head = _fs.read_vault_head(self.root, rel, MAX_FRONT_MATTER_BYTES + 4 * SNIPPET_SCAN_CHARS + 16)
         except (OSError, LinkError):  # through the path gate: a link is not read
             return ""
-        return body_of(head.decode("utf-8", "ignore"))  # the file was valid when indexed: no need to parse it again
+        return body_of(head.decode("utf-8", "ignore")) if head else ""  # valid when indexed: not parsed again
 
 
 def _or_pairs(parsed: Any) -> list[tuple[str, str]] | None:
