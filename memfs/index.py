@@ -1462,7 +1462,7 @@ class SearchIndex:
             live = np.ones(searcher.doc_count_all(), dtype=bool)
             for leaf, offset in leaves:
                 if leaf.has_deletions():
-                    live[np.fromiter(leaf.deleted_docs(), np.int64) + offset] = False
+                    live[np.fromiter(leaf.deleted_docs_set, np.int64) + offset] = False
             self._live = (searcher, live)
         return self._live[1]
 

@@ -345,10 +345,11 @@ def test_plain_words_rank_as_whooshs_own_or_query_across_segments_and_deletions(
                 assert plain and plain == as_or == whooshs_own(vault, " OR ".join(q.split()), 25, namespace), q
 
     same_as_whoosh()
-    for memory in added[:250:10]:  # marks in the older segments, and a new one
-        stores[0 if memory.path.startswith("memories/users/") else 1].update(memory.path, body="alice deploy kayak")
-    for memory in added[5:250:20]:
-        stores[0 if memory.path.startswith("memories/users/") else 1].delete(memory.path)
+    with vault.batch("changes"):  # one commit: deletion marks in the older segments (not merged away), a new one
+        for memory in added[:250:10]:
+            stores[0 if memory.path.startswith("memories/users/") else 1].update(memory.path, body="alice deploy kayak")
+        for memory in added[5:250:20]:
+            stores[0 if memory.path.startswith("memories/users/") else 1].delete(memory.path)
     same_as_whoosh()
     vault.reindex(full=True)  # new segments altogether
     same_as_whoosh()
