@@ -3,6 +3,8 @@
     python bench/run.py                  # 10,000 and 100,000 memories (the 100k build takes minutes)
     python bench/run.py --quick          # 2,000 memories, fewer repetitions: about a minute
     python bench/run.py --sizes 10000    # pick sizes
+    python bench/run.py --only search --corpus common --cache --searches-only
+                                         # search beside FTS5 only, vaults kept in bench/cache/
 
 Progress goes to stderr; the result is also written to bench/results/latest.json.
 """
@@ -64,7 +66,11 @@ def fts_query(question: str) -> str:
     return " OR ".join(f'"{w}"' for w in dict.fromkeys(words)) or '""'
 
 
-def fts_bench(folder: Path, items: list[dict[str, object]], questions: list[str], updates: int) -> dict[str, object]:
+FTS_SQL = "SELECT rowid FROM docs WHERE docs MATCH ? ORDER BY bm25(docs, 2.0, 1.0, 1.5) LIMIT 10"
+
+
+def fts_open(folder: Path, items: list[dict[str, object]]) -> tuple[sqlite3.Connection, float]:
+    """An FTS5 table of ``items`` (title, body, tags weighted like memfs's fields), and its build time in s."""
     db = sqlite3.connect(folder / "fts.db")
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("CREATE VIRTUAL TABLE docs USING fts5(title, body, tags, tokenize='porter unicode61')")
@@ -74,16 +80,17 @@ def fts_bench(folder: Path, items: list[dict[str, object]], questions: list[str]
             "INSERT INTO docs(rowid, title, body, tags) VALUES (?, ?, ?, ?)",
             [(i, m["title"], m["body"], " ".join(m["tags"])) for i, m in enumerate(items)],
         )  # type: ignore[arg-type]
-    build = time.perf_counter() - start
-    sql = "SELECT rowid FROM docs WHERE docs MATCH ? ORDER BY bm25(docs, 2.0, 1.0, 1.5) LIMIT 10"
-    for q in questions[:20]:
-        db.execute(sql, (fts_query(q),)).fetchall()
-    hits, lat = 0, []
-    for q in questions:
-        start = time.perf_counter()
-        rows = db.execute(sql, (fts_query(q),)).fetchall()
-        lat.append((time.perf_counter() - start) * 1000)
-        hits += bool(rows)
+    return db, time.perf_counter() - start
+
+
+def fts_search(db: sqlite3.Connection, question: str) -> list[tuple[int]]:
+    """The top 10 rowids for an OR of the question's words."""
+    return db.execute(FTS_SQL, (fts_query(question),)).fetchall()
+
+
+def fts_bench(db: sqlite3.Connection, build: float, size: int, lat: list[float], hits: int,
+              updates: int) -> dict[str, object]:  # fmt: skip
+    """FTS5's figures: its search latencies ``lat`` (measured beside memfs's), then ``updates`` updates."""
     visible = []
     for i in range(updates):
         token = f"zqfts{i}x"
@@ -91,12 +98,13 @@ def fts_bench(folder: Path, items: list[dict[str, object]], questions: list[str]
         def update(i: int = i, token: str = token) -> None:
             with db:
                 db.execute("UPDATE docs SET body = ? WHERE rowid = ?", (f"changed {token}", i * 7))
-            assert db.execute(sql, (f'"{token}"',)).fetchall()
+            assert db.execute(FTS_SQL, (f'"{token}"',)).fetchall()
 
         visible.append(timed(update))
     db.close()
-    return {"build_docs_per_s": round(len(items) / build), "search": stats(lat),
-            "queries_with_hits": round(hits / len(questions), 3), "update_to_visible": stats(visible)}  # fmt: skip
+    return {"build_docs_per_s": round(size / build), "search": stats(lat),
+            "queries_with_hits": round(hits / len(lat), 3),
+            "update_to_visible": stats(visible) if visible else None}  # fmt: skip
 
 
 # -- memfs ----------------------------------------------------------------------------
@@ -117,40 +125,84 @@ def list_folders(root: Path) -> int:
     return names
 
 
-def search_bench(size: int, n_questions: int, updates: int) -> dict[str, object]:
-    folder = Path(tempfile.mkdtemp(prefix=f"memfs-bench-{size}-"))
+CACHE = Path(__file__).resolve().parent / "cache"
+
+
+def bench_vault(folder: Path, name: str, size: int, items: list[dict[str, object]], cache: bool) -> float | None:
+    """A vault of ``items`` at ``folder/vault``, opened once (files committed, index built).
+
+    Returns how long that first open took, or None when it was copied from ``bench/cache/``
+    (``cache``: built there on the first run, reused by later ones).
+    """
+    kept = CACHE / f"{name}-{size}-{corpus.VERSION}"
+    if cache and (kept / "done").exists():
+        say(f"{name} {size}: copying the cached vault from {kept}")
+        shutil.copytree(kept / "vault", folder / "vault", symlinks=True)
+        return None
+    say(f"{name} {size}: writing {size} files")
+    corpus.write_vault(folder / "vault", items)
+    say(f"{name} {size}: first open (commits the files and builds the index)")
+    start = time.perf_counter()
+    memfs.Vault.open(folder / "vault", durable=False).close()
+    first_open = time.perf_counter() - start
+    if cache:
+        shutil.rmtree(kept, ignore_errors=True)
+        shutil.copytree(folder / "vault", kept / "vault", symlinks=True)
+        (kept / "done").write_text(f"first open {first_open:.1f} s\n")
+    return first_open
+
+
+def search_bench(size: int, n_questions: int, updates: int, name: str = "locomo", *, cache: bool = False,
+                 searches_only: bool = False) -> dict[str, object]:  # fmt: skip
+    """memfs search beside SQLite FTS5 on one corpus (``name`` in corpus.CORPORA) of ``size`` memories."""
+    folder = Path(tempfile.mkdtemp(prefix=f"memfs-bench-{name}-{size}-"))
     try:
-        items = corpus.memories(size)
-        questions = corpus.questions(n_questions)
-        say(f"{size}: writing {size} files")
-        corpus.write_vault(folder / "vault", items)
-        say(f"{size}: first open (commits the files and builds the index)")
-        start = time.perf_counter()
+        make_memories, make_questions = corpus.CORPORA[name]
+        items = make_memories(size)
+        questions = make_questions(n_questions)
+        first_open = bench_vault(folder, name, size, items, cache)
         vault = memfs.Vault.open(folder / "vault", durable=False)
-        first_open = time.perf_counter() - start
-        say(f"{size}: index build from scratch")
-        vault.index.clear()
-        start = time.perf_counter()
-        vault.index.sync()
-        build = time.perf_counter() - start
+        build = None
+        if not searches_only:
+            say(f"{name} {size}: index build from scratch")
+            vault.index.clear()
+            start = time.perf_counter()
+            vault.index.sync()
+            build = time.perf_counter() - start
+        say(f"{name} {size}: SQLite FTS5 on the same documents")
+        db, fts_build = fts_open(folder, items)
         for q in questions[:20]:
             vault.search(q)
-        # Search with the change check at its default (2 s) and without it: blocks of back-to-back
-        # searches (the rhythm of the earlier figure), alternating three times so that both modes
-        # see the same changes in machine load. The check costs one stat per file per 2 s of wall
-        # time, so each block with it starts with one search that stats every file.
-        lat: dict[str, list[float]] = {"default": [], "off": [], "every": []}
-        hits = 0
-        for mode, freshness in [("off", None), ("default", 2.0)] * 3:
-            say(f"{size}: {len(questions)} searches, freshness {freshness}")
+            fts_search(db, q)
+        # Search with the change check at its default (2 s), without it, and FTS5: blocks of
+        # back-to-back searches (the rhythm of the earlier figure), alternating three times so that
+        # all see the same changes in machine load. The check costs one stat per file per 2 s of
+        # wall time, so each block with it starts with one search that stats every file.
+        lat: dict[str, list[float]] = {"default": [], "off": [], "every": [], "fts": []}
+        hits = fts_hits = 0
+        for mode, freshness in [("off", None), ("default", 2.0), ("fts", None)] * 3:
+            say(f"{name} {size}: {len(questions)} searches, {mode}")
+            if mode == "fts":
+                for q in questions:
+                    start = time.perf_counter()
+                    rows = fts_search(db, q)
+                    lat[mode].append((time.perf_counter() - start) * 1000)
+                    fts_hits += bool(rows)
+                continue
             vault.freshness = freshness
             for q in questions:
                 start = time.perf_counter()
                 found = vault.search(q, k=10)
                 lat[mode].append((time.perf_counter() - start) * 1000)
                 hits += mode == "default" and bool(found)
+        if searches_only:
+            vault.close()
+            return {"corpus": name, "memories": size, "first_open_s": first_open and round(first_open, 1),
+                    "memfs": {"search": stats(lat["default"]), "search_without_change_check": stats(lat["off"]),
+                              "queries_with_hits": round(hits / (3 * len(questions)), 3)},
+                    "sqlite_fts5": fts_bench(db, fts_build, size, lat["fts"], fts_hits, 0)}  # fmt: skip
         vault.freshness = 0.0
-        say(f"{size}: {len(questions) // 4} searches, each checking every file first")
+        say(f"{name} {size}: {len(questions) // 4} searches, each checking every file first")
         for q in questions[: len(questions) // 4]:
             lat["every"].append(timed(lambda q=q: vault.search(q, k=10)))
         vault.freshness = 2.0
@@ -164,18 +216,18 @@ def search_bench(size: int, n_questions: int, updates: int) -> dict[str, object]
             update_only.append(timed(lambda t=token: store.update(slug, body=f"changed {t}\n")))
             visible.append(update_only[-1] + timed(lambda t=token: vault.search(t)[0]))
         vault.close()
-        say(f"{size}: reopening the unchanged vault")
+        say(f"{name} {size}: reopening the unchanged vault")
         reopen = []
         for _ in range(5):
             start = time.perf_counter()
             memfs.Vault.open(folder / "vault").close()
             reopen.append((time.perf_counter() - start) * 1000)
-        say(f"{size}: SQLite FTS5 on the same documents")
-        baseline = fts_bench(folder, items, questions, updates)
+        baseline = fts_bench(db, fts_build, size, lat["fts"], fts_hits, updates)
         return {
-            "memories": size,
+            "corpus": name, "memories": size,
             "memfs": {
-                "first_open_s": round(first_open, 1), "build_docs_per_s": round(size / build),
+                "first_open_s": first_open and round(first_open, 1),
+                "build_docs_per_s": round(size / build) if build else None,
                 "search": stats(lat["default"]), "search_without_change_check": stats(lat["off"]),
                 "search_checking_every_file": stats(lat["every"]),
                 "change_check_of_every_file": stats(full_check), "listing_every_folder": stats(listing),
@@ -373,6 +425,23 @@ def main() -> int:
     parser.add_argument("--sizes", type=int, nargs="+", help="vault sizes for the search benchmark")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--ablation", action="store_true", help="LoCoMo: memfs with each retrieval rule left out too")
+    parser.add_argument(
+        "--corpus",
+        choices=sorted(corpus.CORPORA),
+        nargs="+",
+        default=["locomo", "common"],
+        help="search: the corpora (default both)",
+    )
+    parser.add_argument(
+        "--cache",
+        action="store_true",
+        help="search: build each vault once under bench/cache/ (gitignored) and copy it later",
+    )
+    parser.add_argument(
+        "--searches-only",
+        action="store_true",
+        help="search: only search latency beside FTS5 (no rebuild, updates or reopening)",
+    )
     parts = ["search", "hostile", "write", "watch", "sessions", "locomo", "extraction", "lifecycle"]
     parser.add_argument("--only", choices=parts, nargs="+")
     args = parser.parse_args()
@@ -380,11 +449,14 @@ def main() -> int:
     only = set(args.only or parts)
     result: dict[str, object] = {
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "machine": machine(),
-        "corpus": "LoCoMo turns stitched into 100-400 word memories; LoCoMo questions (categories 1-4)"
-        if corpus.DATA.is_dir() else "built-in vocabulary (LoCoMo data not found)",
+        "corpus": {"locomo": "LoCoMo turns stitched into 100-400 word memories; LoCoMo questions (categories 1-4)"
+                   if corpus.DATA.is_dir() else "built-in vocabulary (LoCoMo data not found)",
+                   "common": "one team's vault: 6 people and 4 projects named in most memories and every question"},
     }  # fmt: skip
     if "search" in only:
-        result["search"] = [search_bench(n, args.queries, 10 if args.quick else 50) for n in sizes]
+        result["search"] = [search_bench(n, args.queries, 10 if args.quick else 50, name, cache=args.cache,
+                                         searches_only=args.searches_only)
+                            for n in sizes for name in args.corpus]  # fmt: skip
     if "hostile" in only:
         result["hostile"] = hostile_bench(20 if args.quick else 50, 20_000 if args.quick else 100_000)
     if "write" in only:

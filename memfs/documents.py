@@ -198,18 +198,32 @@ def loads(text: str, *, path: str | None = None) -> Document:
         text = text[1:]
     first = text.split("\n", 1)[0]
     newline = "\r\n" if first.endswith("\r") else "\n"
-    opening = _FENCE.match(text)
-    if not opening or not opening.group(1):
+    fences = _fences(text)
+    if fences is None:
         return Document({}, text, "", bom, newline)
-    closing = _CLOSE.search(text, opening.end())
-    if closing is None:
-        return Document({}, text, "", bom, newline)
+    opening, closing = fences
     raw = text[opening.end() : closing.start()]
     head = text[: closing.end()]
     if len(raw.encode("utf-8", "surrogatepass")) > MAX_FRONT_MATTER_BYTES:
         raise DocumentError(path, f"front matter is larger than {MAX_FRONT_MATTER_BYTES} bytes")
     metadata = _load_yaml(raw, path)
     return Document(metadata, text[closing.end() :], head, bom, newline)
+
+
+def _fences(text: str) -> tuple[re.Match[str], re.Match[str]] | None:
+    """The opening and closing fences of ``text``'s front matter (a BOM already removed), or None without one."""
+    opening = _FENCE.match(text)
+    if not opening or not opening.group(1):
+        return None
+    closing = _CLOSE.search(text, opening.end())
+    return None if closing is None else (opening, closing)
+
+
+def body_of(text: str) -> str:
+    """The body :func:`loads` would give, without parsing the front matter: for snippets of indexed files."""
+    text = text[1:] if text.startswith(_BOM) else text
+    fences = _fences(text)
+    return text if fences is None else text[fences[1].end() :]
 
 
 def load_bytes(data: bytes, *, path: str | None = None) -> Document:

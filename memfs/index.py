@@ -26,14 +26,15 @@ Python (a regex, a stop list of ~170 English words, possessives folded, a cached
 stemmer) instead of Whoosh's chain of generators; no term positions; and queries that are a
 flat OR of the question's content words, dropping words so common they cannot change the
 ranking. Messages are indexed with their neighbours' words and scored straight from the
-postings (:meth:`SearchIndex._rank`), memories too.
+postings (:meth:`SearchIndex._rank`), memories too: each segment's postings are decoded once into
+numpy arrays (:class:`_Postings`), so a question of words found in most documents costs a few
+array operations per term rather than Python per posting.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
-import heapq
 import hmac
 import json
 import logging
@@ -49,6 +50,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from whoosh import fields, qparser, query, scoring
 from whoosh.analysis import Analyzer, Token
 from whoosh.codec.whoosh3 import W3Codec, W3Segment
@@ -56,11 +58,13 @@ from whoosh.filedb.filestore import FileStorage
 from whoosh.filedb.structfile import BufferFile
 from whoosh.index import TOC, FileIndex
 from whoosh.lang.snowball.english import EnglishStemmer
+from whoosh.matching import FilterMatcher
+from whoosh.util.numeric import byte_to_length
 from whoosh.writing import MERGE_SMALL
 
 from . import _fs, transcript
 from .dates import date_words, iso, written_date
-from .documents import MAX_FRONT_MATTER_BYTES, Document, load_bytes, loads, normalize_time, tags_of, timestamp
+from .documents import MAX_FRONT_MATTER_BYTES, Document, body_of, load_bytes, normalize_time, tags_of, timestamp
 from .errors import DocumentError, FileTooLargeError, LinkError, QueryTooLongError, SearchIndexError, ValidityError
 from .freshness import ChangeFinder, file_stat, walk
 from .items import text_of
@@ -82,6 +86,8 @@ PRUNE_FROM_DOCS = 2000  # ... once the index is at least this large
 PARALLEL_FROM_DOCS = 2000  # a fresh build this large uses two indexing processes
 STAGE_FROM_BYTES = 1024 * 1024  # an update reading this much is built outside the vault lock ...
 STAGE_FROM_FILES = 200  # ... and so is one of this many files
+CACHE_FROM_POSTINGS = 64  # a term's decoded postings in one segment are kept when at least this many ...
+MAX_CACHED_POSTINGS = 8_000_000  # ... up to this many in all (8 bytes each), the least recently used dropped
 ASIDE_KEPT_SECONDS = 3600  # an aside folder this old was left by a killed process: removed
 _SYNTAX = re.compile(r"\b(?:AND|OR|NOT|ANDNOT|ANDMAYBE)\b|[():\"+\-]")
 _WORD = re.compile(r"\w+(?:['’]\w+)*")
@@ -539,6 +545,95 @@ Resync = Callable[[list[str]], object]  # re-indexes the given vault paths (hold
 VERIFY_ATTEMPTS = 8  # a query runs again (after re-indexing) while its hits are found stale, this often at most
 
 
+class _Postings:
+    """Decoded postings and field lengths of the open index's segments, as arrays, for :meth:`SearchIndex._rank`.
+
+    Walking postings through Whoosh costs about a microsecond of Python per posting, and a
+    query of common words (the names of a vault about a few people) reads most documents' postings
+    for each of its terms. A segment never changes once written (a deletion is only a mark beside
+    it), so what was decoded from it stays true for as long as the segment exists: a term's
+    document numbers and frequencies, and each document's field lengths. Scoring is then a few
+    array operations per term whatever the number of postings. Entries are per segment, so a
+    write (which adds a small segment, marks deletions, sometimes merges small segments) leaves
+    the big segments' entries in place. Deleted documents are masked at query time.
+    """
+
+    def __init__(self) -> None:
+        self._postings: dict[tuple[str, str, str], tuple[Any, Any]] = {}  # in use order, oldest first
+        self._lengths: dict[tuple[str, str], Any] = {}
+        self._size = 0  # postings held in ``_postings``
+
+    def keep_only(self, segments: set[str]) -> None:
+        """Forget what was decoded from segments not in ``segments`` (merged away, or another index)."""
+        for gone in [key for key in self._postings if key[0] not in segments]:
+            self._size -= len(self._postings.pop(gone)[0])
+        for old in [key for key in self._lengths if key[0] not in segments]:
+            del self._lengths[old]
+
+    def postings(self, reader: Any, name: str, term: str) -> tuple[Any, Any]:
+        """One segment's postings of ``(name, term)``: its document numbers and frequencies, deletions included."""
+        key = (reader.segment().segment_id(), name, term)
+        found = self._postings.pop(key, None)
+        if found is None:
+            found = _decode(reader, name, term)
+            if len(found[0]) < CACHE_FROM_POSTINGS:
+                return found
+            self._size += len(found[0])
+            while self._size > MAX_CACHED_POSTINGS and self._postings:
+                self._size -= len(self._postings.pop(next(iter(self._postings)))[0])
+        self._postings[key] = found  # now the most recently used
+        return found
+
+    def lengths(self, reader: Any, name: str) -> Any:
+        """Each document's length in field ``name`` in one segment (as Whoosh stores it: approximated in a byte)."""
+        key = (reader.segment().segment_id(), name)
+        found = self._lengths.get(key)
+        if found is None:
+            found = self._lengths[key] = _LENGTHS[_length_bytes(reader, name, reader.doc_count_all())]
+        return found
+
+
+_LENGTHS = np.array([byte_to_length(b) if b else 0 for b in range(256)], dtype=np.float64)  # Whoosh's length byte
+
+
+def _length_bytes(reader: Any, name: str, count: int) -> Any:
+    """The length byte of each of a segment's ``count`` documents in field ``name`` (0 for none), as an array.
+
+    Whoosh keeps them in a column file of one byte per document, up to the last document that
+    has the field; reading the file whole replaces a Python call per document.
+    """
+    filename = W3Codec.column_filename(reader.segment(), f"_{name}_len")  # whoosh3's name for the lengths column
+    data = b""
+    if reader.storage().file_exists(filename):
+        with contextlib.closing(reader.storage().open_file(filename)) as handle:
+            data = handle.read()
+    found = np.zeros(count, dtype=np.uint8)
+    found[: len(data)] = np.frombuffer(data, dtype=np.uint8)[:count]
+    return found
+
+
+def _decode(reader: Any, name: str, term: str) -> tuple[Any, Any]:
+    """The document numbers and frequencies of ``(name, term)`` in one segment, deleted documents included.
+
+    Read a block of postings at a time from Whoosh's W3 leaf matcher (the codec of every memfs
+    index), not a Python call per posting.
+    """
+    matcher = reader.postings(name, term)
+    if isinstance(matcher, FilterMatcher):  # the segment's deletions: masked at query time instead
+        matcher = matcher.child
+    ids: list[Any] = []
+    weights: list[Any] = []
+    while matcher.is_active():
+        matcher._read_ids()
+        matcher._read_weights()
+        ids.append(np.asarray(matcher._ids, dtype=np.int32))
+        weights.append(np.asarray(matcher._weights, dtype=np.float32))
+        matcher._next_block()
+    if not ids:
+        return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32)
+    return np.concatenate(ids), np.concatenate(weights)
+
+
 class SearchIndex:
     """A Whoosh index over the Markdown files below ``root``'s content folders.
 
@@ -563,8 +658,9 @@ class SearchIndex:
         self._id = ""
         self._searcher: Any = None
         self._transcript_stats: dict[str, tuple[int, int] | None] = {}
-        self._field_lengths: dict[str, dict[int, int]] = {}  # per field, per document of the open searcher
         self._validities: _Validities | None = None  # of the open searcher: see _not_current
+        self._decoded = _Postings()  # what _rank decoded from the open index's segments
+        self._live: tuple[Any, Any] = (None, None)  # a searcher, and per document of it: not deleted
         self._known_all: tuple[bytes | None, dict[str, tuple[Any, ...]]] | None = None  # known() of one manifest
         self._open()
 
@@ -620,6 +716,7 @@ class SearchIndex:
         searcher = ix.searcher(weighting=WEIGHTING)  # reads every segment now, so damage shows here
         self._release()
         self._ix, self._storage, self._searcher, self._manifest = ix, storage, searcher, data
+        self._decoded.keep_only({seg.segment_id() for r, _ in searcher.reader().leaf_readers() if (seg := r.segment())})
         if body["id"] != self._id:
             self._id = body["id"]
             self.changes.forget()  # another index: what was checked against the old one counts no more
@@ -628,8 +725,8 @@ class SearchIndex:
         searcher, self._searcher = self._searcher, None
         self._ix, self._manifest = None, None
         self._transcript_stats = {}
-        self._field_lengths = {}
         self._validities = None
+        self._live = (None, None)
         with contextlib.suppress(Exception):  # closing a damaged index must not fail
             if searcher is not None:
                 searcher.close()
@@ -1276,7 +1373,10 @@ class SearchIndex:
                     searcher = self._reader()
                     hidden, hidden_paths = (set(), []) if history else self._not_current(searcher, now)
                     parsed = self._parse(text, ("title", "body", "tags")) if _syntax(text) else None
-                    if parsed is not None:
+                    pairs = _or_pairs(parsed)
+                    if pairs is not None:  # a flat OR: Whoosh's ranking, scored from the postings
+                        found = self._rank(searcher, pairs, k, filters[1:], hidden)
+                    elif parsed is not None:
                         aside = [query.Term("path", p) for p in hidden_paths]
                         if not history:
                             aside.append(query.Term("lifecycle", "superseded"))
@@ -1353,7 +1453,10 @@ class SearchIndex:
                 try:
                     searcher = self._reader()
                     parsed = self._parse(text, MESSAGE_FIELDS) if _syntax(text) else None
-                    if parsed is not None:
+                    pairs = _or_pairs(parsed)
+                    if pairs is not None:  # a flat OR: Whoosh's ranking, scored from the postings
+                        found = self._rank(searcher, pairs, k, filters[1:])
+                    elif parsed is not None:
                         found = [(r.fields(), r.score) for r in searcher.search(parsed, limit=k,
                                                                                 filter=query.And(filters))]  # fmt: skip
                     else:
@@ -1388,18 +1491,17 @@ class SearchIndex:
 
         The same scores and order as Whoosh's search of ``Or([Term(field, term), ...])`` under
         :data:`WEIGHTING` (tested against it), at a fraction of the cost: Whoosh's matcher tree
-        spends several microseconds of Python per posting, here a few calls do. Only memories
-        have ``title``, ``body`` and ``tags``, and only messages ``message`` and ``speaker``, so
-        no filter by kind is needed; ``filters`` are Whoosh queries every hit must match, and no
-        document of ``hidden`` is scored.
+        spends several microseconds of Python per posting, here each term of each segment is a
+        few array operations over postings decoded once (:class:`_Postings`). Only memories have
+        ``title``, ``body`` and ``tags``, and only messages ``message`` and ``speaker``, so no
+        filter by kind is needed; ``filters`` are Whoosh queries every hit must match, and no
+        document of ``hidden`` is returned.
         """
         reader = searcher.reader()
-        allowed: set[int] | None = None
-        for f in filters:
-            docs = set(searcher.docs_for_query(f))
-            allowed = docs if allowed is None else allowed & docs
-
-        scores: dict[int, float] = {}
+        total = reader.doc_count_all()
+        scores = np.zeros(total)
+        matched = np.zeros(total, dtype=bool)
+        leaves = [(leaf.reader(), offset) for leaf, offset in searcher.leaf_searchers()]
         for name, term in dict.fromkeys(pairs):
             if (name, term) not in reader:
                 continue
@@ -1407,22 +1509,37 @@ class SearchIndex:
             b = WEIGHTING._field_B.get(name, WEIGHTING.B)
             avgfl = searcher.avg_field_length(name) or 1
             idf = searcher.idf(name, term)
-            lengths = self._field_lengths.setdefault(name, {})
-            postings = reader.postings(name, term)
-            while postings.is_active():
-                doc = postings.id()
-                if allowed is None or doc in allowed:
-                    length = lengths.get(doc)
-                    if length is None:
-                        length = lengths[doc] = searcher.doc_field_length(doc, name, 1)
-                    tf = postings.weight()
-                    scores[doc] = scores.get(doc, 0.0) + idf * (tf * (k1 + 1)) / (
-                        tf + k1 * ((1 - b) + b * length / avgfl)
-                    )
-                postings.next()
-        scored = ((doc, score) for doc, score in scores.items() if doc not in hidden) if hidden else scores.items()
-        best = heapq.nsmallest(k, scored, key=lambda pair: (-pair[1], pair[0]))  # ties: index order
-        return [(searcher.stored_fields(doc), score) for doc, score in best]
+            for leaf, offset in leaves:
+                if (name, term) not in leaf:
+                    continue
+                docs, weights = self._decoded.postings(leaf, name, term)
+                length = self._decoded.lengths(leaf, name)[docs]
+                tf = weights.astype(np.float64)  # Whoosh keeps weights as 32-bit floats, and scores in 64 bits
+                docs = docs + offset
+                scores[docs] += idf * (tf * (k1 + 1)) / (tf + k1 * ((1 - b) + b * length / avgfl))
+                matched[docs] = True
+        matched &= self._live_docs(searcher, leaves)
+        if hidden:  # not current (see _not_current): set aside before the top k are chosen
+            matched[np.fromiter(hidden, np.int64, len(hidden))] = False
+        for f in filters:
+            allowed = np.zeros(total, dtype=bool)
+            allowed[np.fromiter(searcher.docs_for_query(f), np.int64)] = True
+            matched &= allowed
+        found = np.flatnonzero(matched)
+        if len(found) > k:  # all that score at least the k-th best, so ties are broken as below
+            found = found[scores[found] >= np.partition(scores[found], len(found) - k)[len(found) - k]]
+        best = found[np.lexsort((found, -scores[found]))][:k]  # ties: index order
+        return [(searcher.stored_fields(int(doc)), float(scores[doc])) for doc in best]
+
+    def _live_docs(self, searcher: Any, leaves: list[tuple[Any, int]]) -> Any:
+        """Per document of ``searcher``: True unless deleted (made once per searcher)."""
+        if self._live[0] is not searcher:
+            live = np.ones(searcher.doc_count_all(), dtype=bool)
+            for leaf, offset in leaves:
+                if leaf.has_deletions():
+                    live[np.fromiter(leaf.deleted_docs_set, np.int64) + offset] = False
+            self._live = (searcher, live)
+        return self._live[1]
 
     def _transcript_stat(self, rel: str) -> tuple[int, int] | None:
         """The ``(mtime_ns, size)`` a transcript was indexed at (cached until the searcher changes)."""
@@ -1473,9 +1590,28 @@ class SearchIndex:
         """The start of a memory's body, as much as a snippet looks at: only the file's head is read."""
         try:
             head = _fs.read_vault_head(self.root, rel, MAX_FRONT_MATTER_BYTES + 4 * SNIPPET_SCAN_CHARS + 16)
-            return loads(head.decode("utf-8", "ignore"), path=rel).body if head else ""
-        except (OSError, DocumentError, LinkError):  # through the path gate: a link is not read
+        except (OSError, LinkError):  # through the path gate: a link is not read
             return ""
+        return body_of(head.decode("utf-8", "ignore")) if head else ""  # valid when indexed: not parsed again
+
+
+def _or_pairs(parsed: Any) -> list[tuple[str, str]] | None:
+    """The ``(field, term)`` pairs of a parsed query that is only an OR of terms, for :meth:`SearchIndex._rank`.
+
+    None for anything else (AND, NOT, a boost): Whoosh's own search runs those.
+    """
+    if parsed is None:
+        return None
+    stack, pairs = [parsed], []
+    while stack:
+        node = stack.pop()
+        if type(node) is query.Or and node.boost == 1:
+            stack.extend(reversed(node.subqueries))
+        elif type(node) is query.Term and node.boost == 1:
+            pairs.append((node.fieldname, node.text))
+        else:
+            return None
+    return pairs
 
 
 def _syntax(text: str) -> bool:
@@ -1629,7 +1765,7 @@ def make_snippet(body: str, stems: set[str], *, width: int = 200) -> str:
         word = found.group()
         if len(word) > width:  # one huge "word" is shown cut, never whole
             word = word[:width] + "…"
-        if any(stem in stems for stem in ANALYZER.stems(word)):
+        if not stems.isdisjoint(_token_stems(word)):
             matched.append(len(words))
         length += len(word) + (1 if words else 0)
         words.append(word)
@@ -1647,6 +1783,20 @@ def make_snippet(body: str, stems: set[str], *, width: int = 200) -> str:
         used += len(words[i]) + 1
     more = start + len(pieces) < len(words) or stopped or _NON_SPACE.search(body, len(scanned)) is not None
     return ("… " if start > 0 else "") + " ".join(pieces) + (" …" if more else "")
+
+
+_TOKEN_STEMS: dict[str, tuple[str, ...]] = {}
+MAX_CACHED_TOKENS = 50_000  # the cache is emptied when it holds this many (a snippet's words are at most ~200 chars)
+
+
+def _token_stems(word: str) -> tuple[str, ...]:
+    """The index terms of one white-space separated word, cached: snippets meet the same words again and again."""
+    found = _TOKEN_STEMS.get(word)
+    if found is None:
+        if len(_TOKEN_STEMS) >= MAX_CACHED_TOKENS:
+            _TOKEN_STEMS.clear()
+        found = _TOKEN_STEMS[word] = tuple(ANALYZER.stems(word))
+    return found
 
 
 def _best_window(words: list[str], ends: list[int], matched: list[int], width: int) -> int:

@@ -3,11 +3,13 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import random
 import shutil
 import time
 from pathlib import Path
 
 import pytest
+from whoosh import query
 
 import memfs
 from memfs.index import make_snippet
@@ -303,3 +305,51 @@ def test_a_word_of_a_megabyte_is_not_a_term_and_the_rest_is_searchable(vault: me
     session = vault.session("pasted")
     session.append([{"role": "user", "content": f"a message with {blob} inside it, about canoes"}])
     assert [h.position for h in vault.search_messages("canoes")] == [1]
+
+
+def whooshs_own(vault: memfs.Vault, text: str, k: int, namespace: str | None) -> list[tuple[str, float]]:
+    """The top ``k`` memories for ``text`` by Whoosh's own search of the query memfs parses from it."""
+    index = vault.index
+    filters = [query.Term("kind", "memory")] + ([query.Term("ns", namespace)] if namespace else [])
+    with index._lock:
+        found = index._reader().search(index._parse(text, ("title", "body", "tags")), limit=k,
+                                       filter=query.And(filters))  # fmt: skip
+        return [(hit["path"], round(hit.score, 4)) for hit in found]
+
+
+def test_plain_words_rank_as_whooshs_own_or_query_across_segments_and_deletions(vault: memfs.Vault) -> None:
+    """Plain words are scored from postings decoded once per segment: Whoosh's exact ranking, writes or not.
+
+    Common words (in most memories, so their postings are kept decoded) and rare ones, over
+    several segments, before and after updates and deletions mark documents of the older segments.
+    """
+    rng = random.Random(3)
+    common = ["alice", "atlas", "deploy", "review"]
+    rare = ["kayak", "lisbon", "matcha", "pottery", "invoice", "sushi", "violin", "dentist"]
+    stores = [vault.memories("users/alice"), vault.memories("projects/atlas")]
+    added = []
+    for batch in range(3):  # each batch is one segment of the index
+        with vault.batch(f"batch {batch}"):
+            for i in range(100):
+                words = [rng.choice(common if rng.random() < 0.6 else rare) for _ in range(rng.randint(3, 30))]
+                added.append(stores[i % 2].add(" ".join(words), title=" ".join(rng.sample(common + rare, 2)),
+                                               tags=[rng.choice(common + rare)]))  # fmt: skip
+        vault.search("alice")  # the index commits the batch
+    queries = ["alice deploy", "atlas review kayak", "lisbon", "alice atlas deploy review matcha violin"]
+
+    def same_as_whoosh() -> None:
+        for q in queries:
+            for namespace in (None, "users/alice"):
+                plain = [(h.path, h.score) for h in vault.search(q, k=25, namespace=namespace)]
+                as_or = [(h.path, h.score) for h in vault.search(" OR ".join(q.split()), k=25, namespace=namespace)]
+                assert plain and plain == as_or == whooshs_own(vault, " OR ".join(q.split()), 25, namespace), q
+
+    same_as_whoosh()
+    with vault.batch("changes"):  # one commit: deletion marks in the older segments (not merged away), a new one
+        for memory in added[:250:10]:
+            stores[0 if memory.path.startswith("memories/users/") else 1].update(memory.path, body="alice deploy kayak")
+        for memory in added[5:250:20]:
+            stores[0 if memory.path.startswith("memories/users/") else 1].delete(memory.path)
+    same_as_whoosh()
+    vault.reindex(full=True)  # new segments altogether
+    same_as_whoosh()
