@@ -53,11 +53,6 @@ _CHUNK = 500  # paths per git command line
 _INCOMING = "refs/memfs/incoming/"  # where a sync's fetch waits until it is accepted
 _WRITING_COMMANDS = frozenset({"read-tree", "update-index", "write-tree", "commit-tree", "update-ref", "hash-object"})
 _TREE_MODE = b"40000"
-# git's own index, written as a split index: a write then costs the entries changed since the
-# shared part was last written (git folds them in past 20%), not a rewrite of every entry. Given on
-# memfs's command line only: the repository's config is not changed, and git reads a split index
-# whatever its config says.
-_SPLIT_INDEX = ("-c", "core.splitIndex=true")
 _TREES_KEPT = 64  # trees kept parsed by id: the folders a run of commits touches
 _OLD_PRIVATE_INDEX = ("git-index", "git-index.head")  # what memfs before 2026-11-23 kept under .memfs/
 
@@ -884,8 +879,8 @@ class GitHistory:
             behind = []
         try:
             if behind:
-                self._git(*_SPLIT_INDEX, "update-index", "-z", "--index-info", input=self._head_entries(behind))
-            self._git(*_SPLIT_INDEX, "update-index", "-z", "--index-info", input=index_info)
+                self._git("update-index", "-z", "--index-info", input=self._head_entries(behind))
+            self._git("update-index", "-z", "--index-info", input=index_info)
         except HistoryError as exc:
             log.warning("could not refresh git's index after a commit (will retry): %s", exc)
             self._lagging.write_text("".join(f"{p}\n" for p in sorted(set(behind + paths))), "utf-8")
