@@ -266,6 +266,10 @@ def write_bench(size: int, writes: int) -> dict[str, object]:
         questions = corpus.questions(100)
         tool_search = [timed(lambda q=q: tools.run("search", query=q)) for q in questions]
         vault.close()
+        say(f"write {size}: reopening the unchanged vault, beside `git status`")
+        reopen = [timed(lambda: memfs.Vault.open(folder / "vault").close()) for _ in range(5)]
+        status = [timed(lambda: subprocess.run(["git", "status", "--porcelain"], cwd=folder / "vault", check=True,
+                                               capture_output=True)) for _ in range(3)]  # fmt: skip
         say(f"write {size}: bare git add && git commit")
         target = folder / "vault" / f"memories/{items[1]['namespace']}/{items[1]['slug']}.md"
         git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.com"]
@@ -281,7 +285,8 @@ def write_bench(size: int, writes: int) -> dict[str, object]:
             bare.append(timed(commit))
         return {"memories": size, "memfs_update": stats(updates), "memfs_add": stats(adds),
                 "tool_str_replace_2kb": stats(replaces), "tool_search": stats(tool_search),
-                "git_add_commit": stats(bare)}  # fmt: skip
+                "git_add_commit": stats(bare), "reopen_unchanged": stats(reopen), "git_status": stats(status),
+                "load_average": os.getloadavg()}  # fmt: skip
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -424,6 +429,7 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="2,000 memories and fewer repetitions")
     parser.add_argument("--sizes", type=int, nargs="+", help="vault sizes for the search benchmark")
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--write-sizes", type=int, nargs="+", help="vault sizes for the write benchmark")
     parser.add_argument("--ablation", action="store_true", help="LoCoMo: memfs with each retrieval rule left out too")
     parser.add_argument(
         "--corpus",
@@ -460,7 +466,8 @@ def main() -> int:
     if "hostile" in only:
         result["hostile"] = hostile_bench(20 if args.quick else 50, 20_000 if args.quick else 100_000)
     if "write" in only:
-        result["write"] = write_bench(2000 if args.quick else 10_000, 30 if args.quick else 100)
+        write_sizes = args.write_sizes or ([2000] if args.quick else [10_000, 100_000])
+        result["write"] = [write_bench(n, 30 if args.quick else 100) for n in write_sizes]
     if "watch" in only:
         result["watch"] = watch_bench(10 if args.quick else 30, 500 if args.quick else 5000)
     if "sessions" in only:

@@ -166,8 +166,7 @@ class WriteEngine:
         self._freshness: float | None = None
         self._index_failed = False  # a Whoosh write failed: its open files are collected at close
         with self._lock.hold():
-            self.history = GitHistory(root, self.state_dir, lock_timeout=lock_timeout,
-                                      holds_vault_lock=lambda: self._lock.held, shared=bool(shared))  # fmt: skip
+            self.history = GitHistory(root, self.state_dir, lock_timeout=lock_timeout, shared=bool(shared))
             if shared is not None and shared != self.history.shared():
                 self.history.share(shared)
             #: The modes of the files and folders memfs creates: private (0600 and 0700), or shared

@@ -1,11 +1,14 @@
 """Git history for a vault: commits with authors and trailers, log, show, diff.
 
-This is the only module that imports :mod:`git` (GitPython). Commits go through git's
-plumbing (``update-index``, ``write-tree``, ``commit-tree``, ``update-ref``) with an index
-file of memfs's own under ``.memfs/``, so a commit costs what the changed files cost, not
-what the repository costs, and it never sweeps up anything else a person staged in a larger
-repository that holds the vault. Identity is always passed explicitly, so commits work on a
-machine with no ``user.name`` configured and never change any git config.
+This is the only module that imports :mod:`git` (GitPython). A commit writes its blobs and
+the trees on the way to them as git objects itself (the trees it starts from are read through
+one long-running ``git cat-file --batch``), then runs ``commit-tree`` and ``update-ref`` (a
+compare-and-swap of HEAD) and puts the same entries into git's own index: three git processes,
+none of which reads or writes an index of every file, so a commit costs what the changed files
+and their folders cost, not what the repository holds, and it never sweeps up anything else a
+person staged in a larger repository that holds the vault. Identity is always passed
+explicitly, so commits work on a machine with no ``user.name`` configured and never change
+any git config.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import tempfile
 import threading
 import time
 import zlib
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,6 +53,9 @@ _TRAILER = re.compile(r"^([A-Za-z][A-Za-z0-9-]*): (.*)$")
 _CHUNK = 500  # paths per git command line
 _INCOMING = "refs/memfs/incoming/"  # where a sync's fetch waits until it is accepted
 _WRITING_COMMANDS = frozenset({"read-tree", "update-index", "write-tree", "commit-tree", "update-ref", "hash-object"})
+_TREE_MODE = b"40000"
+_TREES_KEPT = 64  # trees kept parsed by id: the folders a run of commits touches
+_OLD_PRIVATE_INDEX = ("git-index", "git-index.head")  # what memfs before 2026-11-23 kept under .memfs/
 
 # Operations a person can leave a repository in, by the file or folder git keeps in the
 # (per-worktree) git folder while one runs: its name, what it is, and how to finish or abort it.
@@ -264,6 +271,14 @@ def _config_env(settings: Sequence[tuple[str, str]], environ: Mapping[str, str])
         env[f"GIT_CONFIG_KEY_{i}"] = key
         env[f"GIT_CONFIG_VALUE_{i}"] = value
     return env
+
+
+def _subcommand(args: Sequence[str]) -> str:
+    """The git subcommand of ``args``, after any ``-c key=value`` pairs."""
+    i = 0
+    while i < len(args) and args[i] == "-c":
+        i += 2
+    return args[i] if i < len(args) else ""
 
 
 def safe_args(args: Sequence[str]) -> list[str]:
@@ -488,12 +503,14 @@ class GitHistory:
     """The git repository behind a vault (its own, or a larger one that contains it)."""
 
     def __init__(self, vault_root: Path, state_dir: Path, *, lock_timeout: float = 10.0,
-                 holds_vault_lock: Callable[[], bool] | None = None, shared: bool = False) -> None:  # fmt: skip
+                 shared: bool = False) -> None:  # fmt: skip
         self.vault_root = vault_root
-        self._holds_vault_lock = holds_vault_lock
-        self._index_file = state_dir / "git-index"
-        self._index_head_file = state_dir / "git-index.head"
+        self._state_dir = state_dir
         self._lagging = state_dir / "git-index.lagging"
+        self._trees: OrderedDict[str, list[tuple[bytes, bytes, str]]] = OrderedDict()
+        self._reader: ObjectReader | None = None
+        self._reader_pid = 0
+        self._reader_lock = threading.Lock()
         self._lock_timeout = lock_timeout
         self.repo = self._open_or_init(vault_root, shared)
         try:
@@ -508,6 +525,7 @@ class GitHistory:
         self.top = top
         self.prefix = "" if rel == "." else rel + "/"
         self._objects = self._loose_object_folder()
+        self._oid_bytes = 32 if self.object_format() == "sha256" else 20
 
     def _loose_object_folder(self) -> Path | None:
         """Where memfs may write loose objects itself: a SHA-1 repository's object folder, else None."""
@@ -572,7 +590,11 @@ class GitHistory:
             self._git("config", "--unset", "core.sharedRepository", check=False)
 
     def close(self) -> None:
-        """Stop GitPython's helper processes."""
+        """Stop GitPython's helper processes and memfs's own ``git cat-file``."""
+        with self._reader_lock:
+            reader, self._reader = self._reader, None
+        if reader is not None and self._reader_pid == os.getpid():
+            reader.close()
         self.repo.close()
 
     @property
@@ -670,8 +692,9 @@ class GitHistory:
 
         The working tree is never read: what is committed is what the caller wrote (or read), so
         a file another program changes meanwhile cannot slip into the commit, and no filter or
-        hook of the repository runs. If any step fails, memfs's private index is dropped (the
-        next commit starts again from HEAD), so nothing of a failed commit reaches a later one.
+        hook of the repository runs. The new tree is built from HEAD's at every attempt and
+        nothing but immutable objects outlives a call, so nothing of a failed commit reaches a
+        later one (its objects stay unreferenced until git prunes them).
 
         With ``merge`` (a commit id), the commit joins that commit's history to HEAD's (a sync):
         it gets two parents, or, when HEAD is an ancestor of ``merge`` and the files are exactly
@@ -697,78 +720,59 @@ class GitHistory:
         if trailers:
             full += "\n" + "".join(f"{k}: {one_line(v)}\n" for k, v in trailers.items())
         env = _identity_env(author, committer or author)
-        private = {"GIT_INDEX_FILE": str(self._index_file)}
         crlf = self._converts_crlf()
-        blobs = {path: (None if data is None else self._write_blob(_to_lf(data) if crlf else data, durable=durable))
+        blobs = {path: (None if data is None else self._write_object("blob", _to_lf(data) if crlf else data,
+                                                                       durable=durable))
                  for path, data in sorted(entries.items())}  # fmt: skip
         index_info = "".join(
             f"0 {ZERO_SHA}\t{path}\0" if sha is None else f"100644 {sha}\t{path}\0" for path, sha in blobs.items()
         )
         sha = ""
-        try:
-            guess = base if merge is None else None
-            attempts = 3 if guess is None else 4  # a stale guess does not use up a retry
-            for attempt in range(attempts):
-                head, head_tree = guess or self._head()
-                if not self._index_file.exists() or self._read_index_head() != head:
-                    self._git("read-tree", *([head] if head else ["--empty"]), env=private)
-                # Until this commit is in, the private index holds more than HEAD: without the
-                # head mark, a process that dies here leaves an index the next commit re-reads.
-                self._index_head_file.unlink(missing_ok=True)
-                self._git("update-index", "-z", "--index-info", env=private, input=index_info)
-                tree = self._git("write-tree", env=private).strip()
-                joined = merge is not None and not self.is_ancestor(merge, head)
-                if tree == head_tree and not joined:
-                    if guess is not None and self._head() != guess:  # HEAD moved since the guess
-                        guess = None
-                        continue
-                    self._write_index_head(head)
-                    self._sync_worktree_index(index_info, list(blobs))
-                    return None
-                parents = ["-p", head] if head else []
-                if merge is not None and (head is None or self.is_ancestor(head, merge)) and \
-                        tree == self._git("rev-parse", f"{merge}^{{tree}}").strip():  # fmt: skip
-                    sha = merge  # a fast-forward: HEAD moves to what the other side committed
-                else:
-                    parents += ["-p", merge] if joined and merge is not None else []
-                    sha = self._git("commit-tree", "--no-gpg-sign", tree, *parents, "-F", "-",
-                                    env=env, input=full).strip()  # fmt: skip
-                try:
-                    self._git("update-ref", "-m", f"memfs: {message.splitlines()[0]}", "HEAD", sha,
-                              head or ZERO_SHA)  # fmt: skip
-                except GitLockError:
-                    raise  # already waited for the lock as long as allowed: waiting again helps nobody
-                except HistoryError:
-                    if attempt == attempts - 1:
-                        raise
-                    log.info("HEAD moved while committing; retrying")
-                    self._drop_private_index()
+        guess = base if merge is None else None
+        attempts = 3 if guess is None else 4  # a stale guess does not use up a retry
+        for attempt in range(attempts):
+            head, head_tree = guess or self._head()
+            tree = self._tree_with(head_tree, blobs, durable=durable)
+            joined = merge is not None and not self.is_ancestor(merge, head)
+            if tree == head_tree and not joined:
+                if guess is not None and self._head() != guess:  # HEAD moved since the guess
                     guess = None
                     continue
-                break
-        except BaseException:
-            self._drop_private_index()
-            raise
+                self._sync_worktree_index(index_info, list(blobs))
+                return None
+            parents = ["-p", head] if head else []
+            if merge is not None and (head is None or self.is_ancestor(head, merge)) and \
+                    tree == self._git("rev-parse", f"{merge}^{{tree}}").strip():  # fmt: skip
+                sha = merge  # a fast-forward: HEAD moves to what the other side committed
+            else:
+                parents += ["-p", merge] if joined and merge is not None else []
+                sha = self._git("commit-tree", "--no-gpg-sign", tree, *parents, "-F", "-",
+                                env=env, input=full).strip()  # fmt: skip
+            try:
+                self._git("update-ref", "-m", f"memfs: {message.splitlines()[0]}", "HEAD", sha,
+                          head or ZERO_SHA)  # fmt: skip
+            except GitLockError:
+                raise  # already waited for the lock as long as allowed: waiting again helps nobody
+            except HistoryError:
+                if attempt == attempts - 1:
+                    raise
+                log.info("HEAD moved while committing; retrying")
+                guess = None
+                continue
+            break
         # The commit is in: from here on nothing may fail the call, or a caller would roll back
-        # files that git already has. What follows only keeps caches in step.
+        # files that git already has. What follows only keeps git's own index in step.
         try:
-            self._write_index_head(sha)
             self._sync_worktree_index(index_info, list(blobs))
-        except Exception as exc:  # the private index is rebuilt from HEAD; git's index lags until next time
-            log.warning("committed %s, but could not update the git indexes afterwards: %s", sha[:10], exc)
-            self._drop_private_index()
+        except Exception as exc:  # git's index lags until next time
+            log.warning("committed %s, but could not update git's index afterwards: %s", sha[:10], exc)
         return sha
 
-    def _drop_private_index(self) -> None:
-        for leftover in (self._index_file, self._index_head_file):
-            with contextlib.suppress(OSError):
-                leftover.unlink()
-
-    def _write_blob(self, data: bytes, *, durable: bool) -> str:
-        """Store ``data`` as a git blob and return its id (a loose object, as git writes one)."""
+    def _write_object(self, kind: str, data: bytes, *, durable: bool) -> str:
+        """Store ``data`` as a git object of ``kind`` and return its id (a loose object, as git writes one)."""
         if self._objects is None:  # a SHA-256 repository, or one memfs cannot write into directly
-            return self._git("hash-object", "-w", "--no-filters", "--stdin", input=data).strip()
-        raw = b"blob %d\0" % len(data) + data
+            return self._git("hash-object", "-w", "--no-filters", "-t", kind, "--stdin", input=data).strip()
+        raw = b"%s %d\0" % (kind.encode("ascii"), len(data)) + data
         sha = hashlib.sha1(raw, usedforsecurity=False).hexdigest()
         target = self._objects / sha[:2] / sha[2:]
         if target.exists():
@@ -790,6 +794,98 @@ class GitHistory:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
         return sha
+
+    def _tree_with(self, tree: str | None, blobs: Mapping[str, str | None], *, durable: bool) -> str:
+        """The id of ``tree`` (None: empty) with ``blobs`` put in (repository path -> blob id, None: removed).
+
+        Only the trees on the way to a changed file are read and written again, so a commit costs
+        what the changed folders hold, not what the repository holds (git's own ``write-tree``
+        reads and writes an index of every file). The result is what ``read-tree``, ``update-index
+        --index-info`` and ``write-tree`` give: a folder left empty disappears, a file replaces a
+        folder of the same name and a folder a file; removing a path that is a folder does nothing.
+        """
+        changes: dict[str, _Change] = {}
+        for path, oid in blobs.items():
+            *folders, name = path.split("/")
+            node = changes
+            for folder in folders:
+                node = node.setdefault(folder, _Change()).below
+            node.setdefault(name, _Change()).file = (oid,)
+        return self._build_tree(tree, changes, durable=durable) or self._write_object("tree", b"", durable=durable)
+
+    def _build_tree(self, tree: str | None, changes: Mapping[str, _Change], *, durable: bool) -> str | None:
+        """``tree`` with ``changes`` made to its entries; None if nothing is left in it."""
+        entries = dict(self._tree_entries(tree)) if tree else {}
+        for name, change in changes.items():
+            key = name.encode("utf-8", "surrogateescape")
+            entry = entries.get(key)
+            if change.file is not None:  # the name itself comes first in git's order, then what is below it
+                if change.file[0] is not None:
+                    entry = (b"100644", change.file[0])
+                elif entry is not None and entry[0] != _TREE_MODE:
+                    entry = None
+            if change.below:
+                folder = entry is not None and entry[0] == _TREE_MODE
+                sub = self._build_tree(entry[1] if folder and entry else None, change.below, durable=durable)
+                if sub is not None:
+                    entry = (_TREE_MODE, sub)  # a file added below a file's name replaces that file
+                elif folder:
+                    entry = None  # a folder left empty disappears
+            if entry is None:
+                entries.pop(key, None)
+            else:
+                entries[key] = entry
+        if not entries:
+            return None
+        ordered = sorted(entries.items(), key=lambda item: item[0] + b"/" if item[1][0] == _TREE_MODE else item[0])
+        data = b"".join(b"%s %s\0%s" % (mode, name, bytes.fromhex(oid)) for name, (mode, oid) in ordered)
+        oid = self._write_object("tree", data, durable=durable)
+        self._remember_tree(oid, [(name, mode, sha) for name, (mode, sha) in ordered])
+        return oid
+
+    def _tree_entries(self, oid: str) -> list[tuple[bytes, tuple[bytes, str]]]:
+        """The entries of the tree ``oid``: ``(name, (mode, id))``, kept by id (a tree never changes)."""
+        cached = self._trees.get(oid)
+        if cached is None:
+            kind, data = self._read_object(oid)
+            if kind != "tree":
+                raise HistoryError(f"git object {oid} is a {kind}, not a tree")
+            cached = _parse_tree(data, self._oid_bytes)
+            self._remember_tree(oid, cached)
+        else:
+            self._trees.move_to_end(oid)
+        return [(name, (mode, sha)) for name, mode, sha in cached]
+
+    def _remember_tree(self, oid: str, entries: list[tuple[bytes, bytes, str]]) -> None:
+        self._trees[oid] = entries
+        self._trees.move_to_end(oid)
+        while len(self._trees) > _TREES_KEPT:
+            self._trees.popitem(last=False)
+
+    def _read_object(self, oid: str) -> tuple[str, bytes]:
+        """``(type, content)`` of the object ``oid``; HistoryError if the repository lacks it."""
+        found = self._lookup(oid)
+        if found is None:
+            raise HistoryError(f"git object {oid} is missing from the repository")
+        return found[1], found[2]
+
+    def _lookup(self, spec: str) -> tuple[str, str, bytes] | None:
+        """What ``spec`` names, through one long-running ``git cat-file --batch`` of this history's own.
+
+        One process for the life of the vault instead of one per question; started again in a
+        forked child (the parent's pipes are not its own) and once when it died.
+        """
+        with self._reader_lock:
+            for attempt in range(2):
+                if self._reader is None or self._reader_pid != os.getpid():
+                    self._reader, self._reader_pid = ObjectReader(self.top, self._env.overrides()), os.getpid()
+                try:
+                    return self._reader.lookup(spec)
+                except (OSError, ValueError) as exc:
+                    self._reader = None
+                    if attempt:
+                        raise HistoryError(f"could not read {spec} from git: {exc}") from exc
+        raise AssertionError("unreachable")
 
     def _sync_worktree_index(self, index_info: str, paths: list[str]) -> None:
         # Keep the person's own index in step, so `git status` stays clean after our commit: the
@@ -839,18 +935,15 @@ class GitHistory:
             return None
 
     def _head(self) -> tuple[str | None, str | None]:
-        out = self._git("rev-parse", "HEAD^{commit}", "HEAD^{tree}", check=False)
-        lines = out.split()
-        return (lines[0], lines[1]) if len(lines) == 2 else (None, None)
+        """The commit HEAD names and its tree, or ``(None, None)`` before the first commit.
 
-    def _read_index_head(self) -> str | None:
-        try:
-            return self._index_head_file.read_text().strip() or None
-        except FileNotFoundError:
-            return None
-
-    def _write_index_head(self, sha: str | None) -> None:
-        self._index_head_file.write_text(sha or "")
+        Asked of the long-running ``git cat-file --batch``, which resolves ``HEAD`` afresh on
+        every request (as ``rev-parse`` would, without starting a process).
+        """
+        found = self._lookup("HEAD^{commit}")
+        if found is None or not found[2].startswith(b"tree "):
+            return None, None
+        return found[0], found[2][5 : found[2].index(b"\n")].decode("ascii")
 
     # -- reading ---------------------------------------------------------------
 
@@ -1179,8 +1272,9 @@ class GitHistory:
         Repository paths git's own index lags on (noted when git's index was locked) that
         ``drop`` matches are forgotten rather than caught up at the next commit.
         """
-        for leftover in (self._index_file, self._index_head_file):
-            leftover.unlink(missing_ok=True)
+        for leftover in _OLD_PRIVATE_INDEX:
+            (self._state_dir / leftover).unlink(missing_ok=True)
+        self._trees.clear()
         try:
             lagging = self._lagging.read_text("utf-8").splitlines()
         except FileNotFoundError:
@@ -1203,7 +1297,7 @@ class GitHistory:
                 if lock is None:
                     if not check:
                         return ""
-                    raise HistoryError(f"git {args[0]} failed: {err}") from exc
+                    raise HistoryError(f"git {_subcommand(args)} failed: {err}") from exc
                 if self._clear_if_stale(Path(lock.group(1))):
                     continue
                 if time.monotonic() > deadline:
@@ -1214,8 +1308,9 @@ class GitHistory:
                 time.sleep(0.05)
 
     def _run(self, args: Sequence[str], env: dict[str, str] | None, input: str | bytes | None) -> str:
-        if args[0] in _WRITING_COMMANDS:
-            checkpoint(f"git:{args[0]}")
+        command = _subcommand(args)
+        if command in _WRITING_COMMANDS:
+            checkpoint(f"git:{command}")
         args = safe_args(args)
         overrides = self._env.overrides(env)
         if input is None:
@@ -1232,8 +1327,6 @@ class GitHistory:
 
     def _clear_if_stale(self, lock: Path, *, min_age: float = 10.0) -> bool:
         """Remove a git lock file left by a killed process; never one a live git holds."""
-        if self._clear_own_lock(lock):
-            return True
         try:
             age = time.time() - lock.stat().st_mtime
         except FileNotFoundError:
@@ -1241,23 +1334,6 @@ class GitHistory:
         if age < min_age or not Path("/proc").is_dir() or _live_git_in(self.top):
             return False
         log.warning("removing stale git lock %s (%.0f s old, no git process running)", lock, age)
-        lock.unlink(missing_ok=True)
-        return True
-
-    def _clear_own_lock(self, lock: Path) -> bool:
-        """Remove the lock of memfs's private index at once while this process holds the vault lock.
-
-        Only memfs uses ``.memfs/git-index``, and only under the vault lock: found while holding
-        that lock, its lock file was left by a killed memfs process and nobody can be using it.
-        git's own locks (``index.lock``, ``HEAD.lock``, ref locks) are shared with people's git
-        commands and keep the careful rule of :meth:`_clear_if_stale`.
-        """
-        own = self._index_file.with_name(self._index_file.name + ".lock")
-        if self._holds_vault_lock is None or not self._holds_vault_lock():
-            return False
-        if os.path.abspath(lock) != os.path.abspath(own) and lock.resolve() != own.resolve():
-            return False
-        log.warning("removing %s, left by an interrupted memfs write", lock)
         lock.unlink(missing_ok=True)
         return True
 
@@ -1279,12 +1355,30 @@ class ObjectReader:
         An object larger than ``limit`` bytes is never held in memory: its content is passed over
         in small pieces and FileTooLargeError raised (a remote's history is someone else's input).
         """
-        self._in.write(oid.encode("ascii") + b"\n")
-        self._in.flush()
-        header = self._out.readline().split()
-        if len(header) != 3:
+        found = self.lookup(oid, limit=limit)
+        if found is None:
             raise HistoryError(f"git object {oid} is missing from the repository")
-        return header[1].decode("ascii"), self._content(oid, int(header[2]), limit)
+        return found[1], found[2]
+
+    def lookup(self, spec: str, *, limit: int | None = None) -> tuple[str, str, bytes] | None:
+        """``(id, type, raw content)`` of the object ``spec`` names (an id, ``HEAD^{commit}``...), or None.
+
+        Each request is resolved afresh, so a name like ``HEAD`` gives the commit it names now.
+
+        Raises:
+            OSError: The ``git cat-file`` process is gone.
+            FileTooLargeError: The object is larger than ``limit`` (its content was skipped).
+        """
+        self._in.write(spec.encode("utf-8") + b"\n")
+        self._in.flush()
+        line = self._out.readline()
+        if not line:
+            raise BrokenPipeError("git cat-file --batch ended")
+        header = line.split()
+        if len(header) != 3:
+            return None
+        data = self._content(spec, int(header[2]), limit)
+        return header[0].decode("ascii"), header[1].decode("ascii"), data
 
     def blob_at(self, spec: str, *, limit: int | None = None) -> bytes | None:
         """The bytes of the blob ``REV:PATH`` names; None if there is no such file (or it is not a file).
@@ -1422,12 +1516,18 @@ def _is_ignored(repo: git.Repo, path: Path) -> bool:
 
 
 def _live_git_in(top: Path) -> bool:
-    """True if a git process is running with its working folder inside ``top``."""
+    """True if a git process that may hold a lock is running with its working folder inside ``top``.
+
+    ``git cat-file`` only reads: the long-running ones every open vault keeps (its own and other
+    processes') never hold a lock, so they do not count.
+    """
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
         try:
             if (entry / "comm").read_text().strip() != "git":
+                continue
+            if (entry / "cmdline").read_bytes().split(b"\0")[1:2] == [b"cat-file"]:
                 continue
             cwd = Path(os.readlink(entry / "cwd"))
         except OSError:
@@ -1452,6 +1552,26 @@ def _chunks(items: Sequence[str]) -> Iterable[Sequence[str]]:
 def _stderr(exc: git.GitCommandError) -> str:
     err = exc.stderr if isinstance(exc.stderr, str) else (exc.stderr or b"").decode("utf-8", "replace")
     return " ".join(err.replace("stderr:", "").strip(" '\n").split()) or str(exc)
+
+
+@dataclass
+class _Change:
+    """What a commit changes at one name of a folder: the file of that name, then what is below it."""
+
+    file: tuple[str | None] | None = None  # (blob id,) or (None,): the file is removed; None: untouched
+    below: dict[str, _Change] = field(default_factory=dict)
+
+
+def _parse_tree(data: bytes, oid_bytes: int) -> list[tuple[bytes, bytes, str]]:
+    """A tree object's entries as ``(name, mode, id)``, in the tree's order."""
+    entries, at = [], 0
+    while at < len(data):
+        space = data.index(b" ", at)
+        nul = data.index(b"\0", space)
+        end = nul + 1 + oid_bytes
+        entries.append((data[space + 1 : nul], data[at:space], data[nul + 1 : end].hex()))
+        at = end
+    return entries
 
 
 def _to_lf(data: bytes) -> bytes:

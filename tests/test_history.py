@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from memfs.errors import GitLockError, HistoryError, NotFoundError
 from memfs.history import GitHistory, Identity
@@ -364,3 +366,77 @@ def test_a_stale_ref_lock_is_removed(repo: tuple[GitHistory, Path], caplog: pyte
     assert history.commit(on_disk(root, "a.md"), "two", author=ALICE) is not None
     assert not lock.exists() and "removing stale git lock" in caplog.text
     assert [r.subject for r in history.log()] == ["two", "one"]
+
+
+# -- the trees a commit builds --------------------------------------------------------------
+
+NAMES = ["a", "a.b", "a-b", "a0", "b", "é"]  # around "/" in git's order of names, and not ASCII
+
+
+def plumbing_tree(root: Path, tmp: Path, base: str | None, contents: dict[str, bytes | None]) -> str:
+    """The tree git's own plumbing makes of ``base`` with ``contents``: read-tree, update-index, write-tree."""
+    env = {**os.environ, "GIT_INDEX_FILE": str(tmp / "plumbing-index")}
+    run = lambda *args, **kw: subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True, **kw)  # noqa: E731
+    run("read-tree", *([base] if base else ["--empty"]))
+    lines = []
+    for path, data in sorted(contents.items()):
+        if data is None:
+            lines.append(f"0 {'0' * 40}\t{path}\0")
+        else:
+            blob = run("hash-object", "-w", "--stdin", input=data).stdout.decode().strip()
+            lines.append(f"100644 {blob}\t{path}\0")
+    run("update-index", "-z", "--index-info", input="".join(lines).encode())
+    return str(run("write-tree").stdout.decode().strip())
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rounds=st.lists(st.dictionaries(st.lists(st.sampled_from(NAMES), min_size=1, max_size=3).map("/".join),
+                                       st.one_of(st.none(), st.binary(max_size=8)), min_size=1, max_size=6),
+                       min_size=1, max_size=4))  # fmt: skip
+def test_a_commit_builds_the_tree_gits_plumbing_would(tmp_path_factory: pytest.TempPathFactory,
+                                                      rounds: list[dict[str, bytes | None]]) -> None:  # fmt: skip
+    # memfs writes only the trees on the way to a changed file; the result must be exactly git's
+    # read-tree + update-index + write-tree: empty folders gone, a file replacing a folder and a
+    # folder a file, removing a folder's name doing nothing.
+    tmp = tmp_path_factory.mktemp("trees")
+    root = tmp / "vault"
+    root.mkdir()
+    history = GitHistory(root, tmp, lock_timeout=0.1)
+    try:
+        for contents in rounds:
+            before = history.head()
+            base = git(root, "rev-parse", "HEAD^{tree}").strip() if before else None
+            expected = plumbing_tree(root, tmp, base, contents)
+            sha = history.commit(contents, "round", author=ALICE)
+            now = git(root, "rev-parse", "HEAD^{tree}").strip() if history.head() else None
+            assert (now if sha is not None else base) == expected
+            git(root, "fsck", "--strict", "--no-dangling")
+    finally:
+        history.close()
+
+
+def test_a_commit_writes_only_the_trees_on_the_way_to_its_file(repo: tuple[GitHistory, Path]) -> None:
+    history, root = repo
+    history.commit({f"m/{ns}/{i}.md": b"x%d\n" % i for ns in ("p", "q") for i in range(50)}, "many", author=ALICE)
+    objects = root / ".git" / "objects"
+    loose = lambda: {p.parent.name + p.name for p in objects.glob("??/*")}  # noqa: E731
+    before = loose()
+    history.commit({"m/p/7.md": b"changed\n"}, "one", author=ALICE)
+    new = loose() - before
+    kinds = sorted(git(root, "cat-file", "-t", oid).strip() for oid in new)
+    assert kinds == ["blob", "commit", "tree", "tree", "tree"]  # the file, m/p, m, the root, the commit
+    git(root, "fsck", "--strict", "--no-dangling")
+
+
+def test_head_moved_by_a_person_between_commits_is_seen(repo: tuple[GitHistory, Path]) -> None:
+    # HEAD is asked of memfs's long-running `git cat-file`: it must give the commit HEAD names now.
+    history, root = repo
+    history.commit({"a.md": b"a\n"}, "one", author=ALICE)
+    write(root, "b.md", "b\n")
+    git(root, "add", "b.md")
+    git(root, "-c", "user.name=P", "-c", "user.email=p@e", "commit", "-qm", "by hand")
+    git(root, "pack-refs", "--all")
+    assert history.head() == git(root, "rev-parse", "HEAD").strip()
+    history.commit({"c.md": b"c\n"}, "two", author=ALICE)
+    assert [r.subject for r in history.log()] == ["two", "by hand", "one"]
+    assert git(root, "ls-tree", "--name-only", "HEAD").split() == ["a.md", "b.md", "c.md"]
