@@ -692,6 +692,9 @@ def _check(vault: Vault, store: MemoryStore, cand: _Candidate, on_secret: str, t
         doc = loads(cand.text)
     except DocumentError as exc:
         return Skipped(cand.source, exc.reason)
+    adopted = all(doc.metadata.get(key) for key in ("id", "created", "updated", "provenance"))
+    if cand.replace is not None and adopted:  # stamping it again would only move `updated`
+        return Skipped(cand.source, "already adopted (it has an id, times and provenance)")
     if cand.name is None and doc.metadata.get("id") is None:
         doc = doc.with_metadata({"id": new_id()})
     name = cand.name or _free_name(store, doc, cand.namespace, taken)
@@ -705,8 +708,6 @@ def _check(vault: Vault, store: MemoryStore, cand: _Candidate, on_secret: str, t
     kinds = tuple(sorted({f.kind for f in find_secrets(cand.text)})) if on_secret == "redact" else ()
     imported = Imported(cand.source, rel, memory_id, kinds)
     if cand.replace is not None:
-        if text.encode("utf-8") == cand.replace:
-            return Skipped(cand.source, "already adopted (it has an id, times and provenance)")
         return _Plan(cand, name, text, imported)
     if rel.casefold() in taken:
         return Skipped(cand.source, f"{label(rel)} comes twice in this import")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -219,6 +220,7 @@ def test_in_place_adopts_notes_already_in_the_vault_without_moving_them(vault_di
         adopted = vault.memories("notes/Projects").get("Atlas.md")
         assert adopted.provenance == "import" and adopted.id
         assert (target / "Projects" / "Atlas.md").read_text().endswith("# Atlas\n\nUses PostgreSQL 16.\n")
+        time.sleep(1.05)  # a second later, when stamping again would move `updated`: nothing to adopt
         again = vault.import_from(target, in_place=True, accept=True)
         assert again.imported == [] and commits(vault) == before + 1
         with pytest.raises(InvalidArgumentError, match="already in the vault"):
