@@ -379,7 +379,7 @@ def first_managed_append_bench(size: int, reps: int = 3) -> dict[str, Any]:
 
     folder = Path(tempfile.mkdtemp(prefix="memfs-first-managed-"))
     try:
-        vault = memfs.Vault.open(folder / "vault", durable=False, reconcile=False)
+        vault = memfs.Vault.open(folder / "vault", durable=False, reconcile=False, create=True)
         source = vault.session("source", commit="manual")
         for start in range(0, size // 2, 5000):
             source.append([item for i in range(start, min(size // 2, start + 5000)) for item in turn(i)])
