@@ -221,19 +221,24 @@ def write_temp(path: Path, data: bytes, *, durable: bool = True, modes: Modes = 
     checkpoint("create")
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=TEMP_PREFIX)
     try:
-        try:
-            write_all(fd, data)
-            if durable:
-                checkpoint("fsync")
-                os.fdatasync(fd)
-            os.fchmod(fd, mode)
-        finally:
-            os.close(fd)
+        _fill(fd, data, mode=mode, durable=durable)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
     return Path(tmp)
+
+
+def _fill(fd: int, data: bytes, *, mode: int, durable: bool) -> None:
+    """Write ``data`` to a new temporary file, fsync it when durable, give it ``mode``, and close it."""
+    try:
+        write_all(fd, data)
+        if durable:
+            checkpoint("fsync")
+            os.fdatasync(fd)
+        os.fchmod(fd, mode)
+    finally:
+        os.close(fd)
 
 
 def write_all(fd: int, data: bytes) -> None:
@@ -681,14 +686,7 @@ def write_temp_at(dir_fd: int, data: bytes, *, mode: int, durable: bool = True) 
         except FileExistsError:
             continue
     try:
-        try:
-            write_all(fd, data)
-            if durable:
-                checkpoint("fsync")
-                os.fdatasync(fd)
-            os.fchmod(fd, mode)
-        finally:
-            os.close(fd)
+        _fill(fd, data, mode=mode, durable=durable)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(name, dir_fd=dir_fd)

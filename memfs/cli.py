@@ -832,13 +832,27 @@ def _decide(vault: Vault, verb: str, ids: tuple[str, ...], every: bool, session:
     out.print("[dim]one commit; `memfs undo --by NAME` (your name) reverts it[/]")
 
 
+def _choice_of_proposals(verb: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The arguments of ``accept`` and ``reject``: proposal ids, or --all narrowed by session and namespace."""
+
+    def options(command: Callable[..., Any]) -> Callable[..., Any]:
+        narrowed = "(narrowed by --session, --namespace)"
+        for option in (
+            click.option("--namespace", "-n", help="With --all: only proposals for this namespace (and below)."),
+            click.option("--session", help="With --all: only what was proposed in this session."),
+            click.option("--all", "every", is_flag=True, help=f"{verb} every proposal {narrowed}."),
+            click.argument("ids", nargs=-1),
+        ):
+            command = option(command)
+        return command
+
+    return options
+
+
 @cli.command()
 @vault_option
 @author_option
-@click.argument("ids", nargs=-1)
-@click.option("--all", "every", is_flag=True, help="Accept every proposal (narrowed by --session, --namespace).")
-@click.option("--session", help="With --all: only what was proposed in this session.")
-@click.option("--namespace", "-n", help="With --all: only proposals for this namespace (and below).")
+@_choice_of_proposals("Accept")
 @_writing
 def accept(vault: Vault, ids: tuple[str, ...], every: bool, session: str | None, namespace: str | None) -> None:
     """Make proposals memories, in one commit (proposals changed together go together)."""
@@ -848,10 +862,7 @@ def accept(vault: Vault, ids: tuple[str, ...], every: bool, session: str | None,
 @cli.command()
 @vault_option
 @author_option
-@click.argument("ids", nargs=-1)
-@click.option("--all", "every", is_flag=True, help="Reject every proposal (narrowed by --session, --namespace).")
-@click.option("--session", help="With --all: only what was proposed in this session.")
-@click.option("--namespace", "-n", help="With --all: only proposals for this namespace (and below).")
+@_choice_of_proposals("Reject")
 @_writing
 def reject(vault: Vault, ids: tuple[str, ...], every: bool, session: str | None, namespace: str | None) -> None:
     """Drop proposals, in one commit; no memory changes."""
