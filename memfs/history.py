@@ -867,6 +867,8 @@ class GitHistory:
         found = self._lookup(oid)
         if found is None:
             raise HistoryError(f"git object {oid} is missing from the repository")
+        if found[0] != oid:  # an answer to another question: never build a tree on it
+            raise HistoryError(f"git answered {found[0]} when asked for {oid}")
         return found[1], found[2]
 
     def _lookup(self, spec: str) -> tuple[str, str, bytes] | None:
@@ -881,8 +883,11 @@ class GitHistory:
                     self._reader, self._reader_pid = ObjectReader(self.top, self._env.overrides()), os.getpid()
                 try:
                     return self._reader.lookup(spec)
-                except (OSError, ValueError) as exc:
-                    self._reader = None
+                except BaseException as exc:  # its pipe may hold half an answer: never ask it again
+                    reader, self._reader = self._reader, None
+                    reader.kill()
+                    if not isinstance(exc, (OSError, ValueError)):
+                        raise
                     if attempt:
                         raise HistoryError(f"could not read {spec} from git: {exc}") from exc
         raise AssertionError("unreachable")
@@ -1199,7 +1204,7 @@ class GitHistory:
     def files_at(self, rev: str, paths: Sequence[str]) -> dict[str, bytes | None]:
         """The bytes of ``paths`` (vault-relative) at ``rev``, through one ``git cat-file --batch``."""
         found: dict[str, bytes | None] = {}
-        with ObjectReader(self.top) as reader:
+        with self.object_reader() as reader:
             for rel in paths:
                 found[rel] = reader.blob_at(f"{rev}:{self.prefix}{rel}")
         return found
@@ -1225,7 +1230,7 @@ class GitHistory:
         An object larger than ``limit`` raises FileTooLargeError without being read into memory.
         """
         out = self._git("rev-list", "--objects", include, *(["--not", exclude] if exclude else []))
-        with ObjectReader(self.top) as reader:
+        with self.object_reader() as reader:
             for line in out.splitlines():
                 oid, _, path = line.partition(" ")
                 if path:  # commits are listed without a path; trees and blobs with one
@@ -1389,7 +1394,10 @@ class ObjectReader:
             return None
         self._in.write(spec.encode("utf-8") + b"\n")
         self._in.flush()
-        header = self._out.readline().split()
+        line = self._out.readline()
+        if not line:  # not "no such file": git is gone
+            raise BrokenPipeError("git cat-file --batch ended")
+        header = line.split()
         if len(header) != 3:
             return None
         data = self._content(spec, int(header[2]), limit)
@@ -1400,10 +1408,14 @@ class ObjectReader:
         if limit is not None and size > limit:
             left = size + 1  # the newline after each object
             while left:
-                left -= len(self._out.read(min(left, 1 << 20)))
+                piece = self._out.read(min(left, 1 << 20))
+                if not piece:
+                    raise BrokenPipeError("git cat-file --batch ended inside an object")
+                left -= len(piece)
             raise FileTooLargeError(name, size, max(limit, 0))
         data = self._out.read(size)
-        self._out.read(1)  # the newline after each object
+        if len(data) != size or self._out.read(1) != b"\n":  # the newline after each object
+            raise BrokenPipeError("git cat-file --batch ended inside an object")
         return data
 
     def __enter__(self) -> ObjectReader:
@@ -1413,11 +1425,23 @@ class ObjectReader:
         self.close()
 
     def close(self) -> None:
-        """End the ``git cat-file`` process."""
+        """End the ``git cat-file`` process (killed if it does not end: a forked child may hold its stdin)."""
         with contextlib.suppress(OSError):
             self._in.close()
-        self._proc.wait()
+        try:
+            self._proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.kill()
         self._out.close()
+
+    def kill(self) -> None:
+        """End the process at once, whatever it was answering."""
+        with contextlib.suppress(OSError):
+            self._proc.kill()
+        self._proc.wait()
+        for pipe in (self._in, self._out):
+            with contextlib.suppress(OSError):
+                pipe.close()
 
 
 class ObjectWriter:

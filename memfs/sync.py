@@ -187,8 +187,14 @@ def _join(engine: WriteEngine, ours: str | None, theirs: str, report: SyncResult
     old = history.files_at(base, paths) if base else dict.fromkeys(paths)
     here = history.files_at(ours, paths) if ours else dict.fromkeys(paths)
     sizes = history.sizes_at(theirs, sorted(other))
-    there = history.files_at(theirs, [p for p in paths if (sizes.get(p) or 0) <= _limit(p)])
-    there.update((p, None) for p in paths if p not in there)  # too large: refused below, never read
+    too_large = [p for p in other if (sizes.get(p) or 0) > _limit(p)]
+    if TOMBSTONES in too_large:  # what the remote purged cannot be left unread
+        raise SyncError(f"the remote's {TOMBSTONES} is {sizes[TOMBSTONES]:,} bytes, larger than memfs reads")
+    # Read only blobs measured within their limit (a path the remote did not change is as at the base):
+    # no tree, link or oversized file the remote sends is ever read whole.
+    wanted = [p for p in paths if p not in other or (sizes.get(p) is not None and p not in too_large)]
+    there = history.files_at(theirs, wanted)
+    there.update((p, None) for p in paths if p not in there)  # deleted, not a file, or too large: see _refusal
     _refuse_purged(engine, ours, theirs, there.get(TOMBSTONES) if TOMBSTONES in other else None)
     known = {unicodedata.normalize("NFC", p).casefold(): p for p in history.tracked(ours)} if ours else {}
     renamed_there = _renames(other, old, there)
