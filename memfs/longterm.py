@@ -14,8 +14,7 @@ store an entry came from. Extracted statements shaped like instructions are stor
 ``review: pending`` and are never injected until a person clears the marker. Only current
 memories are injected (:mod:`memfs.lifecycle`): a superseded, expired or future one never is, and
 a fact that changed is given as its new value. What was injected when is noted in ``.memfs/used``
-(derived state, never committed), for ranking and ``memfs prune``.
-``review: pending`` and are never injected until a person clears the marker. Under the vault's
+(derived state, never committed), for ranking and ``memfs prune``. Under the vault's
 review policy (``memfs.toml``), or in a store granted proposing only (``Scope(..., propose=True)``),
 extracted changes become proposals that wait in ``proposals/`` for ``memfs accept``.
 

@@ -224,16 +224,18 @@ def scan(engine: WriteEngine) -> tuple[list[Proposal], list[ProposalError]]:
 def pending(engine: WriteEngine, *, session: str | None = None, namespace: str | None = None,
             path: str | None = None) -> list[Proposal]:  # fmt: skip
     """The readable proposals, oldest first: all, or those of a session, a namespace (and below), a memory."""
-    chosen = []
-    for proposal in scan(engine)[0]:
-        if session is not None and proposal.session != session:
-            continue
-        if namespace is not None and not proposal.path.startswith(f"{MEMORIES_DIR}/{namespace}/"):
-            continue
-        if path is not None and path not in proposal.targets:
-            continue
-        chosen.append(proposal)
-    return chosen
+    return [p for p in scan(engine)[0] if _within(p, session, namespace) and (path is None or path in p.targets)]
+
+
+def _within(proposal: Proposal, session: str | None, namespace: str | None, *, wholly: bool = False) -> bool:
+    """Whether a proposal is of ``session`` and for ``namespace`` (and below); None: any.
+
+    ``wholly``: every file it would change is in the namespace (a move out of it is not).
+    """
+    if session is not None and proposal.session != session:
+        return False
+    inside = [t.startswith(f"{MEMORIES_DIR}/{namespace}/") for t in (proposal.targets if wholly else [proposal.path])]
+    return namespace is None or all(inside)
 
 
 def own(engine: WriteEngine, session: str | None, path: str) -> Proposal | None:
@@ -284,7 +286,7 @@ def select(engine: WriteEngine, refs: Iterable[str] = (), *, every: bool = False
     refs = list(refs)
     proposals, broken = scan(engine)
     if every:
-        chosen = pending(engine, session=session, namespace=namespace)
+        chosen = [p for p in proposals if _within(p, session, namespace)]
     else:
         if not refs:
             raise MemoryNotFoundError("name the proposals (their ids, from `memfs review`), or choose all of them")
@@ -298,7 +300,13 @@ def select(engine: WriteEngine, refs: Iterable[str] = (), *, every: bool = False
                 raise MemoryNotFoundError(f"no proposal {ref!r}; `memfs review` lists them")
             chosen += match
     groups = {p.group for p in chosen}
-    return [p for p in proposals if p.group in groups]
+    taken = [p for p in proposals if p.group in groups]
+    beyond = [p for p in taken if not _within(p, session, namespace, wholly=True)]
+    if beyond:  # a group reaching past what was asked for (a hand-made or received file can claim any group)
+        raise ProposalError(beyond[0].file, f"it is in the same group as a proposal chosen, but outside "
+                                            f"{'that session' if session else 'that namespace'}; "
+                                            "accept or reject the group by its ids")  # fmt: skip
+    return taken
 
 
 def _text(value: object, file: str, key: str) -> str:

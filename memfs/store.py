@@ -47,6 +47,9 @@ from .similar import likeness as measure
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _RESERVED_KEYS = ("id", "created", "updated")
+#: What a near-duplicate takes from the memory an add would have made (``add(if_similar="update")``):
+#: where it came from, who wrote it, a review marker (an instruction stays held), and when it holds.
+_ABSORBED = ("source", "provenance", "session", "review", "valid_from", "valid_until", "expires")
 
 #: Who or what wrote a memory through memfs, recorded as its ``provenance`` key: a ``person``
 #: (the CLI, a library call on their behalf), an ``agent`` (the memory tools), an ``extractor``
@@ -296,10 +299,10 @@ class MemoryStore:
                                  provenance=provenance, session=session, on_secret=on_secret)  # fmt: skip
         meta = doc.metadata
         with self.engine.locked():
+            self._check_validity(doc.metadata)  # before a near-duplicate takes the text: bad keys never pass
             near = self.similar(doc.body, k=1) if if_similar != "add" else []
             if near:
                 return self._absorb(near[0], doc, if_similar, _check_tags(tags), on_secret)
-            self._check_validity(doc.metadata)
             if path is None:
                 rel = self._free_path(slugify(doc.metadata.get("title") or _first_line(doc.body)))
             else:
@@ -323,7 +326,7 @@ class MemoryStore:
         if if_similar == "keep" or (near.likeness.covered and set(tags) <= set(found.tags)):
             return found
         merged = list(dict.fromkeys([*found.tags, *tags]))
-        extra: dict[str, Any] = {k: doc.metadata[k] for k in ("source", "provenance", "session") if k in doc.metadata}
+        extra: dict[str, Any] = {k: doc.metadata[k] for k in _ABSORBED if k in doc.metadata}
         body = None if near.likeness.covered else doc.body
         return self.update(found.path, body, tags=merged or None, metadata=extra, on_secret=on_secret)
 
@@ -404,7 +407,7 @@ class MemoryStore:
             _check_text("body", body)
         with self.engine.locked():
             rel = self.resolve(ref)
-            proposing = self.proposes(self.writer)
+            proposing = self.proposes(str(changes["provenance"]) if changes.get("provenance") else None)
             own = proposals.own(self.engine, self.session, rel) if proposing else None
             raw = self.engine.read_bytes(rel) if own is None else (own.text or "").encode("utf-8")
             doc = load_bytes(raw, path=rel)
@@ -516,8 +519,11 @@ class MemoryStore:
                     raise ValidityError(f"{label(old_rel)} cannot supersede itself")
                 by_raw = self.engine.read_bytes(new_rel)
                 new = load_bytes(by_raw, path=new_rel)
-                if lifecycle.validity(new.metadata).superseded_by is not None:
-                    raise ValidityError(f"{label(new_rel)} is itself superseded; it cannot replace another memory")
+                replacing = lifecycle.state(new.metadata)
+                if replacing != lifecycle.CURRENT:
+                    raise ValidityError(
+                        f"{label(new_rel)} is itself {replacing}, not current; it cannot replace another memory"
+                    )
                 if new.metadata.get("id") is None:
                     new = new.with_metadata({"id": new_id()})
                 earlier = lifecycle.validity(new.metadata).supersedes

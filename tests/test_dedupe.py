@@ -10,7 +10,7 @@ import pytest
 from helpers import ok
 
 import memfs
-from memfs import DuplicateMemoryError, InvalidArgumentError, LongTermMemory, MemoryTools, RuleExtractor
+from memfs import DuplicateMemoryError, InvalidArgumentError, LongTermMemory, MemoryTools, RuleExtractor, ValidityError
 from memfs.similar import CONTAINMENT, JACCARD, compare, query_words, terms
 
 LABELLED = Path(__file__).resolve().parents[1] / "bench" / "data" / "lifecycle.json"
@@ -219,3 +219,15 @@ def test_create_over_an_existing_file_does_not_name_itself(vault: memfs.Vault) -
     ok(tools, "create", path="/memories/seats.md", file_text="I prefer window seats.\n")
     again = ok(tools, "create", path="/memories/seats.md", file_text="I really prefer window seats on flights.\n")
     assert "Note" not in again
+
+
+def test_an_add_merged_into_a_near_duplicate_keeps_its_checks_and_its_review_marker(vault: memfs.Vault) -> None:
+    store = vault.memories("users/alice")
+    seats = store.add("I prefer window seats.", title="Seats")
+    with pytest.raises(ValidityError):  # a bad date is refused before a near-duplicate takes the text
+        store.add("I really prefer window seats on flights.", metadata={"expires": "someday"}, if_similar="update")
+    assert store.get(seats.path).body == "I prefer window seats.\n"
+    merged = store.add("I really prefer window seats on flights.", if_similar="update",
+                       metadata={"review": "pending", "expires": "2099-12-31"})  # fmt: skip
+    assert merged.path == seats.path and merged.metadata["review"] == "pending"  # still held for a person
+    assert merged.metadata["expires"] == "2099-12-31"

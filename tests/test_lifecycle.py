@@ -164,6 +164,10 @@ def test_supersede_by_an_existing_memory_and_through_the_vault(vault: memfs.Vaul
     assert store.get(third.path).metadata["supersedes"] == new.id
     with pytest.raises(ValidityError, match="itself superseded"):
         store.supersede(store.add("x", title="x").path, by=new.path)
+    later = store.add("Standup moves to 11:00 next year.", title="Standup 2099", metadata={"valid_from": "2099-01-01"})
+    with pytest.raises(ValidityError, match="itself future"):  # not current yet: nothing would hold meanwhile
+        store.supersede(third.path, by=later.path)
+    assert "superseded_by" not in store.get(third.path).metadata
 
 
 @pytest.mark.parametrize(

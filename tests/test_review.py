@@ -482,3 +482,28 @@ def test_a_supersede_under_review_is_one_group_that_lands_whole(vault: memfs.Vau
     assert commits(root) == before + 2 and vault.proposals() == []
     assert [h.path for h in vault.search("Alice lives")] == [berlin.path]
     assert [h.path for h in vault.search("Alice lives", history=True)] != [berlin.path]
+
+
+def test_a_near_duplicate_merged_by_an_extractor_is_proposed_under_its_policy(vault: memfs.Vault) -> None:
+    seats = vault.memories(ALICE).add("I prefer window seats.", title="Seats")
+    settle(vault, '[review]\npropose = ["extractor"]\n')
+    merged = vault.memories(ALICE).add("I really prefer window seats on flights.", provenance="extractor",
+                                       if_similar="update")  # fmt: skip
+    assert merged.proposal is not None and merged.path == seats.path  # the update waits, as an add would
+    assert "really" not in (vault.root / seats.path).read_text()
+
+
+def test_a_proposal_claiming_another_namespaces_group_is_never_accepted_with_it(vault: memfs.Vault) -> None:
+    alice = vault.memories(ALICE, propose=True).add("Alice flies from Porto.", title="Flights")
+    bob = vault.memories("users/bob", propose=True).add("Bob flies from Oslo.", title="Flights")
+    [claimed] = [p for p in vault.proposals() if p.id == bob.proposal]
+    [real] = [p for p in vault.proposals() if p.id == alice.proposal]
+    file = vault.root / claimed.file  # a received or hand-made file joins Alice's group
+    text = file.read_text()
+    file.write_text(text.replace(f"group: {claimed.group}", f"group: {real.group}"))
+    vault.commit("a proposal file from elsewhere")
+    assert {p.group for p in vault.proposals()} == {real.group}
+    before = head(vault.root)
+    with pytest.raises(ProposalError, match="outside that namespace"):
+        vault.accept(every=True, namespace=ALICE)
+    assert head(vault.root) == before and not (vault.root / bob.path).exists()
