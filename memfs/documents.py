@@ -258,6 +258,8 @@ def _load_yaml(raw: str, path: str | None) -> dict[str, Any]:
                 depth -= 1
         data = yaml.load(raw, Loader=_Loader)  # noqa: S506 - _Loader is a SafeLoader
     except yaml.YAMLError as exc:
+        if getattr(exc, "problem", None) == "exceeded maximum nesting depth":  # libyaml's own cap (1,000)
+            raise DocumentError(path, f"front matter is nested deeper than {MAX_FRONT_MATTER_DEPTH} levels") from exc
         raise DocumentError(path, f"front matter is not valid YAML: {one_line(str(exc))}") from exc
     except UnicodeError as exc:
         raise DocumentError(path, "front matter is not valid Unicode text") from exc

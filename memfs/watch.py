@@ -177,15 +177,17 @@ class Watcher:
             self._sync_stop.set()
             self._syncer.join()
             self._syncer = None
-        for observer in self._observer:
-            observer.stop()
-        for observer in self._observer:
-            observer.join()
+        # The worker first: it may schedule watches again (a folder moved in), and a watch scheduled
+        # on an observer that is stopping starts an emitter thread nobody stops.
         with self._wake:
             self._stopping = True
             self._wake.notify()
         self._thread.join()
         self._thread = None
+        for observer in self._observer:
+            observer.stop()
+        for observer in self._observer:
+            observer.join()
         self.flush()
 
     def __enter__(self) -> Watcher:
