@@ -305,12 +305,6 @@ def manager_bench(sizes: list[int], reps: int) -> dict[str, Any]:
     return out
 
 
-#: Words a title may not end on: it would be cut mid-phrase ("I take the 7:40 train on").
-DANGLING = frozenset(
-    "a an the and or but nor so of to in on at for with from by about as into onto than that which who whom "
-    "my your his her their our its i me we is are was were be been am do does did have has had will would "
-    "can could should very really".split()
-)
 _FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|myself|i'm|i've|i'd|i'll)\b", re.I)
 _QUOTED = re.compile(r'"[^"]*"|“[^”]*”')
 
@@ -319,20 +313,23 @@ def readability(title: str, body: str, tags: list[str], type_: str | None, speak
     """The checks an extracted memory passes, as the hand-written ones of example_vault do.
 
     - ``title_short``: at most 8 words and 60 characters;
-    - ``title_whole``: the title does not end on a word that needs another after it (:data:`DANGLING`);
+    - ``title_whole``: the title does not end on a word that wants another after it ("I take the 7:40
+      train on"): an article, a preposition, a conjunction, a possessive, an auxiliary
+      (``memfs.phrasing.DANGLING``; a copula after a pronoun ends a clause: "how simple it is");
     - ``third_person``: where the speaker is known, the body says no "I", "me" or "my" outside quotes,
       and does not frame the fact as "The user said";
     - ``tags_meaningful``: no tag is a stop word (``my``), under three letters, or a cut of the
       memory's type (``pref`` for ``preference``).
     """
     from memfs.index import STOP_WORDS
+    from memfs.phrasing import dangles
 
     words = title.split()
     kind = (type_ or "").lower()
     unquoted = _QUOTED.sub("", body)
     return {
         "title_short": 0 < len(words) <= 8 and len(title) <= 60,
-        "title_whole": bool(words) and words[-1].lower().strip(".,;:!?") not in DANGLING,
+        "title_whole": not dangles(title),
         "third_person": not speaker_known
         or not (_FIRST_PERSON.search(unquoted) or unquoted.lower().startswith("the user said")),
         "tags_meaningful": all(

@@ -321,7 +321,7 @@ def test_an_extracted_instruction_is_stored_for_review_and_not_injected(vault: m
     memory.observe(turn, session=session)
     block = ask(memory, "previous instructions files window seats flights")
     assert "ignore all previous instructions" not in block, block
-    assert [e.attributes["title"] for e in parse(block)] == ["window seats on long flights"]
+    assert [e.attributes["title"] for e in parse(block)] == ["Prefers window seats"]
     (held,) = vault.memories("users/alice").list(type="instruction")
     assert held.metadata["review"] == "pending" and held.awaits_review
     assert held.provenance == "extractor" and held.source == "sessions/chat-1.md#1"
@@ -481,7 +481,7 @@ def test_extraction_writes_only_into_a_writable_store(vault: memfs.Vault) -> Non
     assert vault.memories("users/alice").list() == [] and vault.memories("shared/co").list() == []
     LongTermMemory(vault, stores=[Scope("shared/co", writable=False), Scope("users/alice", writable=True)],
                    extractor=RuleExtractor()).observe(said)  # fmt: skip
-    assert [m.title for m in vault.memories("users/alice").list()] == ["window seats"]
+    assert [m.title for m in vault.memories("users/alice").list()] == ["Prefers window seats"]
     assert vault.memories("shared/co").list() == []
 
 

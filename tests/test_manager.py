@@ -36,10 +36,12 @@ def test_three_sessions_then_a_fourth_remembers(vault: memfs.Vault) -> None:
     turn(s3, manager, "My home airport is Porto now, I moved.", "Updated.")  # supersedes: one current memory
     alice = vault.memories("users/alice")
     memories = {m.title: m for m in alice.list()}
-    assert set(memories) == {"window seats on long flights", "My home airport", "I am allergic to peanuts"}
-    airport = memories["My home airport"]
-    assert "Porto" in airport.body and airport.source == "sessions/s3.md#1"
-    assert memories["window seats on long flights"].source == "sessions/s1.md#1"
+    assert set(memories) == {"Prefers window seats", "Home airport", "Allergic to peanuts"}
+    airport = memories["Home airport"]
+    assert airport.body == "The user's home airport is Porto now, they moved.\n"
+    assert airport.source == "sessions/s3.md#1"
+    assert memories["Prefers window seats"].source == "sessions/s1.md#1"
+    assert memories["Allergic to peanuts"].body == "The user is allergic to peanuts.\n"
     # session 4: the injected context holds them, and the scripted agent's answer uses it
     s4 = vault.session("s4")
     question = {"role": "user", "content": "Book me a flight home; which airport and which seat?"}
@@ -151,7 +153,7 @@ def test_background_worker_retries_and_never_loses_messages(vault: memfs.Vault, 
     flaky.gate.set()
     manager.flush()
     assert "extraction failed" in caplog.text and flaky.calls == 2
-    assert [m.title for m in vault.memories("users/alice").list()] == ["aisle seats"]
+    assert [m.title for m in vault.memories("users/alice").list()] == ["Prefers aisle seats"]
     manager.close()
 
 
