@@ -33,8 +33,7 @@ _MODALS = frozenset(
     "can can't cannot could couldn't will won't would wouldn't should shouldn't must mustn't might may shall "
     "did didn't was wasn't had hadn't used ought".split()
 )
-_AGREEMENT = {"am": "is", "have": "has", "haven't": "hasn't", "do": "does", "don't": "doesn't", "go": "goes",
-              "be": "is", "are": "is", "aren't": "isn't", "'m": "'s"}  # fmt: skip
+_AGREEMENT = {"am": "is", "have": "has", "haven't": "hasn't", "do": "does", "don't": "doesn't"}
 #: Irregular past forms, and verbs whose past is their base form: unchanged after the speaker's name.
 _PAST = frozenset(
     "went took saw got made came gave found knew thought told became left felt brought began kept held wrote "
