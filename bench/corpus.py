@@ -22,7 +22,10 @@ import random
 from pathlib import Path
 
 VERSION = "1"  # raise when a corpus changes, so vaults cached by bench/run.py --cache are rebuilt
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "locomo-dev"
+# beside the repository (/work/main next to /work/shared), or beside an ancestor of it for a worktree
+# kept further down (/work/wt/NAME); the first that exists, else the first, which reads as "not found"
+_CANDIDATES = [parent / "shared" / "data" / "locomo-dev" for parent in Path(__file__).resolve().parents[2:]]
+DATA = next((path for path in _CANDIDATES if path.is_dir()), _CANDIDATES[0])
 _FALLBACK = (
     "alice bob project meeting travel flight window seat hotel coffee tea dinner booking refund "
     "deploy database postgres review incident payment schedule weekend garden painting music "

@@ -448,7 +448,7 @@ def main() -> int:
         action="store_true",
         help="search: only search latency beside FTS5 (no rebuild, updates or reopening)",
     )
-    parts = ["search", "hostile", "write", "watch", "sessions", "locomo", "extraction", "lifecycle"]
+    parts = ["search", "hostile", "write", "watch", "sessions", "locomo", "extraction", "lifecycle", "injection"]
     parser.add_argument("--only", choices=parts, nargs="+")
     args = parser.parse_args()
     sizes = args.sizes or ([2000] if args.quick else [10_000, 100_000])
@@ -499,6 +499,11 @@ def main() -> int:
 
         say("lifecycle: duplicates and stale facts on the labelled set, near-duplicate check off and on")
         result["lifecycle"] = lifecycle_benchmarks.run(args.quick)
+    if "injection" in only:
+        import injection as injection_benchmarks
+
+        say("injection: the relevance floor on the labelled set, off and on")
+        result["injection"] = injection_benchmarks.run()
     text = json.dumps(result, indent=2)
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "latest.json").write_text(text + "\n")

@@ -305,16 +305,64 @@ def manager_bench(sizes: list[int], reps: int) -> dict[str, Any]:
     return out
 
 
+_FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|myself|i'm|i've|i'd|i'll)\b", re.I)
+_QUOTED = re.compile(r'"[^"]*"|“[^”]*”')
+
+
+def readability(title: str, body: str, tags: list[str], type_: str | None, speaker_known: bool) -> dict[str, bool]:
+    """The checks an extracted memory passes, as the hand-written ones of example_vault do.
+
+    - ``title_short``: at most 8 words and 60 characters;
+    - ``title_whole``: the title does not end on a word that wants another after it ("I take the 7:40
+      train on"): an article, a preposition, a conjunction, a possessive, an auxiliary
+      (``memfs.phrasing.DANGLING``; a copula after a pronoun ends a clause: "how simple it is");
+    - ``third_person``: where the speaker is known, the body says no "I", "me" or "my" outside quotes,
+      and does not frame the fact as "The user said";
+    - ``tags_meaningful``: no tag is a stop word (``my``), under three letters, or a cut of the
+      memory's type (``pref`` for ``preference``).
+    """
+    from memfs.index import STOP_WORDS
+    from memfs.phrasing import dangles
+
+    words = title.split()
+    kind = (type_ or "").lower()
+    unquoted = _QUOTED.sub("", body)
+    return {
+        "title_short": 0 < len(words) <= 8 and len(title) <= 60,
+        "title_whole": not dangles(title),
+        "third_person": not speaker_known
+        or not (_FIRST_PERSON.search(unquoted) or unquoted.lower().startswith("the user said")),
+        "tags_meaningful": all(
+            t.lower() not in STOP_WORDS and len(t) >= 3 and not (kind.startswith(t.lower()) and t.lower() != kind)
+            for t in tags
+        ),
+    }
+
+
+def readable_share(memories: list[memfs.Memory], speaker_known: bool) -> dict[str, Any]:
+    """The share of ``memories`` passing each readability check, and all of them."""
+    checks = [readability(m.title or "", m.body, list(m.tags), m.type, speaker_known) for m in memories]
+    out: dict[str, Any] = {"memories": len(checks)}
+    for name in ("title_short", "title_whole", "third_person", "tags_meaningful"):
+        out[name] = round(sum(c[name] for c in checks) / max(1, len(checks)), 3)
+    out["all"] = round(sum(all(c.values()) for c in checks) / max(1, len(checks)), 3)
+    return out
+
+
 def extraction_bench() -> dict[str, Any]:
-    """Rule-based extraction over LoCoMo, against each session's observation annotations,
-    and how often the injected block (2,000 characters) holds a memory from an evidence turn."""
+    """Rule-based extraction over LoCoMo, against each session's observation annotations; how
+    readable the memories are (:func:`readability`, every speaker known: each turn starts with a
+    name); and how often the injected block (2,000 characters) holds a memory from an evidence
+    turn, with injection's relevance floor (the defaults) and without it."""
     from memfs.extract import RuleExtractor
     from memfs.longterm import LongTermMemory
 
     files = sorted(corpus.DATA.glob("*.json"))
     if not files:
         return {"skipped": "LoCoMo data not found"}
-    observations = captured = memories = questions = hits = 0
+    observations = captured = memories = questions = hits = hits_without_floor = 0
+    extracted: list[memfs.Memory] = []
+    samples: list[dict[str, str]] = []
     for path in files:
         data = json.loads(path.read_text())
         folder = Path(tempfile.mkdtemp(prefix="memfs-extract-"))
@@ -342,7 +390,10 @@ def extraction_bench() -> dict[str, Any]:
                 manager.end_session()
                 n += 1
             store = vault.memories(f"people/{path.stem}")
-            derived = {m.path: turn_of.get(m.source or "") for m in store.list()}
+            listed = store.list()
+            extracted += listed
+            samples += [{"title": m.title or "", "body": m.body.strip(), "tags": ", ".join(m.tags)} for m in listed[:4]]
+            derived = {m.path: turn_of.get(m.source or "") for m in listed}
             memories += len(derived)
             extracted_turns = set(derived.values())
             for key, value in data.items():
@@ -352,20 +403,28 @@ def extraction_bench() -> dict[str, Any]:
                             ids = set(re.split(r"[;,\s]+", str(fact[1]))) if len(fact) > 1 else set()
                             observations += 1
                             captured += bool(ids & extracted_turns)
+            unfloored = LongTermMemory(vault, stores=[f"people/{path.stem}"], min_word_share=0, min_score_share=0)
             for q in data["qa"]:
                 if q.get("category") not in (1, 2, 3, 4):
                     continue
                 evidence = {p for e in q.get("evidence", []) for p in re.split(r"[;,\s]+", e) if p}
                 questions += 1
-                block = manager.context_for([{"role": "user", "content": q["question"]}])
-                shown = {html.unescape(p) for p in re.findall(r'^<memory path="([^"]*)"', block, re.M)}
-                hits += any(derived.get(f"memories/{p}") in evidence for p in shown)
+                for counted, asked in ((True, manager), (False, unfloored)):
+                    block = asked.context_for([{"role": "user", "content": q["question"]}])
+                    shown = {html.unescape(p) for p in re.findall(r'^<memory path="([^"]*)"', block, re.M)}
+                    found = any(derived.get(f"memories/{p}") in evidence for p in shown)
+                    if counted:
+                        hits += found
+                    else:
+                        hits_without_floor += found
             vault.close()
         finally:
             shutil.rmtree(folder, ignore_errors=True)
     return {"observations": observations, "captured": captured,
             "observation_recall": round(captured / max(1, observations), 3), "memories_extracted": memories,
-            "questions": questions, "injected_context_hit_rate": round(hits / max(1, questions), 3)}  # fmt: skip
+            "readable": readable_share(extracted, speaker_known=True), "samples": samples[:12],
+            "questions": questions, "injected_context_hit_rate": round(hits / max(1, questions), 3),
+            "injected_context_hit_rate_without_floor": round(hits_without_floor / max(1, questions), 3)}  # fmt: skip
 
 
 def first_managed_append_bench(size: int, reps: int = 3) -> dict[str, Any]:

@@ -28,8 +28,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
+from . import phrasing
 from .credentials import redact
-from .errors import InvalidExtractionError
+from .errors import InvalidArgumentError, InvalidExtractionError
 
 if TYPE_CHECKING:
     from .models import Model
@@ -252,99 +253,152 @@ _RULES: list[tuple[re.Pattern[str], str, str]] = [
 
 
 class RuleExtractor:
-    """Explicit statements a user makes about themselves, found without a model.
+    """Explicit statements a speaker makes about themselves, found without a model.
 
-    Only the user's own messages are read, sentence by sentence. A statement about a subject memfs
-    already holds a fact about ("my X is Z" after "my X is Y", a name, where the user lives)
-    supersedes it: the old memory stays as history and the new one is what injection gives. An
-    exact repeat is kept, not added.
+    Only the messages of ``roles`` are read, sentence by sentence. Each statement is stored as a
+    person would write it down (:mod:`memfs.phrasing`): in the third person, about its speaker
+    ("I prefer window seats on long flights" → "Alice prefers window seats on long flights."),
+    under a short title naming the fact ("Prefers window seats"), without tags. The speaker is the
+    name a message starts with ("Alice: I prefer ..."), else ``names[role]``, else its role ("the
+    user"). A statement about a subject the extractor already stored a fact about ("my X is Z" after
+    "my X is Y", a name, where the speaker lives) supersedes that memory: the old one stays as
+    history and the new one is what injection gives; a memory a person wrote is never superseded by
+    a rule. An exact repeat is kept, not added.
+
+    Args:
+        roles: The roles whose messages are read.
+        names: The speaker's name per role (``{"user": "Alice"}``), for messages that do not start
+            with one.
     """
 
-    def __init__(self, *, roles: Sequence[str] = ("user",)) -> None:
+    def __init__(self, *, roles: Sequence[str] = ("user",), names: Mapping[str, str] | None = None) -> None:
         self.roles = tuple(roles)
+        self.names = dict(names or {})
+        for role, name in self.names.items():
+            if not isinstance(name, str) or not _NAME.fullmatch(name.strip()):
+                raise InvalidArgumentError(f"names must map roles to names of 1 to 40 letters, spaces, "
+                                           f"dots, hyphens or apostrophes, got {role!r}: {name!r}")  # fmt: skip
 
     def extract(self, messages: Sequence[Message], existing: Sequence[Memory]) -> list[Operation]:
         """Operations for the explicit statements in ``messages``."""
         by_title = {str(m.title).lower(): m for m in existing if m.title}
         seen = {normalize(m.body): m for m in existing}
         ops: list[Operation] = []
-        for message in messages:
-            if message.role not in self.roles:
-                continue
-            for sentence in _SENTENCE.findall(_strip_speaker(message.text)):
-                op = self._match(sentence.strip(), message.source, by_title, seen)
-                if op is not None:
-                    ops.append(screen(op))
-                    if op.op == "add":
-                        seen[normalize(op.text)] = None  # type: ignore[assignment]
+        for sentence, speaker, source in self._sentences(messages):
+            op = self._match(sentence, speaker, source, by_title, seen)
+            if op is not None:
+                ops.append(screen(op))
+                if op.op == "add":
+                    seen[normalize(op.text)] = None  # type: ignore[assignment]
         return ops
 
     def subjects(self, messages: Sequence[Message]) -> list[str]:
-        """The titles of the subjects ``messages`` state a value of (where the user lives, "my X").
+        """The titles of the subjects ``messages`` state a value of (where the speaker lives, "my X").
 
         The memory manager searches for these too, so a memory about the same subject is among the
         ``existing`` ones even when the new statement shares no word with it ("I moved to Berlin"
         after "I live in Paris").
         """
         found: list[str] = []
+        for sentence, speaker, _ in self._sentences(messages):
+            body = sentence.rstrip(".!? ")
+            for pattern, _, rule in _RULES:
+                match = pattern.match(body)
+                if match:
+                    if rule in _SUBJECTS:
+                        found.append(_subject_titles(rule, match, speaker)[0])
+                    break
+        return list(dict.fromkeys(found))
+
+    def _sentences(self, messages: Sequence[Message]) -> list[tuple[str, str, str | None]]:
+        """Each sentence of the messages read, with who said it and where it is stored."""
+        out = []
         for message in messages:
             if message.role not in self.roles:
                 continue
-            for sentence in _SENTENCE.findall(_strip_speaker(message.text)):
-                body = sentence.strip().rstrip(".!? ")
-                for pattern, _, rule in _RULES:
-                    match = pattern.match(body)
-                    if match:
-                        if rule in _SUBJECTS:
-                            found.append(_title(rule, match))
-                        break
-        return list(dict.fromkeys(found))
+            named = _PREFIX.match(message.text)
+            text = message.text[named.end() :] if named else message.text
+            if named and _is_name(named.group(1)):
+                speaker = named.group(1).strip()
+            elif message.role in self.names:
+                speaker = self.names[message.role].strip()
+            else:
+                speaker = f"the {message.role}" if re.fullmatch(r"[a-z]{1,20}", message.role) else "the speaker"
+            out += [(sentence.strip(), speaker, message.source) for sentence in _SENTENCE.findall(text)]
+        return out
 
-    def _match(self, sentence: str, source: str | None, by_title: Mapping[str, Any],
+    def _match(self, sentence: str, speaker: str, source: str | None, by_title: Mapping[str, Any],
                seen: Mapping[str, Any]) -> Operation | None:  # fmt: skip
         body = sentence.rstrip(".!? ")
         for pattern, kind, rule in _RULES:
             match = pattern.match(body)
             if not match:
                 continue
-            title = _title(rule, match)
-            text = _statement(rule, match, body)
+            if not phrasing.says_something(match.group("x")):  # "I love it": nothing to remember on its own
+                return None
+            text, title = _statement(rule, match, body, speaker)
             if normalize(text) in seen:
                 earlier = seen[normalize(text)]
                 return Operation("keep", id=earlier.id) if earlier is not None else None
-            earlier = by_title.get(title.lower())
-            if earlier is not None and earlier.id and rule in _SUBJECTS:
-                return Operation("supersede", text=text, id=earlier.id, source=source)
-            return Operation("add", text=text, title=title, type=kind, tags=(rule,), source=source)
+            if rule in _SUBJECTS:
+                for name in _subject_titles(rule, match, speaker):
+                    earlier = by_title.get(name.lower())
+                    # a rule replaces what the extractor wrote, never a person's own memory
+                    if earlier is not None and earlier.id and earlier.metadata.get("provenance") == "extractor":
+                        return Operation("supersede", text=text, id=earlier.id, source=source)
+            return Operation("add", text=text, title=title, type=kind, source=source)
         return None
 
 
 #: The rules whose title names a subject with one value at a time: a new statement replaces the old.
 _SUBJECTS = ("my", "name", "home")
+#: A speaker's name before a colon ("Caroline: I love painting", as LoCoMo and chat logs write turns).
+_PREFIX = re.compile(r"^\s*([\w .'-]{1,30}):\s+")
+_NAME = re.compile(r"[^\W\d_][\w .'-]{0,39}")
+#: Words that start a line with a colon without naming who speaks ("Note: ...", "Update: ...").
+_LABELS = frozenset(
+    "note notes update edit ps nb fyi reminder remember question answer q a todo summary important warning "
+    "btw correction context re subject info tip step example result goal plan idea user assistant system "
+    "human ai bot agent me today tomorrow tonight yesterday morning afternoon evening monday tuesday wednesday "
+    "thursday friday saturday sunday also".split()
+)
 
 
-def _strip_speaker(text: str) -> str:
-    # LoCoMo-style "Caroline: I love painting" lines: the statement starts after the name
-    return re.sub(r"^\s*[\w .'-]{1,30}:\s+", "", text)
+def _is_name(text: str) -> bool:
+    """One to three capitalised words that are not a label ("Note", "Update", "Monday")."""
+    words = text.strip().split()
+    return (0 < len(words) <= 3 and all(w[:1].isupper() for w in words)
+            and " ".join(words).lower().rstrip(".") not in _LABELS)  # fmt: skip
 
 
-def _title(rule: str, match: re.Match[str]) -> str:
+def _subject_titles(rule: str, match: re.Match[str], speaker: str) -> list[str]:
+    """The title a subject rule gives, then those it gave before (kept so an old memory is still found)."""
     if rule == "my":
-        return f"My {match.group('k').strip().lower()}"
+        key = " ".join(match.group("k").split())
+        return [key[:1].upper() + key[1:], f"My {key.lower()}"]
     if rule == "name":
-        return "Name"
-    if rule == "home":
-        return "Where the user lives"
-    words = match.group("x").split()
-    return " ".join(words[:6]).rstrip(",;:") or rule
+        return ["Name"]
+    return [f"Where {speaker} lives"[:1].upper() + f"Where {speaker} lives"[1:], "Where the user lives"]
 
 
-def _statement(rule: str, match: re.Match[str], body: str) -> str:
-    if rule == "remember":
-        return match.group("x").strip()[0].upper() + match.group("x").strip()[1:] + "."
+def _statement(rule: str, match: re.Match[str], body: str, speaker: str) -> tuple[str, str]:
+    """The memory's text and title: the statement told about ``speaker``, and the phrase naming it."""
     if rule == "name":
-        return f"The user's name is {match.group('x').strip()} (call them that)."
-    return f"The user said: {body}."
+        return f"{phrasing.possessive(speaker)[:1].upper()}{phrasing.possessive(speaker)[1:]} name is " \
+               f"{match.group('x').strip()} (call them that).", "Name"  # fmt: skip
+    said = match.group("x").strip() if rule == "remember" else body
+    text = phrasing.third_person(said, speaker).rstrip(".!? ") + "."
+    if rule in _SUBJECTS:
+        return text, _subject_titles(rule, match, speaker)[0]
+    predicate = text.rstrip(".")
+    for lead in (phrasing.possessive(speaker), speaker):
+        if predicate.lower().startswith(lead.lower() + " "):
+            predicate = predicate[len(lead) + 1 :]
+            break
+    # "is allergic to peanuts": the title is what the speaker is
+    predicate = re.sub(r"^(?:is|was)\s+", "", predicate)
+    title = phrasing.title(predicate, cut_at_prepositions=rule in ("pref", "have"))
+    return text, title or phrasing.title(predicate, cut_at_prepositions=False) or rule
 
 
 # -- a model -------------------------------------------------------------------------------

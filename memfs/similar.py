@@ -43,9 +43,9 @@ QUERY_WORDS = 12
 _WORD = re.compile(r"\w+(?:['’]\w+)*")
 
 
-def terms(text: str) -> frozenset[str]:
-    """The distinct index terms of ``text``'s start: lower-case stems, without stop words."""
-    return frozenset(ANALYZER.stems(text[:COMPARED_CHARS]))
+def terms(text: str, *, chars: int = COMPARED_CHARS) -> frozenset[str]:
+    """The distinct index terms of ``text``'s first ``chars`` characters: lower-case stems, without stop words."""
+    return frozenset(ANALYZER.stems(text[:chars]))
 
 
 def query_words(text: str) -> str:

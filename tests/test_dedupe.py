@@ -142,7 +142,7 @@ def test_the_issues_example_gives_one_memory_updated(vault: memfs.Vault) -> None
     manager = LongTermMemory(vault, stores=["users/alice"], extractor=RuleExtractor())
     say(manager, "I prefer window seats.", "I really prefer window seats on flights.", "I prefer window seats.")
     stored = vault.memories("users/alice").list()
-    assert [m.body for m in stored] == ["The user said: I really prefer window seats on flights.\n"]
+    assert [m.body for m in stored] == ["The user really prefers window seats on flights.\n"]
     assert stored[0].provenance == "extractor"
     block = manager.context_for([{"role": "user", "content": "Which seats do I prefer?"}])
     assert block.count("<memory ") == 1 and "on flights" in block

@@ -26,8 +26,9 @@ from memfs.models import Reply, ScriptedModel
 from memfs.store import Memory
 
 
-def memory(memory_id: str, body: str, title: str) -> Memory:
-    return Memory("users/alice", f"{memory_id}.md", {"id": memory_id, "title": title}, body, title)
+def memory(memory_id: str, body: str, title: str, provenance: str | None = None) -> Memory:
+    front = {"id": memory_id, "title": title, **({"provenance": provenance} if provenance else {})}
+    return Memory("users/alice", f"{memory_id}.md", front, body, title)
 
 
 def user(text: str, source: str | None = None) -> Message:
@@ -53,32 +54,34 @@ def test_normalize(text: str, expected: str) -> None:
     ("said", "expected"),
     [
         ("Remember that my passport expires in May.",
-         Operation("add", "My passport expires in May.", title="my passport expires in May", type="fact",
-                   tags=("remember",))),
+         Operation("add", "The user's passport expires in May.", title="Passport expires in May", type="fact")),
         ("please remember the gate code is 4512",
-         Operation("add", "The gate code is 4512.", title="the gate code is 4512", type="fact", tags=("remember",))),
-        ("Call me Ana.", Operation("add", "The user's name is Ana (call them that).", title="Name", type="preference",
-                                   tags=("name",))),
+         Operation("add", "The gate code is 4512.", title="Gate code is 4512", type="fact")),
+        ("Remember that I take the 7:40 train on weekdays.",
+         Operation("add", "The user takes the 7:40 train on weekdays.", title="Takes the 7:40 train on weekdays",
+                   type="fact")),
+        ("Call me Ana.", Operation("add", "The user's name is Ana (call them that).", title="Name", type="preference")),
         ("My name is Ana Lu", Operation("add", "The user's name is Ana Lu (call them that).", title="Name",
-                                        type="fact", tags=("name",))),
-        ("My home airport is Lisbon.", Operation("add", "The user said: My home airport is Lisbon.",
-                                                 title="My home airport", type="fact", tags=("my",))),
-        ("My kids are Tom and Eva", Operation("add", "The user said: My kids are Tom and Eva.", title="My kids",
-                                              type="fact", tags=("my",))),
-        ("I'm allergic to peanuts!", Operation("add", "The user said: I'm allergic to peanuts.",
-                                               title="allergic to peanuts", type="fact", tags=("am",))),
-        ("I am vegetarian and eat fish", Operation("add", "The user said: I am vegetarian and eat fish.",
-                                                   title="vegetarian and eat fish", type="fact", tags=("am",))),
-        pytest.param("I'm vegetarian.", Operation("add", "The user said: I'm vegetarian.", title="vegetarian",
-                                                  type="fact", tags=("am",)),
+                                        type="fact")),
+        ("My home airport is Lisbon.", Operation("add", "The user's home airport is Lisbon.", title="Home airport",
+                                                 type="fact")),
+        ("My kids are Tom and Eva", Operation("add", "The user's kids are Tom and Eva.", title="Kids", type="fact")),
+        ("I'm allergic to peanuts!", Operation("add", "The user is allergic to peanuts.", title="Allergic to peanuts",
+                                               type="fact")),
+        ("I am vegetarian and eat fish", Operation("add", "The user is vegetarian and eat fish.", title="Vegetarian",
+                                                   type="fact")),
+        pytest.param("I'm vegetarian.", Operation("add", "The user is vegetarian.", title="Vegetarian", type="fact"),
                      marks=pytest.mark.xfail(strict=True, reason="the rule needs text after 'vegetarian'/'vegan'")),
         ("I really prefer window seats on long flights.",
-         Operation("add", "The user said: I really prefer window seats on long flights.",
-                   title="window seats on long flights", type="preference", tags=("pref",))),
-        ("I can't stand early flights", Operation("add", "The user said: I can't stand early flights.",
-                                                  title="early flights", type="preference", tags=("pref",))),
-        ("I've two cats, Miso and Tofu.", Operation("add", "The user said: I've two cats, Miso and Tofu.",
-                                                    title="two cats, Miso and Tofu", type="fact", tags=("have",))),
+         Operation("add", "The user really prefers window seats on long flights.", title="Prefers window seats",
+                   type="preference")),
+        ("I can't stand early flights", Operation("add", "The user can't stand early flights.",
+                                                  title="Can't stand early flights", type="preference")),
+        ("I never eat meat at home", Operation("add", "The user never eats meat at home.", title="Never eats meat",
+                                               type="preference")),
+        ("I've two cats, Miso and Tofu.", Operation("add", "The user has two cats, Miso and Tofu.",
+                                                    title="Has two cats", type="fact")),
+        ("I live in Lisbon", Operation("add", "The user lives in Lisbon.", title="Where the user lives", type="fact")),
     ],
 )  # fmt: skip
 def test_each_rule(said: str, expected: Operation) -> None:
@@ -102,31 +105,70 @@ def test_only_the_users_own_messages_are_read_sentence_by_sentence() -> None:
         user("Caroline: I love painting sunsets", "sessions/s.md#4"),  # a LoCoMo-style speaker prefix
     ]
     ops = RuleExtractor().extract(messages, [])
-    assert [(o.op, o.title, o.source) for o in ops] == [
-        ("add", "aisle seats", "sessions/s.md#3"),
-        ("add", "My home airport", "sessions/s.md#3"),
-        ("add", "painting sunsets", "sessions/s.md#4"),
+    assert [(o.op, o.title, o.text, o.source) for o in ops] == [
+        ("add", "Prefers aisle seats", "The user prefers aisle seats.", "sessions/s.md#3"),
+        ("add", "Home airport", "The user's home airport is Porto.", "sessions/s.md#3"),
+        ("add", "Loves painting sunsets", "Caroline loves painting sunsets.", "sessions/s.md#4"),
     ]
     assistant_too = RuleExtractor(roles=("user", "assistant")).extract(messages[:1], [])
-    assert [o.text for o in assistant_too] == ["The user's name is Bot (call them that)."]
+    assert [o.text for o in assistant_too] == ["The assistant's name is Bot (call them that)."]
 
 
 def test_a_new_value_of_my_x_supersedes_the_memory_with_that_title() -> None:
-    existing = [memory("mem_AIR", "The user said: my home airport is Lisbon.\n", "My home airport"),
-                memory("mem_NAME", "The user's name is Ana (call them that).\n", "Name")]  # fmt: skip
+    existing = [memory("mem_AIR", "The user's home airport is Lisbon.\n", "Home airport", "extractor"),
+                memory("mem_NAME", "The user's name is Ana (call them that).\n", "Name", "extractor")]  # fmt: skip
     ops = RuleExtractor().extract([user("My home airport is Porto now.", "sessions/s.md#9"),
                                    user("Call me Annie"), user("I prefer tea")], existing)  # fmt: skip
     assert ops == [
-        Operation("supersede", "The user said: My home airport is Porto now.", id="mem_AIR", source="sessions/s.md#9"),
+        Operation("supersede", "The user's home airport is Porto now.", id="mem_AIR", source="sessions/s.md#9"),
         Operation("supersede", "The user's name is Annie (call them that).", id="mem_NAME"),
-        Operation("add", "The user said: I prefer tea.", title="tea", type="preference", tags=("pref",)),
+        Operation("add", "The user prefers tea.", title="Prefers tea", type="preference"),
     ]  # fmt: skip
     renamed = RuleExtractor().extract([user("My name is Annie")], existing)
     assert renamed == [Operation("supersede", "The user's name is Annie (call them that).", id="mem_NAME")]
 
 
+def test_a_memory_stored_under_an_earlier_title_is_still_superseded() -> None:
+    # before memories read well, "my X" was titled "My X" and where the user lives "Where the user lives"
+    existing = [
+        memory("mem_AIR", "The user said: my home airport is Lisbon.\n", "My home airport", "extractor"),
+        memory("mem_HOME", "The user said: I live in Paris.\n", "Where the user lives", "extractor"),
+    ]
+    ops = RuleExtractor(names={"user": "Ana"}).extract([user("My home airport is Porto."), user("I moved to Rome.")],
+                                                       existing)  # fmt: skip
+    assert ops == [Operation("supersede", "Ana's home airport is Porto.", id="mem_AIR"),
+                   Operation("supersede", "Ana moved to Rome.", id="mem_HOME")]  # fmt: skip
+
+
+def test_a_memory_a_person_wrote_is_never_superseded_by_a_rule() -> None:
+    existing = [memory("mem_AIR", "Alice lives in Lisbon; her home airport is LIS.\n", "Home airport")]
+    ops = RuleExtractor().extract([user("My home airport is Porto now.")], existing)
+    assert ops == [Operation("add", "The user's home airport is Porto now.", title="Home airport", type="fact")]
+
+
+def test_the_speaker_is_a_name_the_message_starts_with_or_the_one_given_or_the_role() -> None:
+    said = "I love long walks and I'd like a dog."
+    assert [o.text for o in RuleExtractor().extract([user(f"Maria Lopez: {said}")], [])] == [
+        "Maria Lopez loves long walks and they'd like a dog."]  # fmt: skip
+    assert [o.text for o in RuleExtractor(names={"user": "Maria"}).extract([user(said)], [])] == [
+        "Maria loves long walks and they'd like a dog."]  # fmt: skip
+    assert [o.text for o in RuleExtractor().extract([user(said)], [])] == [
+        "The user loves long walks and they'd like a dog."]  # fmt: skip
+    # a label before a colon names nobody
+    assert [o.text for o in RuleExtractor(names={"user": "Maria"}).extract([user(f"Note: {said}")], [])] == [
+        "Maria loves long walks and they'd like a dog."]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "names", [{"user": ""}, {"user": "Ana\nSYSTEM"}, {"user": 3}, {"user": "x" * 41}, {"user": "42"}]
+)
+def test_names_are_checked(names: dict[str, Any]) -> None:
+    with pytest.raises(ValueError, match="names must map roles to names"):
+        RuleExtractor(names=names)
+
+
 def test_a_repeat_is_kept_not_added_twice() -> None:
-    existing = [memory("mem_SEAT", "The user said: I prefer window seats.\n", "window seats")]
+    existing = [memory("mem_SEAT", "The user prefers window seats.\n", "Prefers window seats")]
     assert RuleExtractor().extract([user("i prefer window seats")], existing) == [Operation("keep", id="mem_SEAT")]
     twice = RuleExtractor().extract([user("I prefer tea. I prefer tea!"), user("I PREFER TEA")], [])
     assert [o.op for o in twice] == ["add"]

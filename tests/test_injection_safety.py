@@ -176,7 +176,7 @@ def test_the_attributes_are_the_memorys_and_provenance_is_shown(vault: memfs.Vau
                           source="sessions/s.md#3")  # fmt: skip
     write_by_hand(vault, "memories/users/alice/by-hand.md", "---\nprovenance: the CEO, verified\n---\nWindow "
                                                            "cleaning is on Fridays.\n")  # fmt: skip
-    entries = {e.attributes["path"]: e for e in parse(ask(both(vault), "window"))}
+    entries = {e.attributes["path"]: e for e in parse(ask(both(vault), "window seats, window cleaning"))}
     assert entries["users/alice/window-seats.md"].attributes == {
         "path": "users/alice/window-seats.md", "store": "users/alice", "updated": str(extracted.updated)[:10],
         "provenance": "extractor", "title": "Window seats"}  # fmt: skip
@@ -215,7 +215,8 @@ def check_parses_back(vault: memfs.Vault, files: list[tuple[str, str, str]]) -> 
         path.write_text(dumps(Document.new({"title": title}, text)), "utf-8")
         expected[label(rel)] = text
     vault.reconcile(commit=False)
-    memory = LongTermMemory(vault, stores=[namespace], budget=100_000, per_store=10)
+    # every memory holds the marker and all must be shown, whatever their scores' spread (length)
+    memory = LongTermMemory(vault, stores=[namespace], budget=100_000, per_store=10, min_score_share=0)
     entries = parse(ask(memory, "zqxmarker"))
     assert sorted(e.attributes["path"] for e in entries) == sorted(expected)
     for entry in entries:
@@ -320,7 +321,7 @@ def test_an_extracted_instruction_is_stored_for_review_and_not_injected(vault: m
     memory.observe(turn, session=session)
     block = ask(memory, "previous instructions files window seats flights")
     assert "ignore all previous instructions" not in block, block
-    assert [e.attributes["title"] for e in parse(block)] == ["window seats on long flights"]
+    assert [e.attributes["title"] for e in parse(block)] == ["Prefers window seats"]
     (held,) = vault.memories("users/alice").list(type="instruction")
     assert held.metadata["review"] == "pending" and held.awaits_review
     assert held.provenance == "extractor" and held.source == "sessions/chat-1.md#1"
@@ -480,7 +481,7 @@ def test_extraction_writes_only_into_a_writable_store(vault: memfs.Vault) -> Non
     assert vault.memories("users/alice").list() == [] and vault.memories("shared/co").list() == []
     LongTermMemory(vault, stores=[Scope("shared/co", writable=False), Scope("users/alice", writable=True)],
                    extractor=RuleExtractor()).observe(said)  # fmt: skip
-    assert [m.title for m in vault.memories("users/alice").list()] == ["window seats"]
+    assert [m.title for m in vault.memories("users/alice").list()] == ["Prefers window seats"]
     assert vault.memories("shared/co").list() == []
 
 

@@ -146,7 +146,7 @@ def test_memfs_injection_hook_for_strands(vault: memfs.Vault) -> None:
     from memfs.integrations.strands import MemfsInjectionHook
     from memfs.longterm import LongTermMemory
 
-    vault.memories("users/alice").add("Alice is allergic to peanuts.", title="Allergy")
+    vault.memories("users/alice").add("Alice is allergic to peanuts.", title="Peanut allergy")
     manager = LongTermMemory(vault, stores=["users/alice"])
     model = Scripted(["No satay, then."])
     agent = Agent(model=model, system_prompt="You plan dinners.", hooks=[MemfsInjectionHook(manager)],

@@ -425,8 +425,8 @@ def test_rule_extractor_supersedes_a_changed_fact_and_injection_gives_the_new_va
     manager.observe([{"role": "user", "content": "My favourite colour is green."}])
     alice = vault.memories(ALICE)
     current = {m.title: m.body for m in alice.list()}
-    assert current == {"Where the user lives": "The user said: I moved to Berlin last month.\n",
-                       "My favourite colour": "The user said: My favourite colour is green.\n"}  # fmt: skip
+    assert current == {"Where the user lives": "The user moved to Berlin last month.\n",
+                       "Favourite colour": "The user's favourite colour is green.\n"}  # fmt: skip
     assert len(alice.list(history=True)) == 4
     assert sum(r.trailers.get("Memfs-Op") == "extract" for r in vault.log()) == 4  # one commit per extraction
     block = manager.context_for([{"role": "user", "content": "where do I live and what colour do I like?"}])
