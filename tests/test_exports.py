@@ -3,11 +3,10 @@ import memfs
 
 def test_all_is_sorted_and_exactly_the_public_names() -> None:
     public = {name for name in vars(memfs) if not name.startswith("_")}
-    modules = {"cli", "conversation", "credentials", "dates", "doctor", "documents", "engine", "errors", "extract",
-               "freshness", "history", "index", "integrations", "items", "layout", "longterm", "models", "paths",
-               "proposals", "purge", "merge", "scopes", "sessions", "settings", "similar", "store", "sync",
-                   "lifecycle", "exchange", "changes", "usage",
-               "tools", "transcript", "vault", "watch"}  # fmt: skip
+    modules = {"changes", "cli", "conversation", "credentials", "dates", "doctor", "documents", "engine", "errors",
+               "exchange", "extract", "freshness", "gitstore", "history", "index", "integrations", "items", "layout",
+               "lifecycle", "longterm", "merge", "models", "paths", "proposals", "purge", "scopes", "sessions",
+               "settings", "similar", "store", "sync", "tools", "transcript", "usage", "vault", "watch"}  # fmt: skip
     assert memfs.__all__ == sorted(memfs.__all__)
     assert set(memfs.__all__) == public - modules - {"annotations"}
 
