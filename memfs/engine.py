@@ -163,6 +163,10 @@ class WriteEngine:
         self.salvage_dir = self.state_dir / "salvage"
         self._change: Change | None = None
         self._rewinds: dict[str, _Rewind] = {}
+        # Transcripts written inside a rewind block and not fsynced yet: the commit that ends the
+        # block fsyncs them with its own objects (one wait for the disk), else the block's end does.
+        self._unsynced: set[str] = set()
+        self._own_cache: tuple[Stat, dict[str, list[int]]] | None = None  # see _own_record
         self._freshness: float | None = None
         self._index_failed = False  # a Whoosh write failed: its open files are collected at close
         with self._lock.hold():
@@ -724,8 +728,7 @@ class WriteEngine:
                     raise ConflictError(f"{rel} changed since it was read; read it again")
                 try:
                     _fs.write_all(fd, data)
-                    if self.durable:
-                        os.fdatasync(fd)
+                    self._sync_soon(rel, fd, data=True)
                     now = _stat(target)
                     if now is None or now[0] != before.st_ino:
                         raise ConflictError(f"{rel} was replaced by another program while memfs appended to it")
@@ -750,8 +753,7 @@ class WriteEngine:
             try:
                 self._rewind_cut(rel, fd, size)
                 os.ftruncate(fd, size)
-                if self.durable:
-                    os.fsync(fd)
+                self._sync_soon(rel, fd)
                 self._rewind_wrote(rel, os.fstat(fd).st_ino)
             finally:
                 os.close(fd)
@@ -865,11 +867,37 @@ class WriteEngine:
             self._rewinds[rel] = self._rewind_base(rel)
             try:
                 yield
+                self._sync_now(rel)  # not committed in the block: made durable before the block returns
             except BaseException:
+                self._unsynced.discard(rel)
                 self._rewind(rel, self._rewinds.pop(rel))
                 raise
             finally:
                 self._rewinds.pop(rel, None)
+
+    def _sync_soon(self, rel: str, fd: int, *, data: bool = False) -> None:
+        """A transcript was just written through ``fd``: fsync it now, or with the commit that ends its rewind block."""
+        if not self.durable:
+            return
+        if rel in self._rewinds:
+            self._unsynced.add(rel)
+        elif data:
+            os.fdatasync(fd)
+        else:
+            os.fsync(fd)
+
+    def _sync_now(self, rel: str) -> None:
+        if rel not in self._unsynced:
+            return
+        self._unsynced.discard(rel)
+        try:
+            fd = _fs.open_file(self.root, rel, os.O_RDONLY)
+        except FileNotFoundError:  # removed meanwhile (a person): nothing of it to make durable
+            return
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
     def _rewind_base(self, rel: str) -> _Rewind:
         stat = _stat(self.root / rel)
@@ -945,8 +973,17 @@ class WriteEngine:
         with self._lock.hold():
             given = contents or {}
             exact = {rel: given[rel] if rel in given else self._regular(rel, own=True) for rel in paths}
-            sha = self.history.commit(exact, message, author=author or self.author, committer=self.author,
-                                      trailers=trailers, durable=self.durable, merge=merge, base=base)  # fmt: skip
+            unsynced = [rel for rel in paths if rel in self._unsynced and exact[rel] is not None]
+            fds: list[int] = []
+            try:
+                fds += [_fs.open_file(self.root, rel, os.O_RDONLY) for rel in unsynced]
+                sha = self.history.commit(exact, message, author=author or self.author, committer=self.author,
+                                          trailers=trailers, durable=self.durable, merge=merge, base=base,
+                                          also=fds)  # fmt: skip
+            finally:
+                for fd in fds:
+                    os.close(fd)
+            self._unsynced.difference_update(unsynced)
             self._forget_own(paths)
             return sha
 
@@ -964,16 +1001,25 @@ class WriteEngine:
         return (record[0], record[1], record[2]) if record is not None else None
 
     def _own_record(self) -> dict[str, list[int]]:
-        """``{rel: [inode, size, mtime_ns, uncommitted]}``, least recently written first."""
+        """``{rel: [inode, size, mtime_ns, uncommitted]}``, least recently written first (a copy).
+
+        Parsed again only when the file is not the one this engine last read or wrote (another
+        process wrote it): a transcript's append asks for it several times.
+        """
+        seen = _stat(self._own_file)
+        if seen is not None and self._own_cache is not None and self._own_cache[0] == seen:
+            return {k: list(v) for k, v in self._own_cache[1].items()}
         try:
             raw = json.loads(_read_state(self._own_file) or b"{}")
         except (ValueError, UnicodeDecodeError):
             return {}
         if not isinstance(raw, dict):
             return {}
-        return {k: [v[0], v[1], v[2], v[3] if len(v) == 4 else 1] for k, v in raw.items()
-                if isinstance(k, str) and isinstance(v, list) and len(v) in (3, 4)
-                and all(isinstance(x, int) for x in v)}  # fmt: skip
+        own = {k: [v[0], v[1], v[2], v[3] if len(v) == 4 else 1] for k, v in raw.items()
+               if isinstance(k, str) and isinstance(v, list) and len(v) in (3, 4)
+               and all(isinstance(x, int) for x in v)}  # fmt: skip
+        self._own_cache = None if seen is None else (seen, {k: list(v) for k, v in own.items()})
+        return own
 
     def _note_own(self, paths: Iterable[str]) -> None:
         own = self._own_record()
@@ -1015,6 +1061,8 @@ class WriteEngine:
         _private_folder(self.state_dir)  # .memfs/ may have been deleted: it is made again
         tmp.write_text(json.dumps(own), "utf-8")
         os.replace(tmp, self._own_file)
+        seen = _stat(self._own_file)
+        self._own_cache = None if seen is None else (seen, {k: list(v) for k, v in own.items()})
 
     def commit_edits_first(self, paths: Iterable[str]) -> None:
         """Before memfs changes ``paths``: commit a person's uncommitted edits of them, as theirs.

@@ -1,10 +1,11 @@
 """Git history for a vault: commits with authors and trailers, log, show, diff.
 
-This is the only module that imports :mod:`git` (GitPython). A commit writes its blobs and
-the trees on the way to them as git objects itself (the trees it starts from are read through
-one long-running ``git cat-file --batch``), then runs ``commit-tree`` and ``update-ref`` (a
-compare-and-swap of HEAD) and puts the same entries into git's own index: three git processes,
-none of which reads or writes an index of every file, so a commit costs what the changed files
+This is the only module that imports :mod:`git` (GitPython). A commit writes its blobs, the
+trees on the way to them and the commit object as git objects itself (the trees it starts from
+are read through one long-running ``git cat-file --batch``), moves HEAD by a compare-and-swap
+through one long-running ``git update-ref --stdin``, and puts the same entries into git's own
+index (patched in place when it can be, :mod:`memfs.gitstore`): no git process starts on the
+way and none reads or writes an index of every file, so a commit costs what the changed files
 and their folders cost, not what the repository holds, and it never sweeps up anything else a
 person staged in a larger repository that holds the vault. Identity is always passed
 explicitly, so commits work on a machine with no ``user.name`` configured and never change
@@ -14,27 +15,22 @@ any git config.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import logging
 import os
 import re
 import shlex
 import subprocess
-import tempfile
 import threading
 import time
-import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
 
 import git
 
-from ._fs import checkpoint, write_all
+from ._fs import checkpoint, fsync_together
 from .errors import (
-    FileTooLargeError,
     GitLockError,
     HistoryError,
     RepositoryStateError,
@@ -43,6 +39,7 @@ from .errors import (
     SyncError,
     UnsafeRepositoryError,
 )
+from .gitstore import TREE_MODE, GitIndex, LooseObjects, ObjectReader, ObjectWriter, RefUpdates, Tree
 from .layout import one_line
 
 log = logging.getLogger(__name__)
@@ -53,7 +50,6 @@ _TRAILER = re.compile(r"^([A-Za-z][A-Za-z0-9-]*): (.*)$")
 _CHUNK = 500  # paths per git command line
 _INCOMING = "refs/memfs/incoming/"  # where a sync's fetch waits until it is accepted
 _WRITING_COMMANDS = frozenset({"read-tree", "update-index", "write-tree", "commit-tree", "update-ref", "hash-object"})
-_TREE_MODE = b"40000"
 _TREES_KEPT = 64  # trees kept parsed by id: the folders a run of commits touches
 _OLD_PRIVATE_INDEX = ("git-index", "git-index.head")  # what memfs before 2026-11-23 kept under .memfs/
 
@@ -329,6 +325,7 @@ class GitEnvironment:
         self._files: list[str] = []
         self._settings: list[tuple[str, str]] = list(_FIXED_CONFIG)
         self._overrides: dict[str, str] = {}
+        self._values: dict[str, str] = {}
         self._lock = threading.Lock()
 
     def settings(self) -> list[tuple[str, str]]:
@@ -342,6 +339,12 @@ class GitEnvironment:
         with self._lock:
             self._refresh()
             return {**self._overrides, **(extra or {})}
+
+    def value(self, key: str) -> str | None:
+        """The value git reads for ``key`` (``section.name``, the last one set wins), or None."""
+        with self._lock:
+            self._refresh()
+            return self._values.get(key.lower())
 
     def _refresh(self) -> None:
         variables = tuple(os.environ.get(name) for name in _STATE_VARIABLES)
@@ -357,6 +360,7 @@ class GitEnvironment:
         files = {str(self.top / e.origin[5:]) for e in entries if e.origin.startswith("file:")}
         self._files = sorted(file for file in files if os.path.realpath(file) not in candidates)
         self._settings = neutralising_config(entries, os.environ)
+        self._values = {e.key.lower(): e.value for e in entries if e.key.count(".") == 1}
         own_proxy = any(e.key.lower() == "core.gitproxy" for e in entries if e.scope in _REPOSITORY_SCOPES)
         proxy = {"GIT_PROXY_COMMAND": ""} if own_proxy and "GIT_PROXY_COMMAND" not in os.environ else {}
         self._overrides = {**_safe_overrides(self._settings), **proxy}
@@ -507,10 +511,14 @@ class GitHistory:
         self.vault_root = vault_root
         self._state_dir = state_dir
         self._lagging = state_dir / "git-index.lagging"
-        self._trees: OrderedDict[str, list[tuple[bytes, bytes, str]]] = OrderedDict()
+        self._trees: OrderedDict[str, Tree] = OrderedDict()
         self._reader: ObjectReader | None = None
         self._reader_pid = 0
         self._reader_lock = threading.Lock()
+        self._refs: RefUpdates | None = None
+        self._refs_pid = 0
+        self._refs_lock = threading.Lock()
+        self._last: tuple[str | None, str | None, int] = (None, None, 0)  # see _last_commit
         self._lock_timeout = lock_timeout
         self.repo = self._open_or_init(vault_root, shared)
         try:
@@ -524,7 +532,9 @@ class GitHistory:
         rel = vault_root.resolve().relative_to(top).as_posix()
         self.top = top
         self.prefix = "" if rel == "." else rel + "/"
-        self._objects = self._loose_object_folder()
+        folder = self._loose_object_folder()
+        self._objects = LooseObjects(folder) if folder is not None else None
+        self.git_index = GitIndex(Path(self.repo.git_dir) / "index", enabled=folder is not None)
         self._oid_bytes = 32 if self.object_format() == "sha256" else 20
 
     def _loose_object_folder(self) -> Path | None:
@@ -590,11 +600,15 @@ class GitHistory:
             self._git("config", "--unset", "core.sharedRepository", check=False)
 
     def close(self) -> None:
-        """Stop GitPython's helper processes and memfs's own ``git cat-file``."""
+        """Stop GitPython's helper processes and memfs's own git processes."""
         with self._reader_lock:
             reader, self._reader = self._reader, None
+        with self._refs_lock:
+            refs, self._refs = self._refs, None
         if reader is not None and self._reader_pid == os.getpid():
             reader.close()
+        if refs is not None and self._refs_pid == os.getpid():
+            refs.close()
         self.repo.close()
 
     @property
@@ -660,11 +674,7 @@ class GitHistory:
 
     def _converts_crlf(self) -> bool:
         """True when ``core.autocrlf`` is ``true`` or ``input``: git stores text files with LF endings."""
-        try:
-            value = str(self.repo.config_reader().get_value("core", "autocrlf", "false")).lower()
-        except Exception:  # unreadable config: as git without the setting
-            return False
-        return value in ("true", "input", "yes", "on", "1")
+        return (self._env.value("core.autocrlf") or "false").lower() in ("true", "input", "yes", "on", "1")
 
     def configured_identity(self) -> Identity | None:
         """The ``user.name`` and ``user.email`` git would use here now (repository, then global), if both are set.
@@ -687,6 +697,7 @@ class GitHistory:
         durable: bool = False,
         merge: str | None = None,
         base: tuple[str | None, str | None] | None = None,
+        also: Sequence[int] = (),
     ) -> str | None:
         """Commit exactly ``contents``: vault path -> the bytes to record (None: the file is removed).
 
@@ -705,6 +716,11 @@ class GitHistory:
         by a compare-and-swap, so a stale guess costs one more attempt, never a wrong commit,
         and "nothing to commit" is answered only after HEAD is read afresh.
 
+        With ``durable``, the new objects are fsynced together before HEAD moves, and so are the
+        open files ``also`` names (a transcript's new entries, written without a sync of their
+        own): one wait for the disk for the whole commit. git's own index (the staging area a
+        person's ``git status`` reads) is then brought in step with the commit.
+
         Returns:
             The new commit id (or ``merge`` after a fast-forward), or None when the files already
             match HEAD and there is nothing to join.
@@ -714,88 +730,141 @@ class GitHistory:
         """
         entries = {self.prefix + rel: data for rel, data in contents.items()}
         if not entries and merge is None:
+            if also and durable:
+                fsync_together(also)
             return None
         self.check_can_commit()  # never in the middle of a person's merge, rebase...
         full = message.rstrip() + "\n"
         if trailers:
             full += "\n" + "".join(f"{k}: {one_line(v)}\n" for k, v in trailers.items())
-        env = _identity_env(author, committer or author)
         crlf = self._converts_crlf()
-        blobs = {path: (None if data is None else self._write_object("blob", _to_lf(data) if crlf else data,
-                                                                       durable=durable))
-                 for path, data in sorted(entries.items())}  # fmt: skip
-        index_info = "".join(
-            f"0 {ZERO_SHA}\t{path}\0" if sha is None else f"100644 {sha}\t{path}\0" for path, sha in blobs.items()
-        )
         sha = ""
-        guess = base if merge is None else None
-        attempts = 3 if guess is None else 4  # a stale guess does not use up a retry
-        for attempt in range(attempts):
-            head, head_tree = guess or self._head()
-            tree = self._tree_with(head_tree, blobs, durable=durable)
-            joined = merge is not None and not self.is_ancestor(merge, head)
-            if tree == head_tree and not joined:
-                if guess is not None and self._head() != guess:  # HEAD moved since the guess
+        try:
+            blobs = {path: (None if data is None else self._write_object("blob", _to_lf(data) if crlf else data,
+                                                                           grows=path))
+                     for path, data in sorted(entries.items())}  # fmt: skip
+            guess = (base or self._last_commit()) if merge is None else None
+            attempts = 3 if guess is None else 4  # a stale guess does not use up a retry
+            for attempt in range(attempts):
+                head, head_tree = guess or self._head()
+                tree = self._tree_with(head_tree, blobs)
+                joined = merge is not None and not self.is_ancestor(merge, head)
+                if tree == head_tree and not joined:
+                    if guess is not None and self._head() != guess:  # HEAD moved since the guess
+                        guess = None
+                        continue
+                    self._last = (head, head_tree, os.getpid())
+                    self._land(durable=durable, also=also)
+                    self._sync_worktree_index(blobs)
+                    return None
+                parents = [head] if head else []
+                if merge is not None and (head is None or self.is_ancestor(head, merge)) and \
+                        tree == self._git("rev-parse", f"{merge}^{{tree}}").strip():  # fmt: skip
+                    sha = merge  # a fast-forward: HEAD moves to what the other side committed
+                else:
+                    parents += [merge] if joined and merge is not None else []
+                    sha = self._commit_object(tree, parents, full, author=author, committer=committer or author)
+                self._land(durable=durable, also=also)
+                try:
+                    self._move_head(sha, head)
+                except GitLockError:
+                    raise  # already waited for the lock as long as allowed: waiting again helps nobody
+                except HistoryError:
+                    if attempt == attempts - 1:
+                        raise
+                    log.info("HEAD moved while committing; retrying")
                     guess = None
                     continue
-                self._sync_worktree_index(index_info, list(blobs))
-                return None
-            parents = ["-p", head] if head else []
-            if merge is not None and (head is None or self.is_ancestor(head, merge)) and \
-                    tree == self._git("rev-parse", f"{merge}^{{tree}}").strip():  # fmt: skip
-                sha = merge  # a fast-forward: HEAD moves to what the other side committed
-            else:
-                parents += ["-p", merge] if joined and merge is not None else []
-                sha = self._git("commit-tree", "--no-gpg-sign", tree, *parents, "-F", "-",
-                                env=env, input=full).strip()  # fmt: skip
-            try:
-                self._git("update-ref", "-m", f"memfs: {message.splitlines()[0]}", "HEAD", sha,
-                          head or ZERO_SHA)  # fmt: skip
-            except GitLockError:
-                raise  # already waited for the lock as long as allowed: waiting again helps nobody
-            except HistoryError:
-                if attempt == attempts - 1:
-                    raise
-                log.info("HEAD moved while committing; retrying")
-                guess = None
-                continue
-            break
+                self._last = (sha, tree, os.getpid())
+                break
+        finally:
+            if self._objects is not None:
+                self._objects.discard()  # what a failed attempt wrote and never landed
         # The commit is in: from here on nothing may fail the call, or a caller would roll back
         # files that git already has. What follows only keeps git's own index in step.
         try:
-            self._sync_worktree_index(index_info, list(blobs))
+            self._sync_worktree_index(blobs)
         except Exception as exc:  # git's index lags until next time
             log.warning("committed %s, but could not update git's index afterwards: %s", sha[:10], exc)
         return sha
 
-    def _write_object(self, kind: str, data: bytes, *, durable: bool) -> str:
-        """Store ``data`` as a git object of ``kind`` and return its id (a loose object, as git writes one)."""
-        if self._objects is None:  # a SHA-256 repository, or one memfs cannot write into directly
-            return self._git("hash-object", "-w", "--no-filters", "-t", kind, "--stdin", input=data).strip()
-        raw = b"%s %d\0" % (kind.encode("ascii"), len(data)) + data
-        sha = hashlib.sha1(raw, usedforsecurity=False).hexdigest()
-        target = self._objects / sha[:2] / sha[2:]
-        if target.exists():
-            return sha
-        checkpoint("git:object")
-        target.parent.mkdir(exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix="tmp_obj_")
-        try:
-            try:
-                write_all(fd, zlib.compress(raw, 1))
-                if durable:
-                    os.fsync(fd)
-                os.fchmod(fd, 0o444)
-            finally:
-                os.close(fd)
-            with contextlib.suppress(FileExistsError):  # the same object, written by someone else
-                os.link(tmp, target)
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-        return sha
+    def _last_commit(self) -> tuple[str | None, str | None] | None:
+        """HEAD and its tree after this process's last commit: a first guess of HEAD, never trusted."""
+        head, tree, pid = self._last
+        return (head, tree) if head is not None and pid == os.getpid() else None
 
-    def _tree_with(self, tree: str | None, blobs: Mapping[str, str | None], *, durable: bool) -> str:
+    def _write_object(self, kind: str, data: bytes, *, grows: str | None = None) -> str:
+        """Store ``data`` as a git object of ``kind`` and return its id.
+
+        A loose object memfs writes itself, made visible by :meth:`_land` (``grows``: the
+        repository path of a file whose content this blob is, compressed on from its last blob);
+        in a SHA-256 repository, or one memfs cannot write into, ``git hash-object`` writes it.
+        """
+        if self._objects is None:
+            return self._git("hash-object", "-w", "--no-filters", "-t", kind, "--stdin", input=data).strip()
+        return self._objects.put(kind, data, grows=grows)
+
+    def _land(self, *, durable: bool, also: Sequence[int] = ()) -> None:
+        """Make the objects written so far visible to git: fsynced together (with ``also``) if ``durable``."""
+        if self._objects is not None:
+            self._objects.land(durable=durable, also=tuple(also))
+        elif also and durable:
+            fsync_together(also)
+
+    def _commit_object(self, tree: str, parents: Sequence[str], message: str, *, author: Identity,
+                       committer: Identity) -> str:  # fmt: skip
+        """Write the commit object of ``tree`` with ``parents``, dated now in local time; its id.
+
+        What ``git commit-tree`` writes (the message exactly as given, UTF-8, no signature),
+        without starting it.
+        """
+        if self._objects is None:
+            args = [arg for parent in parents for arg in ("-p", parent)]
+            return self._git("commit-tree", "--no-gpg-sign", tree, *args, "-F", "-",
+                             env=_identity_env(author, committer), input=message).strip()  # fmt: skip
+        checkpoint("git:commit-tree")
+        stamp = _git_date(time.time())
+        lines = [f"tree {tree}", *(f"parent {parent}" for parent in parents),
+                 f"author {author} {stamp}", f"committer {committer} {stamp}"]  # fmt: skip
+        return self._write_object("commit", ("\n".join(lines) + "\n\n" + message).encode("utf-8"))
+
+    def _move_head(self, new: str, old: str | None) -> None:
+        """HEAD's branch to ``new`` if it still names ``old``: a compare-and-swap, git's locks and reflog.
+
+        Raises:
+            HistoryError: HEAD names something else now (the caller reads it again and retries).
+            GitLockError: git's lock of the ref stayed taken longer than the lock timeout.
+        """
+        checkpoint("git:update-ref")
+        deadline = time.monotonic() + self._lock_timeout
+        while True:
+            with self._refs_lock:
+                overrides = self._env.overrides()
+                refs = self._refs
+                if refs is None or self._refs_pid != os.getpid() or not refs.alive() or refs.env != overrides:
+                    if refs is not None and self._refs_pid == os.getpid():
+                        refs.close()
+                    refs = self._refs = RefUpdates(self.top, overrides, "memfs: commit")
+                    self._refs_pid = os.getpid()
+                try:
+                    refs.update(new, old)
+                    return
+                except HistoryError as exc:
+                    self._refs = None  # git's process ended with the refusal
+                    refused = exc
+            lock = _LOCK_MESSAGE.search(str(refused))
+            if lock is None:
+                raise refused
+            if self._clear_if_stale(Path(lock.group(1))):
+                continue
+            if time.monotonic() > deadline:
+                raise GitLockError(
+                    f"git lock file {lock.group(1)} is held. If no git command is running on "
+                    f"this repository, remove that file and try again."
+                ) from refused
+            time.sleep(0.05)
+
+    def _tree_with(self, tree: str | None, blobs: Mapping[str, str | None]) -> str:
         """The id of ``tree`` (None: empty) with ``blobs`` put in (repository path -> blob id, None: removed).
 
         Only the trees on the way to a changed file are read and written again, so a commit costs
@@ -811,53 +880,50 @@ class GitHistory:
             for folder in folders:
                 node = node.setdefault(folder, _Change()).below
             node.setdefault(name, _Change()).file = (oid,)
-        return self._build_tree(tree, changes, durable=durable) or self._write_object("tree", b"", durable=durable)
+        return self._build_tree(tree, changes) or self._write_object("tree", b"")
 
-    def _build_tree(self, tree: str | None, changes: Mapping[str, _Change], *, durable: bool) -> str | None:
+    def _build_tree(self, tree: str | None, changes: Mapping[str, _Change]) -> str | None:
         """``tree`` with ``changes`` made to its entries; None if nothing is left in it."""
-        entries = dict(self._tree_entries(tree)) if tree else {}
+        current = self._tree(tree) if tree else Tree([], [], self._oid_bytes)
+        updates: dict[bytes, tuple[bytes, str] | None] = {}
         for name, change in changes.items():
             key = name.encode("utf-8", "surrogateescape")
-            entry = entries.get(key)
+            entry = current.get(key)
             if change.file is not None:  # the name itself comes first in git's order, then what is below it
                 if change.file[0] is not None:
                     entry = (b"100644", change.file[0])
-                elif entry is not None and entry[0] != _TREE_MODE:
+                elif entry is not None and entry[0] != TREE_MODE:
                     entry = None
             if change.below:
-                folder = entry is not None and entry[0] == _TREE_MODE
-                sub = self._build_tree(entry[1] if folder and entry else None, change.below, durable=durable)
+                folder = entry is not None and entry[0] == TREE_MODE
+                sub = self._build_tree(entry[1] if folder and entry else None, change.below)
                 if sub is not None:
-                    entry = (_TREE_MODE, sub)  # a file added below a file's name replaces that file
+                    entry = (TREE_MODE, sub)  # a file added below a file's name replaces that file
                 elif folder:
                     entry = None  # a folder left empty disappears
-            if entry is None:
-                entries.pop(key, None)
-            else:
-                entries[key] = entry
-        if not entries:
+            updates[key] = entry
+        result = current.changed(updates)
+        if not len(result):
             return None
-        ordered = sorted(entries.items(), key=lambda item: item[0] + b"/" if item[1][0] == _TREE_MODE else item[0])
-        data = b"".join(b"%s %s\0%s" % (mode, name, bytes.fromhex(oid)) for name, (mode, oid) in ordered)
-        oid = self._write_object("tree", data, durable=durable)
-        self._remember_tree(oid, [(name, mode, sha) for name, (mode, sha) in ordered])
+        oid = self._write_object("tree", result.raw)
+        self._remember_tree(oid, result)
         return oid
 
-    def _tree_entries(self, oid: str) -> list[tuple[bytes, tuple[bytes, str]]]:
-        """The entries of the tree ``oid``: ``(name, (mode, id))``, kept by id (a tree never changes)."""
+    def _tree(self, oid: str) -> Tree:
+        """The tree ``oid``, kept by id (a tree never changes)."""
         cached = self._trees.get(oid)
         if cached is None:
             kind, data = self._read_object(oid)
             if kind != "tree":
                 raise HistoryError(f"git object {oid} is a {kind}, not a tree")
-            cached = _parse_tree(data, self._oid_bytes)
+            cached = Tree.parse(data, self._oid_bytes)
             self._remember_tree(oid, cached)
         else:
             self._trees.move_to_end(oid)
-        return [(name, (mode, sha)) for name, mode, sha in cached]
+        return cached
 
-    def _remember_tree(self, oid: str, entries: list[tuple[bytes, bytes, str]]) -> None:
-        self._trees[oid] = entries
+    def _remember_tree(self, oid: str, tree: Tree) -> None:
+        self._trees[oid] = tree
         self._trees.move_to_end(oid)
         while len(self._trees) > _TREES_KEPT:
             self._trees.popitem(last=False)
@@ -892,10 +958,14 @@ class GitHistory:
                         raise HistoryError(f"could not read {spec} from git: {exc}") from exc
         raise AssertionError("unreachable")
 
-    def _sync_worktree_index(self, index_info: str, paths: list[str]) -> None:
-        # Keep the person's own index in step, so `git status` stays clean after our commit: the
-        # same entries as the commit, never re-read from the working tree. If git's index is
-        # locked (a person's git command), try again after the next commit, from HEAD.
+    def _sync_worktree_index(self, blobs: Mapping[str, str | None]) -> None:
+        """Keep the person's own index in step, so ``git status`` stays clean after a commit.
+
+        The entries are the commit's own, never re-read from the working tree: patched into git's
+        index file in place when it allows (:class:`~memfs.gitstore.GitIndex`), else through
+        ``git update-index``. If git's index is locked (a person's git command), the paths are
+        noted and caught up from HEAD after the next commit.
+        """
         try:
             behind = [p for p in self._lagging.read_text("utf-8").splitlines() if p]
         except FileNotFoundError:
@@ -903,13 +973,36 @@ class GitHistory:
         try:
             if behind:
                 self._git("update-index", "-z", "--index-info", input=self._head_entries(behind))
-            self._git("update-index", "-z", "--index-info", input=index_info)
+            if not self.git_index.patch(blobs, self._neighbours):
+                index_info = "".join(f"0 {ZERO_SHA}\t{path}\0" if sha is None else f"100644 {sha}\t{path}\0"
+                                     for path, sha in blobs.items())  # fmt: skip
+                self._git("update-index", "-z", "--index-info", input=index_info)
         except HistoryError as exc:
             log.warning("could not refresh git's index after a commit (will retry): %s", exc)
-            self._lagging.write_text("".join(f"{p}\n" for p in sorted(set(behind + paths))), "utf-8")
+            self._lagging.write_text("".join(f"{p}\n" for p in sorted(set(behind) | set(blobs))), "utf-8")
             return
         if behind:
             self._lagging.unlink(missing_ok=True)
+
+    def _neighbours(self, path: str) -> str | None:
+        """The file just before repository path ``path`` in its folder at HEAD (git's order), if a file is."""
+        _, oid = self._last_commit() or (None, None)
+        *folders, name = path.split("/")
+        for folder in folders:
+            found = None if oid is None else self._tree(oid).get(folder.encode("utf-8", "surrogateescape"))
+            if found is None or found[0] != TREE_MODE:
+                return None
+            oid = found[1]
+        if oid is None:
+            return None
+        tree = self._tree(oid)
+        at = tree.position(name.encode("utf-8", "surrogateescape"))
+        if not at:  # not there, or the first: nothing before it in this folder
+            return None
+        before, mode, _ = tree.entry(at - 1)
+        if mode == TREE_MODE:  # a folder: git's index has its files just before this one
+            return None
+        return "/".join([*folders, before.decode("utf-8", "surrogateescape")])
 
     def _head_entries(self, paths: Sequence[str]) -> str:
         """``--index-info`` lines putting ``paths`` (repository paths) as they are at HEAD."""
@@ -918,8 +1011,9 @@ class GitHistory:
             out = self._git("ls-tree", "-z", "HEAD", "--", *chunk, check=False)
             for record in filter(None, out.split("\0")):
                 meta, _, path = record.partition("\t")
-                mode, _, sha = meta.split(" ")
-                present[path] = f"{mode} {sha}\t{path}\0"
+                mode, kind, sha = meta.split(" ")
+                if kind != "tree":  # git's index holds files only: a folder's name is no entry of it
+                    present[path] = f"{mode} {sha}\t{path}\0"
         return "".join(present.get(p, f"0 {ZERO_SHA}\t{p}\0") for p in paths)
 
     def head(self) -> str | None:
@@ -1099,7 +1193,15 @@ class GitHistory:
         return lines
 
     def changed(self, paths: Sequence[str]) -> list[str]:
-        """Which of ``paths`` (vault-relative) differ from the last commit."""
+        """Which of ``paths`` (vault-relative) differ from the last commit.
+
+        Many paths are asked as their top folders in one ``git status``: each status reads git's
+        whole index, so asking 500 paths at a time would read it once per 500 files.
+        """
+        if len(paths) > _CHUNK:
+            wanted = set(paths)
+            folders = sorted({path.split("/", 1)[0] for path in paths})
+            return sorted({p for line in self.status(folders) if (p := self._unprefix(line[3:]) or "") in wanted})
         return sorted({self._unprefix(line[3:]) or "" for line in self.status(paths)} - {""})
 
     # -- remotes (memfs.sync) ----------------------------------------------------------
@@ -1280,6 +1382,9 @@ class GitHistory:
         for leftover in _OLD_PRIVATE_INDEX:
             (self._state_dir / leftover).unlink(missing_ok=True)
         self._trees.clear()
+        self._last = (None, None, 0)
+        if self._objects is not None:
+            self._objects.growing.forget()  # it holds files' old bytes, perhaps what was purged
         try:
             lagging = self._lagging.read_text("utf-8").splitlines()
         except FileNotFoundError:
@@ -1343,194 +1448,6 @@ class GitHistory:
         return True
 
 
-class ObjectReader:
-    """Raw git objects through one long-running ``git cat-file --batch`` (replace refs ignored)."""
-
-    def __init__(self, top: Path, env: Mapping[str, str] | None = None) -> None:
-        self._proc = subprocess.Popen(
-            ["git", "cat-file", "--batch"], cwd=top, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            env={**os.environ, **(env or _safe_overrides(_FIXED_CONFIG)), "GIT_NO_REPLACE_OBJECTS": "1"},
-        )  # fmt: skip
-        assert self._proc.stdin is not None and self._proc.stdout is not None
-        self._in, self._out = self._proc.stdin, self._proc.stdout
-
-    def read(self, oid: str, *, limit: int | None = None) -> tuple[str, bytes]:
-        """``(type, raw content)`` of the object ``oid``; HistoryError if it is not in the repository.
-
-        An object larger than ``limit`` bytes is never held in memory: its content is passed over
-        in small pieces and FileTooLargeError raised (a remote's history is someone else's input).
-        """
-        found = self.lookup(oid, limit=limit)
-        if found is None:
-            raise HistoryError(f"git object {oid} is missing from the repository")
-        return found[1], found[2]
-
-    def lookup(self, spec: str, *, limit: int | None = None) -> tuple[str, str, bytes] | None:
-        """``(id, type, raw content)`` of the object ``spec`` names (an id, ``HEAD^{commit}``...), or None.
-
-        Each request is resolved afresh, so a name like ``HEAD`` gives the commit it names now.
-
-        Raises:
-            OSError: The ``git cat-file`` process is gone.
-            FileTooLargeError: The object is larger than ``limit`` (its content was skipped).
-        """
-        self._in.write(spec.encode("utf-8") + b"\n")
-        self._in.flush()
-        line = self._out.readline()
-        if not line:
-            raise BrokenPipeError("git cat-file --batch ended")
-        header = line.split()
-        if len(header) != 3:
-            return None
-        data = self._content(spec, int(header[2]), limit)
-        return header[0].decode("ascii"), header[1].decode("ascii"), data
-
-    def blob_at(self, spec: str, *, limit: int | None = None) -> bytes | None:
-        """The bytes of the blob ``REV:PATH`` names; None if there is no such file (or it is not a file).
-
-        A blob larger than ``limit`` bytes raises FileTooLargeError without being read into memory.
-        """
-        if "\n" in spec:
-            return None
-        self._in.write(spec.encode("utf-8") + b"\n")
-        self._in.flush()
-        line = self._out.readline()
-        if not line:  # not "no such file": git is gone
-            raise BrokenPipeError("git cat-file --batch ended")
-        header = line.split()
-        if len(header) != 3:
-            return None
-        data = self._content(spec, int(header[2]), limit)
-        return data if header[1] == b"blob" else None
-
-    def _content(self, name: str, size: int, limit: int | None) -> bytes:
-        """The ``size`` bytes of the object being sent, or FileTooLargeError past ``limit`` (bytes skipped)."""
-        if limit is not None and size > limit:
-            left = size + 1  # the newline after each object
-            while left:
-                piece = self._out.read(min(left, 1 << 20))
-                if not piece:
-                    raise BrokenPipeError("git cat-file --batch ended inside an object")
-                left -= len(piece)
-            raise FileTooLargeError(name, size, max(limit, 0))
-        data = self._out.read(size)
-        if len(data) != size or self._out.read(1) != b"\n":  # the newline after each object
-            raise BrokenPipeError("git cat-file --batch ended inside an object")
-        return data
-
-    def __enter__(self) -> ObjectReader:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        """End the ``git cat-file`` process (killed if it does not end: a forked child may hold its stdin)."""
-        with contextlib.suppress(OSError):
-            self._in.close()
-        try:
-            self._proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.kill()
-        self._out.close()
-
-    def kill(self) -> None:
-        """End the process at once, whatever it was answering."""
-        with contextlib.suppress(OSError):
-            self._proc.kill()
-        self._proc.wait()
-        for pipe in (self._in, self._out):
-            with contextlib.suppress(OSError):
-                pipe.close()
-
-
-class ObjectWriter:
-    """Stores raw objects in a repository: gathered into one pack that ``git index-pack`` indexes.
-
-    One pack instead of a loose file per object: a rewrite makes thousands of objects, and
-    creating (then, at the next ``gc``, deleting) that many files costs more than the rewrite.
-    Objects written are in the repository once :meth:`finish` returns.
-    """
-
-    _TYPES = {"commit": 1, "tree": 2, "blob": 3, "tag": 4}
-
-    def __init__(self, top: Path, object_format: str, *, dry: bool = False,
-                 env: Mapping[str, str] | None = None) -> None:  # fmt: skip
-        self.top = top
-        self._env = {**os.environ, **(env or _safe_overrides(_FIXED_CONFIG))}
-        self.algorithm = "sha256" if object_format == "sha256" else "sha1"
-        self.dry = dry
-        self.written = 0
-        self._ids: set[str] = set()
-        self._spool: IO[bytes] | None = None
-
-    def __enter__(self) -> ObjectWriter:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        """Drop what was not finished (nothing reaches the repository)."""
-        spool, self._spool = self._spool, None
-        if spool is not None:
-            spool.close()
-
-    def id_of(self, kind: str, data: bytes) -> str:
-        """The id git gives an object of ``kind`` with this content."""
-        import hashlib
-
-        return hashlib.new(self.algorithm, b"%s %d\0" % (kind.encode("ascii"), len(data)) + data).hexdigest()
-
-    def write(self, kind: str, data: bytes) -> str:
-        """Add an object to the pack (unless dry) and return its id."""
-        import zlib
-
-        oid = self.id_of(kind, data)
-        if self.dry or oid in self._ids:
-            return oid
-        if self._spool is None:
-            import tempfile
-
-            self._spool = tempfile.TemporaryFile()
-        self._ids.add(oid)
-        size, first = len(data), self._TYPES[kind] << 4
-        header = bytearray([first | (size & 0x0F)])
-        size >>= 4
-        while size:
-            header[-1] |= 0x80
-            header.append(size & 0x7F)
-            size >>= 7
-        self._spool.write(bytes(header) + zlib.compress(data, 1))
-        self.written += 1
-        return oid
-
-    def finish(self) -> None:
-        """Index the pack into the repository (``git index-pack --stdin``); nothing to do when dry or empty."""
-        import struct
-
-        spool, self._spool = self._spool, None
-        if spool is None:
-            return
-        with spool, tempfile.TemporaryFile() as errors:
-            spool.seek(0)
-            proc = subprocess.Popen(["git", "index-pack", "--stdin"], cwd=self.top, stdin=subprocess.PIPE,
-                                    stdout=subprocess.DEVNULL, stderr=errors, env=self._env)  # fmt: skip
-            assert proc.stdin is not None
-            digest = hashlib.new(self.algorithm)
-            try:
-                for chunk in (b"PACK" + struct.pack(">II", 2, self.written), *iter(lambda: spool.read(1 << 20), b"")):
-                    digest.update(chunk)
-                    proc.stdin.write(chunk)
-                proc.stdin.write(digest.digest())
-                proc.stdin.close()
-            except BrokenPipeError:
-                pass
-            if proc.wait():
-                errors.seek(0)
-                raise HistoryError(f"git index-pack failed: {errors.read().decode('utf-8', 'replace').strip()}")
-
-
 def _is_ignored(repo: git.Repo, path: Path) -> bool:
     try:
         repo.git.check_ignore("-q", str(path))
@@ -1542,8 +1459,9 @@ def _is_ignored(repo: git.Repo, path: Path) -> bool:
 def _live_git_in(top: Path) -> bool:
     """True if a git process that may hold a lock is running with its working folder inside ``top``.
 
-    ``git cat-file`` only reads: the long-running ones every open vault keeps (its own and other
-    processes') never hold a lock, so they do not count.
+    ``git cat-file`` only reads, and a ``git update-ref --stdin`` waiting for its next update holds
+    nothing (it locks a ref only inside an update, a moment): the long-running ones every open vault
+    keeps (its own and other processes') do not count.
     """
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
@@ -1551,7 +1469,8 @@ def _live_git_in(top: Path) -> bool:
         try:
             if (entry / "comm").read_text().strip() != "git":
                 continue
-            if (entry / "cmdline").read_bytes().split(b"\0")[1:2] == [b"cat-file"]:
+            args = (entry / "cmdline").read_bytes().split(b"\0")
+            if args[1:2] == [b"cat-file"] or (args[1:2] == [b"update-ref"] and b"--stdin" in args):
                 continue
             cwd = Path(os.readlink(entry / "cwd"))
         except OSError:
@@ -1566,6 +1485,13 @@ def _identity_env(author: Identity, committer: Identity) -> dict[str, str]:
         "GIT_AUTHOR_NAME": author.name, "GIT_AUTHOR_EMAIL": author.email,
         "GIT_COMMITTER_NAME": committer.name, "GIT_COMMITTER_EMAIL": committer.email,
     }  # fmt: skip
+
+
+def _git_date(when: float) -> str:
+    """A time as git writes it in a commit: seconds since the epoch and the local UTC offset (``+0100``)."""
+    offset = time.localtime(when).tm_gmtoff // 60
+    sign = "-" if offset < 0 else "+"
+    return f"{int(when)} {sign}{abs(offset) // 60:02d}{abs(offset) % 60:02d}"
 
 
 def _chunks(items: Sequence[str]) -> Iterable[Sequence[str]]:
@@ -1584,18 +1510,6 @@ class _Change:
 
     file: tuple[str | None] | None = None  # (blob id,) or (None,): the file is removed; None: untouched
     below: dict[str, _Change] = field(default_factory=dict)
-
-
-def _parse_tree(data: bytes, oid_bytes: int) -> list[tuple[bytes, bytes, str]]:
-    """A tree object's entries as ``(name, mode, id)``, in the tree's order."""
-    entries, at = [], 0
-    while at < len(data):
-        space = data.index(b" ", at)
-        nul = data.index(b"\0", space)
-        end = nul + 1 + oid_bytes
-        entries.append((data[space + 1 : nul], data[at:space], data[nul + 1 : end].hex()))
-        at = end
-    return entries
 
 
 def _to_lf(data: bytes) -> bytes:

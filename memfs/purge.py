@@ -50,7 +50,8 @@ from . import _fs
 from .documents import dumps, load_bytes
 from .engine import WriteEngine
 from .errors import DocumentError, HistoryError, InvalidArgumentError, LinkError, NotFoundError, PurgeError
-from .history import ZERO_SHA, GitHistory, ObjectReader, ObjectWriter
+from .gitstore import ObjectReader, ObjectWriter
+from .history import ZERO_SHA, GitHistory
 from .layout import MEMORIES_DIR, SESSIONS_DIR, STATE_DIR, TOMBSTONES, label
 from .paths import slugify
 
