@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 import memfs
+from memfs import index
 from memfs.errors import InvalidArgumentError
 from memfs.index import ANALYZER, speaker_of
 
@@ -138,6 +139,31 @@ def test_a_question_naming_a_speaker_prefers_their_messages(vault: memfs.Vault) 
     assert hits[0].position == 1 and hits[0].item["content"].startswith("Mel:")
     hits = session.search("did Jon run a charity race")
     assert hits[0].position == 4
+
+
+def test_a_named_speakers_messages_score_the_bonus_more(vault: memfs.Vault, monkeypatch: pytest.MonkeyPatch) -> None:
+    session = vault.session("talk")
+    jon = "Jon: Mel said the charity race was a long race, a hot charity race, a charity race indeed."
+    session.append(chat(jon, *FILLER, "Mel: I ran a charity race, then we had a picnic by the river with my cousins."))
+
+    def scores() -> dict[int, float]:
+        return {h.position: h.score for h in session.search("what about Mel and the charity race", k=20)}
+
+    boosted, bonus = scores(), index.SPEAKER_BONUS
+    assert next(iter(boosted)) == 7 and bonus > 0  # Mel's own message first
+    monkeypatch.setattr(index, "SPEAKER_BONUS", 0.0)
+    plain = scores()
+    assert next(iter(plain)) == 1  # without the bonus, Jon's message (more of the words) wins
+    assert boosted[7] == pytest.approx(plain[7] * (1 + bonus), abs=1e-3)
+    assert all(boosted[n] == plain[n] for n in plain if n != 7)  # nobody else's message changes
+
+
+def test_no_bonus_when_no_speaker_is_named(vault: memfs.Vault, monkeypatch: pytest.MonkeyPatch) -> None:
+    session = vault.session("talk")
+    session.append(chat("Mel: I ran a charity race.", "Jon: The race was long.", *FILLER))
+    boosted = [(h.position, h.score) for h in session.search("charity race", k=20)]
+    monkeypatch.setattr(index, "SPEAKER_BONUS", 0.0)
+    assert boosted == [(h.position, h.score) for h in session.search("charity race", k=20)]
 
 
 # -- session dates -------------------------------------------------------------------------------
