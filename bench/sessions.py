@@ -106,6 +106,21 @@ def _summary(per_cat: dict[str, dict[str, list[float]]]) -> dict[str, Any]:
     return {"overall": overall, "by_category": by_category}
 
 
+def rows_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Overall and per-category means of per-question rows (``_recall``'s metrics and a ``category``)."""
+    per_cat: dict[str, dict[str, list[float]]] = {}
+    for row in rows:
+        for metric, value in row.items():
+            if metric != "category":
+                per_cat.setdefault(row["category"], {}).setdefault(metric, []).append(value)
+    return _summary(per_cat)
+
+
+def objective(rows: list[dict[str, Any]]) -> float:
+    """What a leave-one-out choice maximises on the other four conversations: turn R@10 plus session R@3."""
+    return statistics.fmean(r["turn_R@10"] for r in rows) + statistics.fmean(r["session_R@3"] for r in rows)
+
+
 def locomo_conversations() -> list[dict[str, Any]]:
     """The development conversations as turns (dia_id, session number, speaker, text) and questions."""
     out = []
@@ -287,9 +302,6 @@ def locomo_leave_one_out(tuned: dict[str, list[Any]] | None = None) -> dict[str,
         finally:
             shutil.rmtree(folder, ignore_errors=True)
 
-    def objective(rows: list[dict[str, Any]]) -> float:
-        return statistics.fmean(r["turn_R@10"] for r in rows) + statistics.fmean(r["session_R@3"] for r in rows)
-
     out: dict[str, Any] = {}
     for name, values in tuned.items():
         chosen, held = {}, []
@@ -298,13 +310,8 @@ def locomo_leave_one_out(tuned: dict[str, list[Any]] | None = None) -> dict[str,
             chosen[conv] = max(others, key=lambda pair: objective(pair[1]))[0]
             held += per[conv][(name, chosen[conv])]
         whole = {v: objective([r for c in per for r in per[c][(name, v)]]) for v in values}
-        per_cat: dict[str, dict[str, list[float]]] = {}
-        for row in held:
-            for metric, value in row.items():
-                if metric != "category":
-                    per_cat.setdefault(row["category"], {}).setdefault(metric, []).append(value)
-        out[name] = {"values": values, "chosen_on_the_other_four": chosen,
-                     "best_on_all_five": max(whole, key=lambda v: whole[v]), "held_out": _summary(per_cat)}  # fmt: skip
+        out[name] = {"values": values, "chosen_on_the_other_four": chosen, "held_out": rows_summary(held),
+                     "best_on_all_five": max(whole, key=lambda v: whole[v])}  # fmt: skip
     return out
 
 
