@@ -178,10 +178,10 @@ ANALYZER = _ContentAnalyzer()
 # weights 1, 1/2, 1/4 (docs/benchmarks.md has the measurements behind these numbers).
 CONTEXT_WEIGHTS = (4, 2, 1)
 DATE_WEIGHT = 1  # the words of the session's date ("8 May 2023") count like a turn two away
-# A question that names someone is mostly answered by what that person said ("What did Caroline
-# research?" is answered by Caroline's "Researching adoption agencies"), so a message whose
-# speaker the question names scores this much more (a share of its score). Measured on LoCoMo,
-# tuned leave-one-conversation-out (docs/benchmarks.md): the same value was chosen every time.
+# A question that names someone is mostly answered by what that person said ("What did Ada
+# research?" by Ada's "I'm looking into adoption agencies"), and a name is a weak term when its
+# owner speaks half the turns, so a message whose speaker the question names scores this much more
+# (a share of its score). Measured on LoCoMo, tuned leave-one-conversation-out (docs/benchmarks.md).
 SPEAKER_BONUS = 0.4
 K1 = 1.2
 
