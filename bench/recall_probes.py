@@ -141,6 +141,20 @@ def session_share(conv: dict[str, Any], q: dict[str, Any], share: float) -> Any:
     return _z(scores) + share * _z(whole)[conv["session"] - 1]
 
 
+def session_coverage(conv: dict[str, Any], q: dict[str, Any], share: float) -> Any:
+    """Each session scored by the sum, over query terms, of its best message for that term (z-scored), added.
+
+    A multi-hop question's terms are often answered by different messages of one session.
+    """
+    terms = terms_of(q["text"])
+    scores = memfs_scores(conv, terms)
+    best = np.zeros((len(terms), conv["session"].max()))
+    for i, term in enumerate(terms):
+        alone = conv["message"].bm25([term], K1 * index.CONTEXT_WEIGHTS[0]) + conv["speaker"].bm25([term], K1)
+        np.maximum.at(best[i], conv["session"] - 1, alone)
+    return _z(scores) + share * _z(best.sum(axis=0))[conv["session"] - 1]
+
+
 def session_idf(conv: dict[str, Any], q: dict[str, Any], power: float) -> Any:
     """Term weights scaled by how few sessions hold the term (a word every session uses says little)."""
     terms, sessions_ = terms_of(q["text"]), conv["sessions"]
@@ -232,6 +246,10 @@ CANDIDATES: dict[str, tuple[Callable[..., Any], list[Any]]] = {
     "speaker bonus (in memfs: 0.4)": (speaker_bonus, [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.7]),
     "a share of the session's score added to each message": (session_share, [0.0, 0.05, 0.1, 0.2, 0.3]),
     "sessions ranked as whole documents": (sessions_alone, [0.6, 1.2, 2.0]),
+    "a session's best message per query term, summed, added to each message": (
+        session_coverage,
+        [0.0, 0.1, 0.2, 0.3, 0.5],
+    ),
     "term weights scaled by session frequency": (session_idf, [0.0, 0.25, 0.5, 1.0]),
     "the session date as a field of its own": (date_field, [0.5, 1.0, 2.0]),
     "question word -> answer type bonus": (answer_type, [0.0, 0.1, 0.2, 0.3, 0.5]),
