@@ -431,6 +431,8 @@ def main() -> int:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--write-sizes", type=int, nargs="+", help="vault sizes for the write benchmark")
     parser.add_argument("--ablation", action="store_true", help="LoCoMo: memfs with each retrieval rule left out too")
+    parser.add_argument("--leave-one-out", action="store_true",
+                        help="LoCoMo: tuned settings chosen on four conversations, measured on the fifth")  # fmt: skip
     parser.add_argument(
         "--corpus",
         choices=sorted(corpus.CORPORA),
@@ -489,6 +491,9 @@ def main() -> int:
         say("locomo: message retrieval beside bm25s")
         variants = session_benchmarks.locomo_ablation() if args.ablation else None
         result["locomo"] = session_benchmarks.locomo_bench(variants)
+        if args.leave_one_out and "skipped" not in result["locomo"]:
+            say("locomo: leave one conversation out")
+            result["locomo"]["leave_one_out"] = session_benchmarks.locomo_leave_one_out()
     if "extraction" in only:
         import sessions as session_benchmarks
 

@@ -106,6 +106,21 @@ def _summary(per_cat: dict[str, dict[str, list[float]]]) -> dict[str, Any]:
     return {"overall": overall, "by_category": by_category}
 
 
+def rows_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Overall and per-category means of per-question rows (``_recall``'s metrics and a ``category``)."""
+    per_cat: dict[str, dict[str, list[float]]] = {}
+    for row in rows:
+        for metric, value in row.items():
+            if metric != "category":
+                per_cat.setdefault(row["category"], {}).setdefault(metric, []).append(value)
+    return _summary(per_cat)
+
+
+def objective(rows: list[dict[str, Any]]) -> float:
+    """What a leave-one-out choice maximises on the other four conversations: turn R@10 plus session R@3."""
+    return statistics.fmean(r["turn_R@10"] for r in rows) + statistics.fmean(r["session_R@3"] for r in rows)
+
+
 def locomo_conversations() -> list[dict[str, Any]]:
     """The development conversations as turns (dia_id, session number, speaker, text) and questions."""
     out = []
@@ -125,6 +140,18 @@ def locomo_conversations() -> list[dict[str, Any]]:
         questions = [q for q in data["qa"] if q.get("category") in (1, 2, 3, 4)]
         out.append({"name": path.stem, "sessions": sessions, "questions": questions})
     return out
+
+
+def _locomo_vault(conv: dict[str, Any], folder: Path) -> tuple[memfs.Vault, list[tuple[str, str, str]]]:
+    """A fresh vault holding one conversation, a transcript per session; its turns as (dia_id, session path, text)."""
+    vault = memfs.Vault.open(folder / "vault", create=True, durable=False)
+    turns: list[tuple[str, str, str]] = []
+    for n, sess in enumerate(conv["sessions"], 1):
+        session = vault.session(f"{conv['name']}-s{n}", commit="manual", metadata={"date": sess["date"]})
+        session.append(sess["items"])
+        session.commit()
+        turns += [(t["id"], session.path, t["content"]) for t in sess["items"]]
+    return vault, turns
 
 
 def _patched(**values: Any) -> Callable[[], Callable[[], None]]:
@@ -159,10 +186,11 @@ def locomo_ablation() -> dict[str, Callable[[], Any]]:
         "memfs": lambda: None,
         "without neighbours": _patched(CONTEXT_WEIGHTS=(1,)),
         "without the session date's words": _patched(DATE_WEIGHT=0),
-        "without the speaker field": _patched(speaker_of=lambda item: None),
+        "without the speaker bonus (speaker field kept)": _patched(SPEAKER_BONUS=0.0),
+        "without the speaker field (and so no bonus)": _patched(speaker_of=lambda item: None),
         "Porter instead of Snowball, no possessive rule": _patched(stem=_porter),
         "none of them (as before)": _patched(
-            CONTEXT_WEIGHTS=(1,), DATE_WEIGHT=0, stem=_porter, speaker_of=lambda item: None
+            CONTEXT_WEIGHTS=(1,), DATE_WEIGHT=0, stem=_porter, speaker_of=lambda item: None, SPEAKER_BONUS=0.0
         ),  # fmt: skip
     }
 
@@ -195,13 +223,7 @@ def locomo_bench(variants: dict[str, Callable[[], Any]] | None = None) -> dict[s
         for conv in conversations:
             folder = Path(tempfile.mkdtemp(prefix="memfs-locomo-"))
             try:
-                vault = memfs.Vault.open(folder / "vault", create=True, durable=False)
-                turns: list[tuple[str, str, str]] = []  # (dia_id, session path, text)
-                for n, sess in enumerate(conv["sessions"], 1):
-                    session = vault.session(f"{conv['name']}-s{n}", commit="manual", metadata={"date": sess["date"]})
-                    session.append(sess["items"])
-                    session.commit()
-                    turns += [(t["id"], session.path, t["content"]) for t in sess["items"]]
+                vault, turns = _locomo_vault(conv, folder)
                 messages += len(turns)
                 known = {d for d, _, _ in turns}
                 session_of = {d: s for d, s, _ in turns}
@@ -241,6 +263,58 @@ def locomo_bench(variants: dict[str, Callable[[], Any]] | None = None) -> dict[s
     return result
 
 
+#: Query-time settings of memfs.index tuned leave-one-conversation-out, with the values tried.
+LOCOMO_TUNED = {"SPEAKER_BONUS": [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.7, 1.0]}
+
+
+def locomo_leave_one_out(tuned: dict[str, list[Any]] | None = None) -> dict[str, Any]:
+    """Each setting of ``tuned`` chosen on four conversations and measured on the fifth, in turn.
+
+    A setting is chosen by the mean of turn Recall@10 and session Recall@3 over the four
+    others' questions; the held-out figures are those of the fifth with that choice. Settings
+    are read at query time, so each conversation's vault is built once and searched once per value.
+    """
+    from memfs import index
+
+    tuned = tuned or LOCOMO_TUNED
+    per: dict[str, dict[tuple[str, Any], list[dict[str, Any]]]] = {}  # conversation -> (name, value) -> rows
+    for conv in locomo_conversations():
+        folder = Path(tempfile.mkdtemp(prefix="memfs-locomo-loo-"))
+        try:
+            vault, turns = _locomo_vault(conv, folder)
+            known = {d for d, _, _ in turns}
+            session_of = {d: s for d, s, _ in turns}
+            for name, values in tuned.items():
+                saved = getattr(index, name)
+                try:
+                    for value in values:
+                        setattr(index, name, value)
+                        rows = per.setdefault(conv["name"], {}).setdefault((name, value), [])
+                        for q in conv["questions"]:
+                            evidence = _evidence(q.get("evidence", []), known)
+                            if evidence:
+                                hits = vault.search_messages(q["question"], k=LOCOMO_DEPTH)
+                                ranked = [h.item.get("id") for h in hits]
+                                rows.append(_recall(ranked, evidence, session_of) | {"category": str(q["category"])})
+                finally:
+                    setattr(index, name, saved)
+            vault.close()
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    out: dict[str, Any] = {}
+    for name, values in tuned.items():
+        chosen, held = {}, []
+        for conv in per:
+            others = [(v, [r for c in per if c != conv for r in per[c][(name, v)]]) for v in values]
+            chosen[conv] = max(others, key=lambda pair: objective(pair[1]))[0]
+            held += per[conv][(name, chosen[conv])]
+        whole = {v: objective([r for c in per for r in per[c][(name, v)]]) for v in values}
+        out[name] = {"values": values, "chosen_on_the_other_four": chosen, "held_out": rows_summary(held),
+                     "best_on_all_five": max(whole, key=lambda v: whole[v])}  # fmt: skip
+    return out
+
+
 def locomo_cost(k: int) -> dict[str, Any]:
     """Wall and CPU time per message search over the LoCoMo conversations, one vault each.
 
@@ -252,11 +326,7 @@ def locomo_cost(k: int) -> dict[str, Any]:
     for conv in locomo_conversations():
         folder = Path(tempfile.mkdtemp(prefix="memfs-locomo-cost-"))
         try:
-            vault = memfs.Vault.open(folder / "vault", create=True, durable=False)
-            for n, sess in enumerate(conv["sessions"], 1):
-                session = vault.session(f"{conv['name']}-s{n}", commit="manual", metadata={"date": sess["date"]})
-                session.append(sess["items"])
-                session.commit()
+            vault, _ = _locomo_vault(conv, folder)
             vault.search_messages("warm up", k=k)
             for q in conv["questions"]:
                 start, start_cpu = time.perf_counter(), time.process_time()

@@ -178,6 +178,11 @@ ANALYZER = _ContentAnalyzer()
 # weights 1, 1/2, 1/4 (docs/benchmarks.md has the measurements behind these numbers).
 CONTEXT_WEIGHTS = (4, 2, 1)
 DATE_WEIGHT = 1  # the words of the session's date ("8 May 2023") count like a turn two away
+# A question that names someone is mostly answered by what that person said ("What did Ada
+# research?" by Ada's "I'm looking into adoption agencies"), and a name is a weak term when its
+# owner speaks half the turns, so a message whose speaker the question names scores this much more
+# (a share of its score). Measured on LoCoMo, tuned leave-one-conversation-out (docs/benchmarks.md).
+SPEAKER_BONUS = 0.4
 K1 = 1.2
 
 
@@ -1495,12 +1500,14 @@ class SearchIndex:
         few array operations over postings decoded once (:class:`_Postings`). Only memories have
         ``title``, ``body`` and ``tags``, and only messages ``message`` and ``speaker``, so no
         filter by kind is needed; ``filters`` are Whoosh queries every hit must match, and no
-        document of ``hidden`` is returned.
+        document of ``hidden`` is returned. A message whose ``speaker`` the query names scores
+        :data:`SPEAKER_BONUS` more (Whoosh's own search, for queries with syntax, has no such rule).
         """
         reader = searcher.reader()
         total = reader.doc_count_all()
         scores = np.zeros(total)
         matched = np.zeros(total, dtype=bool)
+        named = None  # messages said by someone the query names
         leaves = [(leaf.reader(), offset) for leaf, offset in searcher.leaf_searchers()]
         for name, term in dict.fromkeys(pairs):
             if (name, term) not in reader:
@@ -1518,6 +1525,11 @@ class SearchIndex:
                 docs = docs + offset
                 scores[docs] += idf * (tf * (k1 + 1)) / (tf + k1 * ((1 - b) + b * length / avgfl))
                 matched[docs] = True
+                if name == "speaker":
+                    named = np.zeros(total, dtype=bool) if named is None else named
+                    named[docs] = True
+        if named is not None:
+            scores[named] *= 1 + SPEAKER_BONUS
         matched &= self._live_docs(searcher, leaves)
         if hidden:  # not current (see _not_current): set aside before the top k are chosen
             matched[np.fromiter(hidden, np.int64, len(hidden))] = False

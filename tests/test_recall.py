@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 import memfs
+from memfs import index
 from memfs.errors import InvalidArgumentError
 from memfs.index import ANALYZER, speaker_of
 
@@ -138,6 +139,46 @@ def test_a_question_naming_a_speaker_prefers_their_messages(vault: memfs.Vault) 
     assert hits[0].position == 1 and hits[0].item["content"].startswith("Mel:")
     hits = session.search("did Jon run a charity race")
     assert hits[0].position == 4
+
+
+def test_a_named_speakers_messages_score_the_bonus_more(vault: memfs.Vault, monkeypatch: pytest.MonkeyPatch) -> None:
+    session = vault.session("talk")
+    toms = "Tom: Ada said the charity race was a long race, a hot charity race, a charity race indeed."
+    session.append(chat(toms, *FILLER, "Ada: I ran a charity race, then we had a picnic by the river with my cousins."))
+
+    def scores() -> dict[int, float]:
+        return {h.position: h.score for h in session.search("what about Ada and the charity race", k=20)}
+
+    boosted, bonus = scores(), index.SPEAKER_BONUS
+    assert next(iter(boosted)) == 7 and bonus > 0  # Ada's own message first
+    monkeypatch.setattr(index, "SPEAKER_BONUS", 0.0)
+    plain = scores()
+    assert next(iter(plain)) == 1  # without the bonus, Tom's message (more of the words) wins
+    assert boosted[7] == pytest.approx(plain[7] * (1 + bonus), abs=1e-3)
+    assert all(boosted[n] == plain[n] for n in plain if n != 7)  # nobody else's message changes
+
+
+def test_no_bonus_when_no_speaker_is_named(vault: memfs.Vault, monkeypatch: pytest.MonkeyPatch) -> None:
+    session = vault.session("talk")
+    session.append(chat("Ada: I ran a charity race.", "Tom: The race was long.", *FILLER))
+    boosted = [(h.position, h.score) for h in session.search("charity race", k=20)]
+    monkeypatch.setattr(index, "SPEAKER_BONUS", 0.0)
+    assert boosted == [(h.position, h.score) for h in session.search("charity race", k=20)]
+
+
+def test_a_question_naming_both_speakers_ranks_as_without_the_bonus(
+    vault: memfs.Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = vault.session("talk")
+    session.append([{"role": "user", "name": "Ada", "content": "I ran a charity race."},
+                    {"role": "assistant", "name": "Tom", "content": "It was long, a long charity race."}])  # fmt: skip
+    question, bonus = "did Ada and Tom run the charity race", index.SPEAKER_BONUS
+    boosted = [(h.position, h.score) for h in session.search(question, k=20)]
+    monkeypatch.setattr(index, "SPEAKER_BONUS", 0.0)
+    plain = [(h.position, h.score) for h in session.search(question, k=20)]
+    assert [p for p, _ in boosted] == [p for p, _ in plain] and len(plain) == 2  # the same order
+    # both scaled alike: an item's ``name`` is its speaker, and the question names both speakers
+    assert all(b == pytest.approx(s * (1 + bonus), abs=1e-3) for (_, b), (_, s) in zip(boosted, plain, strict=True))
 
 
 # -- session dates -------------------------------------------------------------------------------
