@@ -334,19 +334,22 @@ class WriteEngine:
         change.originals.setdefault(rel, original)
         if mode is not None and rel not in change.modes and change.originals[rel] is original:
             change.modes[rel] = mode
+        records: list[dict[str, Any]] = []
         if not self._journal.exists():
-            change.base = self.history.head_and_tree()  # the commit starts from it: one git command, not two
-            self._append_journal({"base": change.base[0]})
+            # HEAD as the commit will start from it (a first guess, moved by compare-and-swap), and as
+            # recovery compares with: a HEAD that moved since means the commit landed
+            change.base = self.history.head_guess()
+            records.append({"base": change.base[0]})
         encoded = None if original is None else base64.b64encode(original).decode()
         record: dict[str, Any] = {"path": rel, "original": encoded, "new": _digest(new)}
         if mode is not None and original is not None:
             record["mode"] = mode
-        self._append_journal(record)
+        self._append_journal(*records, record)
 
-    def _append_journal(self, record: dict[str, Any]) -> None:
+    def _append_journal(self, *records: dict[str, Any]) -> None:
         fd = os.open(self._journal, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
-            _fs.write_all(fd, (json.dumps(record) + "\n").encode())
+            _fs.write_all(fd, "".join(json.dumps(record) + "\n" for record in records).encode())
             if self.durable:
                 os.fsync(fd)
         finally:

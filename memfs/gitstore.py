@@ -91,8 +91,11 @@ class LooseObjects:
         digest = hashlib.sha1(header, usedforsecurity=False)
         digest.update(data)
         oid = digest.hexdigest()
-        if oid in self._waiting or (self.folder / oid[:2] / oid[2:]).exists():
+        if oid in self._waiting:
             return oid
+        if len(data) >= _GROWING_FROM and (self.folder / oid[:2] / oid[2:]).exists():
+            return oid  # a large object git has already (a file put back as it was): not written again
+        # (a small one is written and its link refused if it exists: cheaper than asking first)
         if grows is not None and kind == "blob" and len(data) >= _GROWING_FROM:
             pieces = self.growing.stream(grows, header, data)
         else:

@@ -973,7 +973,7 @@ class GitHistory:
         try:
             if behind:
                 self._git("update-index", "-z", "--index-info", input=self._head_entries(behind))
-            if not self.git_index.patch(blobs, self._neighbours):
+            if not (self._as_committed(blobs) and self.git_index.patch(blobs, self._neighbours)):
                 index_info = "".join(f"0 {ZERO_SHA}\t{path}\0" if sha is None else f"100644 {sha}\t{path}\0"
                                      for path, sha in blobs.items())  # fmt: skip
                 self._git("update-index", "-z", "--index-info", input=index_info)
@@ -983,6 +983,26 @@ class GitHistory:
             return
         if behind:
             self._lagging.unlink(missing_ok=True)
+
+    def _as_committed(self, blobs: Mapping[str, str | None]) -> bool:
+        """Whether the last commit holds each of ``blobs`` as a file of that id (None: as no file).
+
+        Where a name was both a file and a folder, the commit kept one of them; only git then
+        knows what its index makes of the entries, so the patch is left to it.
+        """
+        _, root = self._last_commit() or (None, None)
+        if root is None:
+            return False
+        for path, oid in blobs.items():
+            tree: str | None = root
+            *folders, name = path.split("/")
+            for folder in folders:
+                found = None if tree is None else self._tree(tree).get(folder.encode("utf-8", "surrogateescape"))
+                tree = found[1] if found is not None and found[0] == TREE_MODE else None
+            entry = None if tree is None else self._tree(tree).get(name.encode("utf-8", "surrogateescape"))
+            if (None if entry is None or entry[0] == TREE_MODE else entry[1]) != oid:
+                return False
+        return True
 
     def _neighbours(self, path: str) -> str | None:
         """The file just before repository path ``path`` in its folder at HEAD (git's order), if a file is."""
@@ -1023,6 +1043,13 @@ class GitHistory:
     def head_and_tree(self) -> tuple[str | None, str | None]:
         """HEAD's commit and tree, read together by one git command; (None, None) before the first commit."""
         return self._head()
+
+    def head_guess(self) -> tuple[str | None, str | None]:
+        """HEAD and its tree as this process's last commit left them, else as git says now.
+
+        A first guess for :meth:`commit` (``base``), never trusted: HEAD moves by compare-and-swap.
+        """
+        return self._last_commit() or self._head()
 
     def bytes_at(self, path: str, rev: str | None) -> bytes | None:
         """The bytes of ``path`` (vault-relative) at ``rev``; None if it did not exist there (or no rev)."""

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from memfs.errors import GitLockError, HistoryError, NotFoundError
@@ -390,6 +390,7 @@ def plumbing_tree(root: Path, tmp: Path, base: str | None, contents: dict[str, b
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@example(rounds=[{"a/a": b"", "a.b": b""}, {"a": b"", "a/a": b""}])  # a file and a folder of one name at once
 @given(rounds=st.lists(st.dictionaries(st.lists(st.sampled_from(NAMES), min_size=1, max_size=3).map("/".join),
                                        st.one_of(st.none(), st.binary(max_size=8)), min_size=1, max_size=6),
                        min_size=1, max_size=4))  # fmt: skip
