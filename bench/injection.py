@@ -1,6 +1,7 @@
 """Injection's relevance floor on the labelled set of issue #15: what the block holds, floor off and on.
 
-    python bench/injection.py            # also part of bench/run.py (--only injection)
+    python bench/injection.py                   # also part of bench/run.py (--only injection)
+    python bench/injection.py --memories 10000  # and the floor's cost in a vault of that many memories
 
 The labelled set is ``bench/data/injection.json`` (hand-written; its ``about`` notes say how and in
 what order): example_vault's memories under one ``LongTermMemory`` over its three namespaces, with
@@ -23,10 +24,15 @@ and what counts is what the block holds (``context_for``, the default budget). P
 - ``latency``: ``context_for`` per example_vault question, floor off and on alternating, p50 ms.
 - ``misses``: on the test halves and the added questions with the defaults, the questions whose
   block holds a memory that is not acceptable, or lacks a relevant one.
+- ``cost`` (with ``--memories``): in a vault of that many generated memories (``bench/corpus.py``),
+  a ``LongTermMemory`` over three of its namespaces, CPU time per question (p50 ms): ``context_for``
+  with the floor off and on, alternating, and the floor's one index call,
+  ``Vault.document_frequencies``, alone.
 """
 
 from __future__ import annotations
 
+import argparse
 import html
 import json
 import re
@@ -214,10 +220,48 @@ def run() -> dict[str, Any]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def cost(size: int, rounds: int = 2) -> dict[str, Any]:
+    """CPU time per question of ``context_for`` (floor off, on) and of the floor's index call, at ``size`` memories."""
+    import corpus
+
+    folder = Path(tempfile.mkdtemp(prefix="memfs-injection-cost-"))
+    try:
+        items = corpus.memories(size, seed=1)
+        say(f"cost: writing a vault of {size} memories")
+        corpus.write_vault(folder / "vault", items)
+        vault = memfs.Vault.open(folder / "vault", create=True, durable=False)
+        stores = sorted({str(item["namespace"]) for item in items})[:3]
+        managers = {"off": memfs.LongTermMemory(vault, stores=stores, min_term_share=0, min_score_share=0),
+                    "on": memfs.LongTermMemory(vault, stores=stores)}  # fmt: skip
+        questions = corpus.questions(100)
+        vault.search(questions[0])  # the index built before anything is timed
+        samples: dict[str, list[float]] = {"off": [], "on": [], "document_frequencies": []}
+        for _ in range(rounds):
+            for q in questions:
+                for name, manager in managers.items():
+                    start = time.process_time()
+                    manager.context_for([{"role": "user", "content": q}])
+                    samples[name].append((time.process_time() - start) * 1000)
+                start = time.process_time()
+                vault.document_frequencies(q, namespaces=stores)
+                samples["document_frequencies"].append((time.process_time() - start) * 1000)
+        counted = vault.document_frequencies("", namespaces=stores)[0]
+        vault.close()
+        figures = {name: {"p50_cpu_ms": round(statistics.median(s), 2), "n": len(s)} for name, s in samples.items()}
+        return {"memories": size, "in_the_stores": counted, "stores": stores, **figures}
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--memories", type=int, default=0, help="also measure the floor's cost at this many memories")
+    args = parser.parse_args()
     from run import machine
 
     result = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "machine": machine(), **run()}
+    if args.memories:
+        result["cost"] = cost(args.memories)
     print(json.dumps(result, indent=2))
     return 0
 
