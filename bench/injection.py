@@ -1,18 +1,20 @@
 """Injection's relevance floor on the labelled set of issue #15: what the block holds, floor off and on.
 
-    python bench/injection.py            # also part of bench/run.py (--only injection)
+    python bench/injection.py                   # also part of bench/run.py (--only injection)
+    python bench/injection.py --memories 10000  # and the floor's cost in a vault of that many memories
 
 The labelled set is ``bench/data/injection.json`` (hand-written; its ``about`` notes say how and in
 what order): example_vault's memories under one ``LongTermMemory`` over its three namespaces, with
 questions split into a ``tune`` and a ``test`` half, twelve ``long`` messages, and a ``short`` set
-(a vault of one-sentence memories, as an extractor writes them, with its own two halves). Each
+(a vault of one-sentence memories, as an extractor writes them, with its own two halves and twelve
+``added`` questions: several things at once, generic words). Each
 question lists the memories a good answer needs (``relevant``) and those that would do no harm
 (``acceptable``); for some nothing stored is relevant. Each question is the newest user message,
 and what counts is what the block holds (``context_for``, the default budget). Prints JSON:
 
-- ``before`` (``min_word_share=0, min_score_share=0``: every hit, as before the floor) and
+- ``before`` (``min_term_share=0, min_score_share=0``: every hit, as before the floor) and
   ``after`` (the defaults), per group (``tune``, ``test``, ``long``, ``short_tune``,
-  ``short_test``, and ``both_tune``/``both_test``: the two vaults' halves together):
+  ``short_test``, ``added``, and ``both_tune``/``both_test``: the two vaults' halves together):
   ``precision`` (injected memories that are relevant or acceptable), ``recall`` (relevant memories
   injected), ``f1``, ``empty_right`` (questions with nothing relevant stored whose block is empty),
   ``empty_wrong`` (questions with something relevant whose block is empty), ``per_question``.
@@ -20,12 +22,17 @@ and what counts is what the block holds (``context_for``, the default budget). P
   pair with the best F1 on ``both_tune`` (ties: the higher recall, then the lower shares), which is
   what the defaults were set from.
 - ``latency``: ``context_for`` per example_vault question, floor off and on alternating, p50 ms.
-- ``misses``: on the test halves with the defaults, the questions whose block holds a memory that
-  is not acceptable, or lacks a relevant one.
+- ``misses``: on the test halves and the added questions with the defaults, the questions whose
+  block holds a memory that is not acceptable, or lacks a relevant one.
+- ``cost`` (with ``--memories``): in a vault of that many generated memories (``bench/corpus.py``),
+  a ``LongTermMemory`` over three of its namespaces, CPU time per question (p50 ms): ``context_for``
+  with the floor off and on, alternating, and the floor's one index call,
+  ``Vault.document_frequencies``, alone.
 """
 
 from __future__ import annotations
 
+import argparse
 import html
 import json
 import re
@@ -41,13 +48,13 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import memfs  # noqa: E402
-from memfs.longterm import SCORE_SHARE, WORD_SHARE  # noqa: E402
+from memfs.longterm import SCORE_SHARE, TERM_SHARE  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "bench" / "data" / "injection.json"
 VAULT = ROOT / "example_vault"
 _ENTRY = re.compile(r'^<memory path="([^"]*)"', re.M)
-WORD_SHARES = (0.0, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6, 0.7)
+TERM_SHARES = (0.0, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6)
 SCORE_SHARES = (0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
 
 
@@ -64,7 +71,8 @@ def load(path: Path = DATA) -> dict[str, Any]:
     if not isinstance(short, dict) or not isinstance(short.get("memories"), list):
         raise ValueError(f"{path}: needs a 'short' set with its 'memories'")
     held = {f"{short['stores'][0]}/{m['name']}" for m in short["memories"]}
-    for rows, known in ((data["questions"] + data.get("long", []), None), (short["questions"], held)):
+    for rows, known in ((data["questions"] + data.get("long", []), None),
+                        (short["questions"] + short.get("added", []), held)):  # fmt: skip
         for row in rows:
             if not isinstance(row, dict) or not isinstance(row.get("question"), str):
                 raise ValueError(f"{path}: a question needs a 'question' string: {row!r:.200}")
@@ -75,13 +83,14 @@ def load(path: Path = DATA) -> dict[str, Any]:
 
 
 def groups(data: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    """The questions by group: the halves of each vault's set, and the long messages."""
+    """The questions by group: the halves of each vault's set, the long messages and the added questions."""
     short = data["short"]["questions"]
     return {"tune": [q for q in data["questions"] if q["half"] == "tune"],
             "test": [q for q in data["questions"] if q["half"] == "test"],
             "long": data.get("long", []),
             "short_tune": [q for q in short if q["half"] == "tune"],
-            "short_test": [q for q in short if q["half"] == "test"]}  # fmt: skip
+            "short_test": [q for q in short if q["half"] == "test"],
+            "added": data["short"].get("added", [])}  # fmt: skip
 
 
 def merged(*scores: dict[str, Any]) -> dict[str, Any]:
@@ -164,14 +173,15 @@ def run() -> dict[str, Any]:
         shutil.copytree(VAULT, folder / "vault")
         example = memfs.Vault.open(folder / "vault", create=True, durable=False)
         short = short_vault(folder / "short", data["short"])
-        where = {"tune": example, "test": example, "long": example, "short_tune": short, "short_test": short}
+        where = {"tune": example, "test": example, "long": example, "short_tune": short, "short_test": short,
+                 "added": short}  # fmt: skip
         stores = {example: data["stores"], short: data["short"]["stores"]}
 
-        def measure(word: float, share: float, names: tuple[str, ...] = tuple(parts)) -> dict[str, Any]:
+        def measure(term: float, share: float, names: tuple[str, ...] = tuple(parts)) -> dict[str, Any]:
             out = {}
             for name in names:
                 vault = where[name]
-                manager = memfs.LongTermMemory(vault, stores=stores[vault], min_word_share=word, min_score_share=share)
+                manager = memfs.LongTermMemory(vault, stores=stores[vault], min_term_share=term, min_score_share=share)
                 out[name] = score(manager, parts[name])
             for half in ("tune", "test"):
                 if half in out and f"short_{half}" in out:
@@ -180,27 +190,27 @@ def run() -> dict[str, Any]:
 
         say("before (no floor) and after (the defaults)")
         result: dict[str, Any] = {"labelled_set": str(DATA.relative_to(ROOT)),
-                                  "defaults": {"min_word_share": WORD_SHARE, "min_score_share": SCORE_SHARE},
-                                  "before": measure(0, 0), "after": measure(WORD_SHARE, SCORE_SHARE)}  # fmt: skip
+                                  "defaults": {"min_term_share": TERM_SHARE, "min_score_share": SCORE_SHARE},
+                                  "before": measure(0, 0), "after": measure(TERM_SHARE, SCORE_SHARE)}  # fmt: skip
         say("sweep")
         sweep = []
-        for word in WORD_SHARES:
+        for term in TERM_SHARES:
             for share in SCORE_SHARES:
-                row = measure(word, share, ("tune", "test", "short_tune", "short_test"))
-                sweep.append({"min_word_share": word, "min_score_share": share,
+                row = measure(term, share, ("tune", "test", "short_tune", "short_test"))
+                sweep.append({"min_term_share": term, "min_score_share": share,
                               **{h: {k: row[h][k] for k in ("precision", "recall", "f1", "empty_right")}
                                  for h in ("both_tune", "both_test")}})  # fmt: skip
-        best = max(sweep, key=lambda r: (r["both_tune"]["f1"], r["both_tune"]["recall"], -r["min_word_share"],
+        best = max(sweep, key=lambda r: (r["both_tune"]["f1"], r["both_tune"]["recall"], -r["min_term_share"],
                                          -r["min_score_share"]))  # fmt: skip
-        result["chosen_on_tune"] = {k: best[k] for k in ("min_word_share", "min_score_share")}
+        result["chosen_on_tune"] = {k: best[k] for k in ("min_term_share", "min_score_share")}
         result["sweep"] = sweep
         say("latency, floor off and on")
-        result["latency"] = latency({"off": memfs.LongTermMemory(example, stores=data["stores"], min_word_share=0,
+        result["latency"] = latency({"off": memfs.LongTermMemory(example, stores=data["stores"], min_term_share=0,
                                                                  min_score_share=0),
                                      "on": memfs.LongTermMemory(example, stores=data["stores"])},
                                     data["questions"])  # fmt: skip
         result["misses"] = {}
-        for name in ("test", "short_test"):
+        for name in ("test", "short_test", "added"):
             vault = where[name]
             result["misses"][name] = misses(memfs.LongTermMemory(vault, stores=stores[vault]), parts[name])
         example.close()
@@ -210,10 +220,48 @@ def run() -> dict[str, Any]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def cost(size: int, rounds: int = 2) -> dict[str, Any]:
+    """CPU time per question of ``context_for`` (floor off, on) and of the floor's index call, at ``size`` memories."""
+    import corpus
+
+    folder = Path(tempfile.mkdtemp(prefix="memfs-injection-cost-"))
+    try:
+        items = corpus.memories(size, seed=1)
+        say(f"cost: writing a vault of {size} memories")
+        corpus.write_vault(folder / "vault", items)
+        vault = memfs.Vault.open(folder / "vault", create=True, durable=False)
+        stores = sorted({str(item["namespace"]) for item in items})[:3]
+        managers = {"off": memfs.LongTermMemory(vault, stores=stores, min_term_share=0, min_score_share=0),
+                    "on": memfs.LongTermMemory(vault, stores=stores)}  # fmt: skip
+        questions = corpus.questions(100)
+        vault.search(questions[0])  # the index built before anything is timed
+        samples: dict[str, list[float]] = {"off": [], "on": [], "document_frequencies": []}
+        for _ in range(rounds):
+            for q in questions:
+                for name, manager in managers.items():
+                    start = time.process_time()
+                    manager.context_for([{"role": "user", "content": q}])
+                    samples[name].append((time.process_time() - start) * 1000)
+                start = time.process_time()
+                vault.document_frequencies(q, namespaces=stores)
+                samples["document_frequencies"].append((time.process_time() - start) * 1000)
+        counted = vault.document_frequencies("", namespaces=stores)[0]
+        vault.close()
+        figures = {name: {"p50_cpu_ms": round(statistics.median(s), 2), "n": len(s)} for name, s in samples.items()}
+        return {"memories": size, "in_the_stores": counted, "stores": stores, **figures}
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--memories", type=int, default=0, help="also measure the floor's cost at this many memories")
+    args = parser.parse_args()
     from run import machine
 
     result = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "machine": machine(), **run()}
+    if args.memories:
+        result["cost"] = cost(args.memories)
     print(json.dumps(result, indent=2))
     return 0
 

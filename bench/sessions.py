@@ -473,7 +473,7 @@ def extraction_bench() -> dict[str, Any]:
                             ids = set(re.split(r"[;,\s]+", str(fact[1]))) if len(fact) > 1 else set()
                             observations += 1
                             captured += bool(ids & extracted_turns)
-            unfloored = LongTermMemory(vault, stores=[f"people/{path.stem}"], min_word_share=0, min_score_share=0)
+            unfloored = LongTermMemory(vault, stores=[f"people/{path.stem}"], min_term_share=0, min_score_share=0)
             for q in data["qa"]:
                 if q.get("category") not in (1, 2, 3, 4):
                     continue

@@ -34,7 +34,7 @@ import os
 import stat
 import time
 import warnings
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -1500,6 +1500,11 @@ class WriteEngine:
             log.warning("%s; rebuilding the search index from the files", exc)
             self._rebuild()
             return self.index.search(query, resync=self._resync, **options)
+
+    def document_frequencies(self, text: str, *, namespaces: Sequence[str] = ()) -> tuple[int, dict[str, int]]:
+        """How common ``text``'s terms are among the memories as the files are now (see ``SearchIndex``)."""
+        self.catch_up()
+        return self.index.document_frequencies(text, namespaces=namespaces)
 
     def search_messages(self, query: str, *, k: int = 10, session: str | None = None, since: str | None = None,
                         until: str | None = None) -> list[MessageHit]:  # fmt: skip

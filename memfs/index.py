@@ -1410,6 +1410,38 @@ class SearchIndex:
         stems = set(ANALYZER.stems(text))
         return [self._hit(stored, score, stems if snippets else None, now) for stored, score in found]
 
+    def document_frequencies(self, text: str, *, namespaces: Sequence[str] = ()) -> tuple[int, dict[str, int]]:
+        """How common ``text``'s terms are among the indexed memories: how many memories there are, and hold each.
+
+        The terms are those a search looks for (stems, stop words left out, the first
+        :data:`MAX_QUERY_TERMS`, in order); a memory holds a term in its title or its body.
+        ``namespaces`` (exact prefixes, as in :meth:`search`) counts only the memories of those
+        namespaces and the folders below them; none counts every memory. Deleted memories never count.
+        """
+        check_query(text)
+        terms = list(dict.fromkeys(ANALYZER.stems(text)))[:MAX_QUERY_TERMS]
+        with self._lock:
+            try:
+                searcher = self._reader()
+                leaves = [(leaf.reader(), offset) for leaf, offset in searcher.leaf_searchers()]
+                counted = self._live_docs(searcher, leaves) & self._holding(searcher, leaves, [("kind", "memory")])
+                if namespaces:
+                    counted &= self._holding(searcher, leaves, [("ns", ns.strip("/")) for ns in namespaces])
+                held = {t: int(np.count_nonzero(counted & self._holding(searcher, leaves, [("title", t), ("body", t)])))
+                        for t in terms}  # fmt: skip
+                return int(np.count_nonzero(counted)), held
+            except Exception as exc:
+                raise SearchIndexError(f"counting terms failed ({exc.__class__.__name__}: {exc})") from exc
+
+    def _holding(self, searcher: Any, leaves: list[tuple[Any, int]], pairs: list[tuple[str, str]]) -> Any:
+        """Per document of ``searcher``: True if it holds any of the ``(field, term)`` pairs, deleted ones too."""
+        found = np.zeros(searcher.doc_count_all(), dtype=bool)
+        for leaf, offset in leaves:
+            for name, term in pairs:
+                if (name, term) in leaf:
+                    found[self._decoded.postings(leaf, name, term)[0] + offset] = True
+        return found
+
     def _not_current(self, searcher: Any, now: datetime | None) -> tuple[set[int], list[str]]:
         """The documents not current at ``now``, and the paths of those set aside by their dates.
 

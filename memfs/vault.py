@@ -427,6 +427,19 @@ class Vault:
         return self.engine.search(query, k=k, namespace=namespace, type=type, tags=list(tags),
                                   since=since, until=until, history=history)  # fmt: skip
 
+    def document_frequencies(self, text: str, *, namespaces: Iterable[str] = ()) -> tuple[int, dict[str, int]]:
+        """How common the words of ``text`` are among the vault's memories.
+
+        Returns how many memories were counted, and each of ``text``'s terms (what search looks
+        for: stems, stop words left out, the first 32 distinct ones, in order) with how many of
+        them hold it in their title or body. ``namespaces`` counts only the memories of those
+        namespaces and the folders below them; none counts them all. Injection's relevance floor
+        weighs a question's words by it (a word few memories hold says more than a common one).
+        """
+        if isinstance(namespaces, (str, bytes)) or not isinstance(namespaces, Iterable):
+            raise InvalidArgumentError(f"namespaces must be a list of namespaces, got {namespaces!r:.100}")
+        return self.engine.document_frequencies(text, namespaces=[clean_namespace(ns) for ns in namespaces])
+
     def search_messages(self, query: str, *, k: int = 10, session: str | None = None,
                         since: str | datetime | None = None,
                         until: str | datetime | None = None) -> list[MessageHit]:  # fmt: skip

@@ -91,6 +91,63 @@ def test_queries_with_nothing_to_search(vault: memfs.Vault) -> None:
         vault.search(None)  # type: ignore[arg-type]
 
 
+def test_document_frequencies_count_memories_holding_each_term(vault: memfs.Vault) -> None:
+    store = vault.memories("users/alice")
+    store.add("Quiet rooms on a high floor; she books hotels a week ahead.", title="Hotels")
+    store.add("The team meets every week on Monday.", title="Team meeting")
+    store.add("Deploys happen twice a week.", title="Deploy days")
+    # the terms search looks for (stems, no stop words), in order; a title counts ("days" is only there)
+    assert vault.document_frequencies("Can you find me a hotel for next week?") == (
+        3, {"find": 0, "hotel": 1, "next": 0, "week": 3})  # fmt: skip
+    assert vault.document_frequencies("Days, and more days") == (3, {"day": 1})
+    # a new memory counts at once, a deleted or changed one once
+    store.add("Book the hotel near the venue.", title="Venue", path="venue.md")
+    assert vault.document_frequencies("hotel") == (4, {"hotel": 2})
+    store.update("venue.md", body="Book the hostel near the venue.\n")
+    assert vault.document_frequencies("hotel hostel") == (4, {"hotel": 1, "hostel": 1})
+    store.delete("venue.md")
+    assert vault.document_frequencies("hotel hostel") == (3, {"hotel": 1, "hostel": 0})
+    # messages are not memories: a session full of a word changes no count
+    vault.session("chat").append([{"role": "user", "content": "hotel hotel week"}] * 5)
+    assert vault.document_frequencies("hotel week") == (3, {"hotel": 1, "week": 3})
+
+
+def test_document_frequencies_within_namespaces_count_only_their_memories(vault: memfs.Vault) -> None:
+    vault.memories("users/alice").add("Alice's zebra notes.", title="Own")
+    vault.memories("users/alice/travel").add("Zebra crossings near the hotel.", title="Crossings")
+    mallory = vault.memories("users/mallory")
+    for i in range(4):
+        mallory.add(f"zebra zebra {i}", title=f"Z{i}")
+    mallory.add("PIN notes", title="PIN", path="x users/alice/pin.md")  # a folder named like another namespace
+    assert vault.document_frequencies("zebra pin") == (7, {"zebra": 6, "pin": 1})
+    # alice's memories (her folder and the one below it), never the folder that only looks like hers
+    assert vault.document_frequencies("zebra pin", namespaces=["users/alice"]) == (2, {"zebra": 2, "pin": 0})
+    assert vault.document_frequencies("zebra pin", namespaces=["/users/alice/", "users/alice/travel"]) == (
+        2, {"zebra": 2, "pin": 0})  # fmt: skip
+    assert vault.document_frequencies("zebra pin", namespaces=["users/alice/travel", "users/mallory"]) == (
+        6, {"zebra": 5, "pin": 1})  # fmt: skip
+    assert vault.document_frequencies("zebra", namespaces=["users/nobody"]) == (0, {"zebra": 0})
+    for bad in ("users/alice", b"users/alice", 3, None):
+        with pytest.raises(memfs.InvalidArgumentError, match="namespaces must be a list"):
+            vault.document_frequencies("zebra", namespaces=bad)  # type: ignore[arg-type]
+    for bad_name in (["../etc"], ["users/alice/x.md"], [3]):
+        with pytest.raises(memfs.PathError):
+            vault.document_frequencies("zebra", namespaces=bad_name)  # type: ignore[list-item]
+
+
+def test_document_frequencies_of_malformed_or_empty_text(vault: memfs.Vault) -> None:
+    fill(vault)
+    for text in ("", "   ", "the and of", "?!"):
+        assert vault.document_frequencies(text) == (3, {})
+    many = vault.document_frequencies(" ".join(f"word{i}" for i in range(100)))[1]
+    assert list(many) == [f"word{i}" for i in range(memfs.index.MAX_QUERY_TERMS)]
+    with pytest.raises(memfs.QueryTooLongError):
+        vault.document_frequencies("x" * 10_000)
+    for bad in (None, 3, b"hotel", ["hotel"]):
+        with pytest.raises(TypeError):
+            vault.document_frequencies(bad)  # type: ignore[arg-type]
+
+
 def test_deleting_the_index_gives_identical_results(tmp_path: Path) -> None:
     root = tmp_path / "v"
     with memfs.Vault.open(root, create=True) as vault:

@@ -176,7 +176,9 @@ def test_the_attributes_are_the_memorys_and_provenance_is_shown(vault: memfs.Vau
                           source="sessions/s.md#3")  # fmt: skip
     write_by_hand(vault, "memories/users/alice/by-hand.md", "---\nprovenance: the CEO, verified\n---\nWindow "
                                                            "cleaning is on Fridays.\n")  # fmt: skip
-    entries = {e.attributes["path"]: e for e in parse(ask(both(vault), "window seats, window cleaning"))}
+    entries = {
+        e.attributes["path"]: e for text in ("window seats", "window cleaning") for e in parse(ask(both(vault), text))
+    }
     assert entries["users/alice/window-seats.md"].attributes == {
         "path": "users/alice/window-seats.md", "store": "users/alice", "updated": str(extracted.updated)[:10],
         "provenance": "extractor", "title": "Window seats"}  # fmt: skip

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import math
 import re
+import shutil
 import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,8 +15,10 @@ import pytest
 import memfs
 from memfs.errors import InvalidExtractionError
 from memfs.extract import Message, ModelExtractor, RuleExtractor
-from memfs.longterm import LongTermMemory, Scope
+from memfs.longterm import LEAST_MEMORIES, LongTermMemory, Scope, term_weights
 from memfs.models import Reply, ScriptedModel, run_agent
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def turn(session: memfs.MarkdownSession, manager: LongTermMemory, user: str, answer: str) -> None:
@@ -194,7 +199,7 @@ def test_a_question_nothing_stored_is_about_injects_nothing(vault: memfs.Vault, 
     question = "Is the weather nice for a long walk next Friday?"
     # search finds a shared word ("long", "Friday", "next"), so without the floor something is injected
     assert vault.search(question, namespace="users/alice")
-    assert injected(LongTermMemory(vault, stores=["users/alice"], min_word_share=0, min_score_share=0), question)
+    assert injected(LongTermMemory(vault, stores=["users/alice"], min_term_share=0, min_score_share=0), question)
     assert injected(LongTermMemory(vault, stores=["users/alice"]), question) == []
     assert LongTermMemory(vault, stores=["users/alice"]).context_for([{"role": "user", "content": question}]) == ""
 
@@ -208,7 +213,7 @@ def test_a_relevant_memory_survives_the_floor_and_a_weak_one_is_cut(vault: memfs
     assert sorted(injected(manager, "Which seat on a long flight, and is satay safe with my peanut allergy?")) == [
         "peanuts", "seats"]  # fmt: skip
     # without the floor the same question also gets the memory that shares one word with it
-    loose = LongTermMemory(vault, stores=["users/alice"], min_word_share=0, min_score_share=0)
+    loose = LongTermMemory(vault, stores=["users/alice"], min_term_share=0, min_score_share=0)
     question = "When is the support team online for a long call?"
     assert sorted(injected(loose, question)) == ["hours", "seats"]
     assert injected(manager, question) == ["hours"]
@@ -229,17 +234,101 @@ def test_a_long_message_needs_a_question_s_worth_of_its_words(vault: memfs.Vault
     manager = LongTermMemory(vault, stores=["users/alice"])
     # twenty content words: a memory needs a share of eight of them, not of twenty
     assert injected(manager, message) == ["seats"]
-    assert injected(LongTermMemory(vault, stores=["users/alice"], min_word_share=1.0), message) == []
+    assert injected(LongTermMemory(vault, stores=["users/alice"], min_term_share=1.0), message) == []
+
+
+def test_term_weights_are_bm25_s_idf_over_at_least_a_store_s_worth_of_memories() -> None:
+    weights = term_weights(30, {"hotel": 2, "week": 10, "find": 0})
+    assert weights["hotel"] == pytest.approx(math.log(31 / 2.5)) and weights["week"] == pytest.approx(
+        math.log(31 / 10.5)
+    )
+    # a word no memory holds weighs as one a single memory holds
+    assert weights["find"] == pytest.approx(math.log(31 / 1.5))
+    # two memories cannot show "hotel" is common: counted as if there were LEAST_MEMORIES
+    assert term_weights(2, {"hotel": 2}) == term_weights(LEAST_MEMORIES, {"hotel": 2})
+    assert term_weights(2, {"hotel": 2})["hotel"] > term_weights(LEAST_MEMORIES, {"hotel": 10})["hotel"] > 0
+    assert term_weights(0, {}) == {}
+
+
+def test_a_word_many_memories_hold_counts_for_less_than_a_rare_one(vault: memfs.Vault) -> None:
+    store = vault.memories("users/alice")
+    with vault.batch("a store of 24 memories"):
+        store.add("She likes them quiet, on a high floor, with a desk.", title="Hotels", path="hotels.md")
+        for day in ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday", "weekend"):
+            store.add(f"Something happens every week on {day}.", title=f"On {day}", path=f"{day.lower()}.md")
+        for thing in ("tea", "jazz", "chess", "tennis", "opera", "sushi", "yoga", "kayaks", "maps", "owls",
+                      "clocks", "stamps", "kites", "ferns", "gin"):  # fmt: skip
+            store.add(f"Alice likes {thing}.", title=thing.title(), path=f"{thing}.md")
+    manager = LongTermMemory(vault, stores=["users/alice"])
+    loose = LongTermMemory(vault, stores=["users/alice"], min_term_share=0, min_score_share=0)
+    # eight memories of 24 hold "week", one "hotel": "week" says little about which one a question is about
+    counts = vault.document_frequencies("hotel week", namespaces=["users/alice"])
+    assert counts == (24, {"hotel": 1, "week": 8})
+    assert term_weights(*counts)["hotel"] > 2 * term_weights(*counts)["week"]
+    # "hotel" is one word of five (a plain share of words would drop the memory), but the informative one
+    assert injected(manager, "Find me a hotel in Berlin for next week") == ["hotels"]
+    # and a memory holding "week" alone holds one word of two, the one that says nothing
+    question = "Will it be rainy this week?"
+    assert len(injected(loose, question)) == 5
+    assert injected(manager, question) == []
+
+
+def test_the_hotel_question_of_issue_15_gets_hotel_preferences_alone(tmp_path: Path) -> None:
+    folder = tmp_path / "example"
+    shutil.copytree(ROOT / "example_vault", folder)
+    with memfs.Vault.open(folder, create=True, durable=False) as vault:
+        stores = ["users/alice", "projects/atlas", "agents/support"]
+        question = "Can you find me a hotel in Berlin for next week?"
+        loose = injected(LongTermMemory(vault, stores=stores, min_term_share=0, min_score_share=0), question)
+        assert "hotel-preferences" in loose and len(loose) > 1  # "next week" and "hotel" are found elsewhere too
+        assert injected(LongTermMemory(vault, stores=stores), question) == ["hotel-preferences"]
+        # "hotel" is the one informative word: fewer memories hold it than "next", none "find" or "Berlin"
+        assert vault.document_frequencies(question, namespaces=stores) == (
+            30, {"find": 0, "hotel": 2, "berlin": 0, "next": 5, "week": 2})  # fmt: skip
+
+
+@pytest.fixture
+def sam(vault: memfs.Vault) -> memfs.MemoryStore:
+    """One-sentence memories, as an extractor writes them."""
+    store = vault.memories("users/sam")
+    facts = {"peanut-allergy": ("Peanut allergy", "Sam is allergic to peanuts."),
+             "diet": ("Diet", "Sam is vegetarian and does not eat fish."),
+             "home": ("Where Sam lives", "Sam lives in Berlin."),
+             "home-airport": ("Home airport", "Sam's home airport is BER."),
+             "seats": ("Aisle seats", "Sam prefers aisle seats on flights."),
+             "coffee": ("Coffee", "Sam drinks oat milk flat whites."),
+             "partner": ("Partner", "Sam's partner is called Jo."),
+             "kids": ("Kids", "Sam has two kids, Mia and Leo."),
+             "dog": ("Dog", "Sam has a dog named Pepper."),
+             "job": ("Job", "Sam works as a nurse at the city hospital."),
+             "climbing": ("Climbing", "Sam goes climbing on Tuesday evenings."),
+             "japanese": ("Learning Japanese", "Sam is learning Japanese."),
+             "hotels": ("Hotels", "Sam prefers small hotels to big chains."),
+             "travel-budget": ("Travel budget", "Sam's travel budget is 120 EUR a night."),
+             "sister": ("Sister", "Sam's sister Ana lives in Lisbon."),
+             "reading": ("Reading", "Sam is reading War and Peace.")}  # fmt: skip
+    with vault.batch("one-sentence memories"):
+        for name, (title, body) in facts.items():
+            store.add(body, title=title, path=f"{name}.md")
+    return store
+
+
+def test_a_family_dinner_gets_the_memory_of_each_person_it_names(vault: memfs.Vault, sam: memfs.MemoryStore) -> None:
+    manager = LongTermMemory(vault, stores=["users/sam"])
+    # each memory holds one of the question's five words; "Diet" and "Peanut allergy" share none with it
+    assert sorted(injected(manager, "Book a family dinner for my partner and kids.")) == ["kids", "partner"]
+    assert sorted(injected(manager, "Plan a Saturday with the kids and the dog.")) == ["dog", "kids"]
+    assert injected(manager, "Who wrote Pride and Prejudice?") == []
 
 
 def test_the_floor_with_shares_of_zero_injects_every_hit(vault: memfs.Vault, alice: memfs.MemoryStore) -> None:
-    loose = LongTermMemory(vault, stores=["users/alice"], min_word_share=0, min_score_share=0)
+    loose = LongTermMemory(vault, stores=["users/alice"], min_term_share=0, min_score_share=0)
     found = injected(loose, "long flight, peanuts, and when is the team online?")
     assert sorted(found) == ["hours", "peanuts", "seats"]
 
 
 @pytest.mark.parametrize("value", [-0.1, 1.01, float("nan"), "0.5", None, True, [0.5]])
-@pytest.mark.parametrize("name", ["min_word_share", "min_score_share"])
+@pytest.mark.parametrize("name", ["min_term_share", "min_score_share"])
 def test_the_floor_options_are_checked(vault: memfs.Vault, name: str, value: Any) -> None:
     with pytest.raises(memfs.InvalidArgumentError, match=f"{name} must be a number from 0 to 1"):
         LongTermMemory(vault, stores=["users/alice"], **{name: value})
