@@ -339,9 +339,10 @@ def _unseal(data: bytes, key: bytes) -> dict[str, Any]:
 
 
 def _read_fd(fd: int, size: int) -> bytes:
+    # One read for any file under 1 GiB: joining chunks copies a segment of tens of MB once more
     chunks = []
     while size > 0:
-        chunk = os.read(fd, min(size, 1 << 24))
+        chunk = os.read(fd, min(size, 1 << 30))
         if not chunk:
             break
         chunks.append(chunk)
@@ -678,6 +679,7 @@ class SearchIndex:
         self._known_all: tuple[bytes | None, dict[str, tuple[Any, ...]]] | None = None  # known() of one manifest
         self._lists: dict[str, indexed.SegmentFiles] = {}  # what each segment indexed, by segment id
         self._unlisted: set[str] = set()  # segments whose list file is missing or unusable: written by the next sync
+        self._differ_memo: tuple[Any, bytes | None, list[str]] | None = None  # (a walk, a manifest, what differs)
         self._open()
 
     # -- lifecycle -------------------------------------------------------------
@@ -870,9 +872,14 @@ class SearchIndex:
         with self._lock:
             if not self.refresh():
                 raise SearchIndexError(f"the search index is unusable: {self.problem}")
+            memo, self._differ_memo = self._differ_memo, None
+            ours = known is None
             if known is None:
                 known = self.known(None if paths is None else set(paths))
-            differ = None if walked is None or paths is not None else _differing(walked, known)
+            differ = None
+            if paths is None and walked is not None:
+                same = ours and memo is not None and memo[0] is walked and memo[1] == self._manifest
+                differ = memo[2] if same and memo is not None else _differing(walked, known)  # stage() compared them
             if paths is not None:
                 on_disk = {p: st for p in paths if (st := self._stat(p))}
                 gone = [p for p in known if p not in on_disk]
@@ -970,8 +977,12 @@ class SearchIndex:
         known = self.known(None if paths is None else set(paths))
         if paths is not None:
             on_disk = {p: st for p in paths if (st := self._stat(p))}
-        else:
-            on_disk = dict(self.scan()) if walked is None else walked
+        elif walked is None:
+            on_disk = dict(self.scan())
+        else:  # only what differs can be work; sync() takes the same list up under the lock
+            differ = _differing(walked, known)
+            self._differ_memo = (walked, self._manifest, differ)
+            on_disk = {p: walked[p] for p in differ if p in walked}
         heavy, size = [], 0
         for rel, st in on_disk.items():
             if known.get(rel, (None,))[:2] == st or (is_transcript(rel) and rel in known and self._resumes(rel, st[1])):

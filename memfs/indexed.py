@@ -107,9 +107,10 @@ def loads(data: bytes, segment: str, doc_count: int) -> SegmentFiles:
     if len({len(c) for c in columns}) != 1:
         raise ValueError("columns of different lengths")
     docnums, paths, mtimes, sizes, digests = columns
-    if not (all(type(d) is int and 0 <= d < doc_count for d in docnums)
-            and all(type(p) is str for p in paths) and all(type(m) is int for m in mtimes)
-            and all(type(s) is int for s in sizes) and all(type(h) is str for h in digests)):  # fmt: skip
+    kinds = (int, str, int, int, str)  # exactly: a bool is no document number
+    if any(column and set(map(type, column)) != {kind} for column, kind in zip(columns, kinds, strict=True)):
         raise ValueError("malformed entries")
+    if docnums and (min(docnums) < 0 or max(docnums) >= doc_count):
+        raise ValueError("a document number outside the segment")
     stats = tuple(zip(mtimes, sizes, digests, strict=True))
     return SegmentFiles(segment, doc_count, tuple(docnums), tuple(paths), stats)
