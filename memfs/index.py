@@ -974,14 +974,15 @@ class SearchIndex:
         """Those of ``paths`` (None: every file, as ``walked`` saw it) whose indexing reads them whole, if a lot."""
         if not self.refresh():
             return []  # the pass under the lock rebuilds it, and says so
-        known = self.known(None if paths is None else set(paths))
+        with self._lock:  # what is known, and of which index
+            known, manifest = self.known(None if paths is None else set(paths)), self._manifest
         if paths is not None:
             on_disk = {p: st for p in paths if (st := self._stat(p))}
         elif walked is None:
             on_disk = dict(self.scan())
         else:  # only what differs can be work; sync() takes the same list up under the lock
             differ = _differing(walked, known)
-            self._differ_memo = (walked, self._manifest, differ)
+            self._differ_memo = (walked, manifest, differ)
             on_disk = {p: walked[p] for p in differ if p in walked}
         heavy, size = [], 0
         for rel, st in on_disk.items():
