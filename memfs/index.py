@@ -976,12 +976,12 @@ class SearchIndex:
             return []  # the pass under the lock rebuilds it, and says so
         with self._lock:  # what is known, and of which index
             known, manifest = self.known(None if paths is None else set(paths)), self._manifest
+            differ = _differing(walked, known) if paths is None and walked is not None else None
         if paths is not None:
             on_disk = {p: st for p in paths if (st := self._stat(p))}
-        elif walked is None:
+        elif walked is None or differ is None:
             on_disk = dict(self.scan())
         else:  # only what differs can be work; sync() takes the same list up under the lock
-            differ = _differing(walked, known)
             self._differ_memo = (walked, manifest, differ)
             on_disk = {p: walked[p] for p in differ if p in walked}
         heavy, size = [], 0
@@ -1769,7 +1769,9 @@ class SearchIndex:
 
 def _differing(walked: dict[str, Stat], known: dict[str, tuple[Any, ...]]) -> list[str]:
     """The files ``walked`` saw with another ``(mtime_ns, size)`` than ``known``, then those of ``known`` it missed."""
-    return [p for p, st in walked.items() if known.get(p, (None,))[:2] != st] + [p for p in known if p not in walked]
+    get = known.get
+    return ([p for p, (mtime, size) in walked.items() if (k := get(p)) is None or k[1] != size or k[0] != mtime]
+            + [p for p in known if p not in walked])  # fmt: skip
 
 
 def _or_pairs(parsed: Any) -> list[tuple[str, str]] | None:

@@ -393,9 +393,10 @@ def test_a_malformed_list_is_refused(data: bytes) -> None:
 
 
 def test_a_list_reads_back_as_written() -> None:
-    files = indexed.SegmentFiles("MAIN_x", 5, (0, 2, 4), ("a.md", "b/ç.md", "c.md"),
-                                 ((1, 2, "d1"), (3, 4, ""), (5, 6, "d3")))  # fmt: skip
+    files = indexed.SegmentFiles("MAIN_x", 5, (0, 2, 4), ("a.md", "b/ç.md", "c.md"), (1, 3, 5), (2, 4, 6),
+                                 ("d1", "", "d3"))  # fmt: skip
     back = indexed.loads(indexed.dumps(files), "MAIN_x", 5)
     assert back == files
     assert dict(back.live({2})) == {"a.md": (1, 2, "d1"), "c.md": (5, 6, "d3")}
     assert dict(back.live(())) == {"a.md": (1, 2, "d1"), "b/ç.md": (3, 4, ""), "c.md": (5, 6, "d3")}
+    assert dict(back.live([0, 4])) == {"b/ç.md": (3, 4, "")}
