@@ -123,23 +123,35 @@ def build_for_edits(root: Path) -> None:
         vault.search("anything")
 
 
+def edited_while_closed(tmp_path: Path) -> Path:
+    """A vault whose index has two segments, then :func:`edit_by_hand` while it is closed."""
+    root = tmp_path / "v"
+    build_for_edits(root)
+    edit_by_hand(root)
+    return root
+
+
+def check_signed(root: Path) -> None:
+    """Every list is a file (not a link) named in the signed manifest with its size and sha256."""
+    signed = manifest(root)["files"]
+    for path in lists(root):
+        assert not path.is_symlink()
+        data = path.read_bytes()
+        assert signed[path.name] == [len(data), hashlib.sha256(data).hexdigest()]
+
+
 def test_every_segment_has_a_signed_list_that_says_what_its_stored_fields_say(tmp_path: Path) -> None:
     root = tmp_path / "v"
     build_for_edits(root)
-    signed = manifest(root)["files"]
-    segments = {name.split(".", 1)[0] for name in signed if name.endswith((".seg", ".trm"))}
+    segments = {name.split(".", 1)[0] for name in manifest(root)["files"] if name.endswith((".seg", ".trm"))}
     assert segments and {p.name for p in lists(root)} == {indexed.name_of(s) for s in segments}
-    for path in lists(root):
-        data = path.read_bytes()
-        assert signed[path.name] == [len(data), hashlib.sha256(data).hexdigest()]
+    check_signed(root)
     assert known_through_lists(root) == truth(root)
 
 
 def test_files_changed_while_the_vault_was_closed_are_found_through_the_lists(
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:  # fmt: skip
-    root = tmp_path / "v"
-    build_for_edits(root)
-    edit_by_hand(root)
+    root = edited_while_closed(tmp_path)
     with caplog.at_level(logging.DEBUG, logger="memfs.index"), memfs.Vault.open(root, durable=False) as vault:
         assert "not using the list" not in caplog.text  # the lists were read, not the stored fields
         check_found(vault)
@@ -195,20 +207,13 @@ def tamper(root: Path, how: str) -> bytes:
                                  "another_segment"])  # fmt: skip
 def test_a_list_memfs_did_not_sign_as_it_is_never_trusted(tmp_path: Path, how: str,
                                                            caplog: pytest.LogCaptureFixture) -> None:  # fmt: skip
-    root = tmp_path / "v"
-    build_for_edits(root)
-    edit_by_hand(root)
+    root = edited_while_closed(tmp_path)
     lie = tamper(root, how)
     with caplog.at_level(logging.DEBUG, logger="memfs.index"), memfs.Vault.open(root, durable=False) as vault:
         check_found(vault)  # a trusted lie would have hidden the edit of diet.md
         assert "not using the list of files of index segment" in caplog.text
         assert "rebuilding" not in caplog.text  # the stored fields were read instead: no rebuild
-    # the open wrote the list again: signed, true, and used by the next open
-    signed = manifest(root)["files"]
-    for path in lists(root):
-        assert not path.is_symlink()
-        data = path.read_bytes()
-        assert signed[path.name] == [len(data), hashlib.sha256(data).hexdigest()]
+    check_signed(root)  # the open wrote the list again: signed, true, and used by the next open
     if how == "link":  # the link was replaced, and what it pointed to left as it was
         assert (tmp_path / "elsewhere.json").read_bytes() == lie
     caplog.clear()
@@ -229,7 +234,8 @@ def test_an_unchanged_index_of_an_older_memfs_gets_its_lists_at_the_next_open(
     sign(root, body, index_key())
     with memfs.Vault.open(root, durable=False) as vault:  # nothing changed, nothing to commit to the index
         assert [h.title for h in vault.search("peanuts")] == ["Diet"]
-    assert lists(root) and all(p.name in manifest(root)["files"] for p in lists(root))
+    assert lists(root)
+    check_signed(root)
     with caplog.at_level(logging.DEBUG, logger="memfs.index"), memfs.Vault.open(root, durable=False):
         assert "not using the list" not in caplog.text
     assert known_through_lists(root) == truth(root)
@@ -237,9 +243,7 @@ def test_an_unchanged_index_of_an_older_memfs_gets_its_lists_at_the_next_open(
 
 def test_a_list_signed_with_another_users_key_makes_the_index_rebuilt(
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:  # fmt: skip
-    root = tmp_path / "v"
-    build_for_edits(root)
-    edit_by_hand(root)
+    root = edited_while_closed(tmp_path)
     tamper(root, "planted")
     body = manifest(root)
     for path in lists(root):
