@@ -5,6 +5,8 @@
     python bench/run.py --sizes 10000    # pick sizes
     python bench/run.py --only search --corpus common --cache --searches-only
                                          # search beside FTS5 only, vaults kept in bench/cache/
+    python bench/run.py --only write --write-sizes 100000 --cache
+                                         # writes and reopening at 100k; the vault is built once
 
 Progress goes to stderr; the result is also written to bench/results/latest.json.
 """
@@ -16,6 +18,7 @@ import json
 import os
 import platform
 import re
+import resource
 import shutil
 import sqlite3
 import statistics
@@ -33,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpus  # noqa: E402
 
 import memfs  # noqa: E402
-from memfs.index import STOP_WORDS  # noqa: E402
+from memfs.index import SCHEMA_VERSION, STOP_WORDS  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -128,16 +131,19 @@ def list_folders(root: Path) -> int:
 CACHE = Path(__file__).resolve().parent / "cache"
 
 
-def bench_vault(folder: Path, name: str, size: int, items: list[dict[str, object]], cache: bool) -> float | None:
-    """A vault of ``items`` at ``folder/vault``, opened once (files committed, index built).
+def bench_vault(folder: Path, name: str, size: int, items: list[dict[str, object]], cache: bool, *,
+                seed: int = 1) -> float | None:  # fmt: skip
+    """A vault of ``items`` (made with ``seed``) at ``folder/vault``, opened once (files committed, index built).
 
     Returns how long that first open took, or None when it was copied from ``bench/cache/``
-    (``cache``: built there on the first run, reused by later ones).
+    (``cache``: built there on the first run, reused by later ones, keyed by corpus, seed,
+    size, corpus version and index schema). The first open does not fsync (the files and the
+    commit are the same; what is measured afterwards opens the vault as it likes).
     """
-    kept = CACHE / f"{name}-{size}-{corpus.VERSION}"
+    kept = CACHE / f"{name}-seed{seed}-{size}-{corpus.VERSION}-index{SCHEMA_VERSION}"
     if cache and (kept / "done").exists():
         say(f"{name} {size}: copying the cached vault from {kept}")
-        shutil.copytree(kept / "vault", folder / "vault", symlinks=True)
+        copy_tree(kept / "vault", folder / "vault")
         return None
     say(f"{name} {size}: writing {size} files")
     corpus.write_vault(folder / "vault", items)
@@ -147,9 +153,18 @@ def bench_vault(folder: Path, name: str, size: int, items: list[dict[str, object
     first_open = time.perf_counter() - start
     if cache:
         shutil.rmtree(kept, ignore_errors=True)
-        shutil.copytree(folder / "vault", kept / "vault", symlinks=True)
+        kept.mkdir(parents=True)
+        copy_tree(folder / "vault", kept / "vault")
         (kept / "done").write_text(f"first open {first_open:.1f} s\n")
     return first_open
+
+
+def copy_tree(src: Path, dst: Path) -> None:
+    """A copy keeping every file's mtime to the nanosecond (so the index sees nothing changed) and links as links."""
+    if shutil.which("cp") and platform.system() == "Linux":  # GNU cp: several times copytree's speed
+        subprocess.run(["cp", "-a", str(src), str(dst)], check=True)
+    else:
+        shutil.copytree(src, dst, symlinks=True)
 
 
 def search_bench(size: int, n_questions: int, updates: int, name: str = "locomo", *, cache: bool = False,
@@ -241,12 +256,16 @@ def search_bench(size: int, n_questions: int, updates: int, name: str = "locomo"
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def write_bench(size: int, writes: int) -> dict[str, object]:
-    """memfs writes (file + index pending + commit) beside `git add && git commit` in one repo."""
+def write_bench(size: int, writes: int, *, cache: bool = False) -> dict[str, object]:
+    """memfs writes (file + index pending + commit) beside `git add && git commit` in one repo.
+
+    Then the reopen of the unchanged vault beside `git status` on the same folder, in wall and
+    CPU time (the CPU time of `git status` is its process's, from the children's rusage).
+    """
     folder = Path(tempfile.mkdtemp(prefix=f"memfs-write-{size}-"))
     try:
         items = corpus.memories(size, seed=2)
-        corpus.write_vault(folder / "vault", items)
+        bench_vault(folder, "write", size, items, cache, seed=2)
         vault = memfs.Vault.open(folder / "vault")  # durable: fsync on every write, the default
         store = vault.memories(str(items[0]["namespace"]))
         slug = f"{items[0]['slug']}.md"
@@ -267,9 +286,18 @@ def write_bench(size: int, writes: int) -> dict[str, object]:
         tool_search = [timed(lambda q=q: tools.run("search", query=q)) for q in questions]
         vault.close()
         say(f"write {size}: reopening the unchanged vault, beside `git status`")
-        reopen = [timed(lambda: memfs.Vault.open(folder / "vault").close()) for _ in range(5)]
-        status = [timed(lambda: subprocess.run(["git", "status", "--porcelain"], cwd=folder / "vault", check=True,
-                                               capture_output=True)) for _ in range(3)]  # fmt: skip
+        reopen, reopen_cpu, status, status_cpu = [], [], [], []
+        git_status = ["git", "status", "--porcelain"]
+        subprocess.run(git_status, cwd=folder / "vault", check=True, capture_output=True)  # git's index: stat data
+        for _ in range(5):  # alternating, so both see the same load
+            cpu = time.process_time()
+            reopen.append(timed(lambda: memfs.Vault.open(folder / "vault").close()))
+            reopen_cpu.append((time.process_time() - cpu) * 1000)
+            children = resource.getrusage(resource.RUSAGE_CHILDREN)
+            status.append(timed(lambda: subprocess.run(git_status, cwd=folder / "vault", check=True,
+                                                       capture_output=True)))  # fmt: skip
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            status_cpu.append((after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime) * 1000)
         say(f"write {size}: bare git add && git commit")
         target = folder / "vault" / f"memories/{items[1]['namespace']}/{items[1]['slug']}.md"
         git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.com"]
@@ -286,6 +314,7 @@ def write_bench(size: int, writes: int) -> dict[str, object]:
         return {"memories": size, "memfs_update": stats(updates), "memfs_add": stats(adds),
                 "tool_str_replace_2kb": stats(replaces), "tool_search": stats(tool_search),
                 "git_add_commit": stats(bare), "reopen_unchanged": stats(reopen), "git_status": stats(status),
+                "reopen_unchanged_cpu": stats(reopen_cpu), "git_status_cpu": stats(status_cpu),
                 "load_average": os.getloadavg()}  # fmt: skip
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -443,7 +472,7 @@ def main() -> int:
     parser.add_argument(
         "--cache",
         action="store_true",
-        help="search: build each vault once under bench/cache/ (gitignored) and copy it later",
+        help="search and write: build each vault once under bench/cache/ (gitignored) and copy it later",
     )
     parser.add_argument(
         "--searches-only",
@@ -469,7 +498,7 @@ def main() -> int:
         result["hostile"] = hostile_bench(20 if args.quick else 50, 20_000 if args.quick else 100_000)
     if "write" in only:
         write_sizes = args.write_sizes or ([2000] if args.quick else [10_000, 100_000])
-        result["write"] = [write_bench(n, 30 if args.quick else 100) for n in write_sizes]
+        result["write"] = [write_bench(n, 30 if args.quick else 100, cache=args.cache) for n in write_sizes]
     if "watch" in only:
         result["watch"] = watch_bench(10 if args.quick else 30, 500 if args.quick else 5000)
     if "sessions" in only:

@@ -1307,9 +1307,10 @@ class WriteEngine:
             found.add(rel)
         return sorted(found)
 
-    def _sync_index(self, paths: Iterable[str] | None = None, progress: Progress | None = None) -> SyncReport:
+    def _sync_index(self, paths: Iterable[str] | None = None, progress: Progress | None = None,
+                    walked: dict[str, tuple[int, int]] | None = None) -> SyncReport:  # fmt: skip
         try:
-            return self.index.sync(paths, progress=progress)
+            return self.index.sync(paths, progress=progress, walked=walked)
         except Exception as exc:  # the index is derived: rebuild it rather than fail a write
             if isinstance(exc, (KeyboardInterrupt, GitLockError)):
                 raise
@@ -1331,8 +1332,8 @@ class WriteEngine:
             self._index_failed = True
             raise
 
-    def _stage(self, paths: Iterable[str] | None, *, fresh: bool = False,
-               progress: Progress | None = None) -> Staged | None:  # fmt: skip
+    def _stage(self, paths: Iterable[str] | None, *, fresh: bool = False, progress: Progress | None = None,
+               walked: dict[str, tuple[int, int]] | None = None) -> Staged | None:  # fmt: skip
         """Build a long index job outside the vault lock (:meth:`SearchIndex.stage`); None: do it all under the lock.
 
         None when the job is short, when this thread holds the lock already (its block is one
@@ -1342,7 +1343,7 @@ class WriteEngine:
         if self._lock.held:
             return None
         try:
-            return self.index.stage(paths, fresh=fresh, progress=progress)
+            return self.index.stage(paths, fresh=fresh, progress=progress, walked=walked)
         except Exception as exc:  # the index is derived: the pass under the lock tries again
             _close_leaked_files(exc)
             log.warning("could not build the search index outside the vault lock (%s); building it under the lock",
@@ -1350,11 +1351,12 @@ class WriteEngine:
             return None
 
     def _index_now(self, staged: Staged | None, paths: Iterable[str] | None, progress: Progress | None = None,
-                   *, fresh: bool = False) -> SyncReport:  # fmt: skip
+                   *, fresh: bool = False, walked: dict[str, tuple[int, int]] | None = None) -> SyncReport:  # fmt: skip
         """Under the vault lock: publish what :meth:`_stage` built, then index what is left (little).
 
         A fresh build is complete once published; otherwise the files of ``paths`` (None: all)
-        that changed since they were built, and the rest of ``paths``, are synced here.
+        that changed since they were built, and the rest of ``paths``, are synced here (with
+        ``walked``, the walk of every file taken before the lock: :meth:`SearchIndex.sync`).
         """
         report = SyncReport()
         if staged is not None:
@@ -1371,7 +1373,7 @@ class WriteEngine:
                     return report
         if fresh:
             self._clear_index()
-        return report.merged(self._sync_index(None if paths is None else sorted(set(paths)), progress))
+        return report.merged(self._sync_index(None if paths is None else sorted(set(paths)), progress, walked))
 
     def _rebuild(self, *, unless_usable: bool = False) -> None:
         """Rebuild the index from the files, built outside the vault lock.
@@ -1436,13 +1438,16 @@ class WriteEngine:
         already has them.
         """
         wanted = None if paths is None else sorted(set(paths))
-        staged = self._stage(wanted, fresh=fresh, progress=progress)  # the long part, outside the lock
+        walked, leftovers = self.index.walk() if paths is None and not fresh else (None, [])  # one walk per pass
+        staged = self._stage(wanted, fresh=fresh, progress=progress, walked=walked)  # the long part, outside the lock
         differ = self._differ_from_head(staged) if commit else None
         with self._lock.hold():
-            if paths is None:
+            if walked is not None:  # the temp files the walk passed, and any new ones beside them
+                _fs.sweep_temp_files(self.root, folders={self.root / _fs.split(p)[0] for p in leftovers})
+            elif paths is None:
                 for folder in CONTENT_DIRS:
                     _fs.sweep_temp_files(self.root / folder)
-            report = self._index_now(staged, wanted, progress, fresh=fresh)
+            report = self._index_now(staged, wanted, progress, fresh=fresh, walked=walked)
             if paths is None:
                 with contextlib.suppress(FileNotFoundError):
                     self._pending_file.write_bytes(b"")

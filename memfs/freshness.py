@@ -25,6 +25,7 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from ._fs import TEMP_PREFIX
 from .layout import CONTENT_DIRS
 
 Stat = tuple[int, int]  # (mtime_ns, size)
@@ -38,49 +39,71 @@ def walk(root: Path, tops: Sequence[str] = CONTENT_DIRS) -> Iterator[tuple[str, 
     Hidden names, memfs's temporary files and symbolic links are skipped: a link could point
     outside the vault.
     """
-    for rel, found in _tree(root, tops):
-        if not isinstance(found[0], set):
-            yield rel, found
+    for rel_dir, files, _ in _folders(root, tops):
+        for name in sorted(files):
+            yield f"{rel_dir}/{name}", files[name]
 
 
-def _tree(root: Path, tops: Sequence[str]) -> Iterator[tuple[str, Stat | tuple[set[str], set[str]]]]:
-    """Each folder with (file names, sub-folder names), then its files with their stat."""
+def _folders(root: Path, tops: Sequence[str],
+             leftovers: list[str] | None = None) -> Iterator[tuple[str, dict[str, Stat], set[str]]]:  # fmt: skip
+    """Each folder under ``tops``, depth first: its Markdown files with their stat, and its sub-folder names.
+
+    ``leftovers``, if given, gets the vault path of every temporary file of memfs's writers passed.
+    """
     stack = list(reversed(tops))
     base = os.fspath(root)
     while stack:
         rel_dir = stack.pop()
-        files, dirs = _list(base, rel_dir)
+        files, dirs = _list_stats(base, rel_dir, leftovers)
         if files is None:
             continue
-        yield rel_dir, (files, dirs)
-        for name in sorted(files):
-            rel = f"{rel_dir}/{name}"
-            st = file_stat(base, rel)
-            if st is not None:
-                yield rel, st
+        yield rel_dir, files, dirs
         stack.extend(f"{rel_dir}/{name}" for name in sorted(dirs, reverse=True))
 
 
 def _list(root: Path | str, rel_dir: str) -> tuple[set[str] | None, set[str]]:
     """The Markdown file names and the sub-folder names of a folder (None: no such folder)."""
-    files: set[str] = set()
+    files, dirs = _list_stats(os.fspath(root), rel_dir, None, stats=False)
+    return None if files is None else set(files), dirs
+
+
+def _list_stats(root: str, rel_dir: str, leftovers: list[str] | None, *,
+                stats: bool = True) -> tuple[dict[str, Stat] | None, set[str]]:  # fmt: skip
+    """The Markdown files of a folder with their ``(mtime_ns, size)``, and its sub-folder names.
+
+    None for a folder that is gone, not a folder or not readable; a file gone before its stat
+    is left out. The stat is the directory entry's ``lstat`` (as :func:`file_stat`), without a
+    path built in Python: a walk of 100,000 files is mostly this loop. Without ``stats`` the
+    files map to a placeholder. Temporary files of memfs's writers are added to ``leftovers``
+    (by vault path) if it is given.
+    """
+    files: dict[str, Stat] = {}
     dirs: set[str] = set()
+    S_ISREG = stat.S_ISREG  # noqa: N806 - bound once, for the loop below
     try:
-        with os.scandir(f"{os.fspath(root)}/{rel_dir}") as entries:
+        with os.scandir(f"{root}/{rel_dir}") as entries:
             for entry in entries:
                 name = entry.name
                 if name[0] == ".":
+                    if leftovers is not None and name.startswith(TEMP_PREFIX):
+                        leftovers.append(f"{rel_dir}/{name}")
                     continue
                 try:  # follow_symlinks=False: a link is neither a file nor a folder here
                     if name.endswith(".md") and entry.is_file(follow_symlinks=False):
-                        files.add(name)
+                        if not stats:
+                            files[name] = _UNSEEN
+                        elif S_ISREG((st := entry.stat(follow_symlinks=False)).st_mode):  # an lstat, as file_stat
+                            files[name] = (st.st_mtime_ns, st.st_size)
                     elif entry.is_dir(follow_symlinks=False):
                         dirs.add(name)
                 except OSError:  # gone while listing
                     continue
-    except OSError:  # gone, not a folder, not readable
+    except OSError:
         return None, dirs
     return files, dirs
+
+
+_UNSEEN: Stat = (-1, -1)  # a file listed without its stat
 
 
 def file_stat(root: Path | str, rel: str) -> Stat | None:
@@ -111,6 +134,9 @@ class ChangeFinder:
         self.seeded = False
         self.delay = 2.0  # the bound the caller keeps; scan() spreads its checks over it
         self._new: list[str] = []  # files and folders first seen during the current step
+        #: The temporary files of memfs's writers the last :meth:`scan` passed (vault paths): a
+        #: writer killed mid-write leaves one, which whoever holds the vault lock may remove.
+        self.leftovers: list[str] = []
         self.mutex = threading.RLock()
 
     def forget(self) -> None:
@@ -136,21 +162,22 @@ class ChangeFinder:
         self._forget()
         started = time.monotonic()
         found: list[str] = []
-        for rel, info in _tree(self.root, self.tops):
-            if isinstance(info[0], set):
-                self._dirs[rel] = info
-                found.append(rel + "/")
-            else:
-                self._files[rel] = info
-                found.append(rel)
+        self.leftovers = []
+        for rel_dir, files, dirs in _folders(self.root, self.tops, self.leftovers):
+            self._dirs[rel_dir] = (set(files), dirs)
+            found.append(rel_dir + "/")
+            names = sorted(files)
+            rels = [f"{rel_dir}/{name}" for name in names]
+            self._files.update(zip(rels, [files[name] for name in names], strict=True))
+            found += rels
         for top in self.tops:  # missing content folders are looked for again, too
             if top not in self._dirs:
                 self._dirs[top] = (set(), set())
                 found.append(top + "/")
-        for i, key in enumerate(found):
-            when = started - self.delay * (1 - i / len(found))
-            self._when[key] = when
-            self._queue.append((when, key))
+        first, step = started - self.delay, self.delay / len(found)
+        whens = [first + step * i for i in range(len(found))]
+        self._when = dict(zip(found, whens, strict=True))
+        self._queue = deque(zip(whens, found, strict=True))
         self.seeded = True
         return dict(self._files)
 

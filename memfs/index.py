@@ -59,14 +59,15 @@ from whoosh.filedb.structfile import BufferFile
 from whoosh.index import TOC, FileIndex
 from whoosh.lang.snowball.english import EnglishStemmer
 from whoosh.matching import FilterMatcher
+from whoosh.reading import SegmentReader
 from whoosh.util.numeric import byte_to_length
 from whoosh.writing import MERGE_SMALL
 
-from . import _fs, transcript
+from . import _fs, indexed, transcript
 from .dates import date_words, iso, written_date
 from .documents import MAX_FRONT_MATTER_BYTES, Document, body_of, load_bytes, normalize_time, tags_of, timestamp
 from .errors import DocumentError, FileTooLargeError, LinkError, QueryTooLongError, SearchIndexError, ValidityError
-from .freshness import ChangeFinder, file_stat, walk
+from .freshness import ChangeFinder, Stat, file_stat, walk
 from .items import text_of
 from .layout import CONTENT_DIRS, in_namespace, is_transcript, split_memory_path
 from .lifecycle import CURRENT, Validity, check, validity
@@ -338,9 +339,10 @@ def _unseal(data: bytes, key: bytes) -> dict[str, Any]:
 
 
 def _read_fd(fd: int, size: int) -> bytes:
+    # One read for any file under 1 GiB: joining chunks copies a segment of tens of MB once more
     chunks = []
     while size > 0:
-        chunk = os.read(fd, min(size, 1 << 24))
+        chunk = os.read(fd, min(size, 1 << 30))
         if not chunk:
             break
         chunks.append(chunk)
@@ -409,22 +411,30 @@ class _Storage(FileStorage):  # type: ignore[misc]
 
     def open_file(self, name: str, **kwargs: Any) -> Any:
         entry = self.trusted.get(name)
-        if entry is not None and (name, entry[1]) in self.cache:
+        if entry is not None:
+            if (name, entry[1]) not in self.cache:
+                self.cache[name, entry[1]] = self.checked(name)
             return BufferFile(self.cache[name, entry[1]], name=name)
         data, inode = self.read(name)
-        if entry is not None:
-            if len(data) != entry[0] or hashlib.sha256(data).hexdigest() != entry[1]:
-                raise SearchIndexError(f"index file {name} is not the one memfs wrote (damaged or replaced)")
-            self.cache[name, entry[1]] = data
-        elif self.own.get(name) != inode:
+        if self.own.get(name) != inode:
             raise SearchIndexError(f"index file {name} was not written by memfs; not reading it")
         return BufferFile(data, name=name)
 
-    def read(self, name: str) -> tuple[bytes, int]:
-        """The bytes and inode of a file of the folder (a link is refused)."""
+    def checked(self, name: str) -> bytes:
+        """The bytes of a file of the signed list, once they match it (not kept: see :meth:`open_file`)."""
+        size, digest = self.trusted[name]
+        data, _ = self.read(name, size)
+        if len(data) != size or hashlib.sha256(data).hexdigest() != digest:
+            raise SearchIndexError(f"index file {name} is not the one memfs wrote (damaged or replaced)")
+        return data
+
+    def read(self, name: str, size: int | None = None) -> tuple[bytes, int]:
+        """The bytes and inode of a file of the folder (a link is refused); none read unless it has ``size`` bytes."""
         fd = os.open(self._fpath(name), os.O_RDONLY | os.O_NOFOLLOW)
         try:
             st = os.fstat(fd)
+            if size is not None and st.st_size != size:
+                raise SearchIndexError(f"index file {name} is not the one memfs wrote ({st.st_size} bytes, not {size})")
             return _read_fd(fd, st.st_size), st.st_ino
         finally:
             os.close(fd)
@@ -667,6 +677,9 @@ class SearchIndex:
         self._decoded = _Postings()  # what _rank decoded from the open index's segments
         self._live: tuple[Any, Any] = (None, None)  # a searcher, and per document of it: not deleted
         self._known_all: tuple[bytes | None, dict[str, tuple[Any, ...]]] | None = None  # known() of one manifest
+        self._lists: dict[str, indexed.SegmentFiles] = {}  # what each segment indexed, by segment id
+        self._unlisted: set[str] = set()  # segments whose list file is missing or unusable: written by the next sync
+        self._differ_memo: tuple[Any, bytes | None, list[str]] | None = None  # (a walk, a manifest, what differs)
         self._open()
 
     # -- lifecycle -------------------------------------------------------------
@@ -721,7 +734,10 @@ class SearchIndex:
         searcher = ix.searcher(weighting=WEIGHTING)  # reads every segment now, so damage shows here
         self._release()
         self._ix, self._storage, self._searcher, self._manifest = ix, storage, searcher, data
-        self._decoded.keep_only({seg.segment_id() for r, _ in searcher.reader().leaf_readers() if (seg := r.segment())})
+        current = {seg.segment_id() for r, _ in searcher.reader().leaf_readers() if (seg := r.segment())}
+        self._decoded.keep_only(current)
+        self._lists = {sid: listed for sid, listed in self._lists.items() if sid in current}
+        self._unlisted &= current
         if body["id"] != self._id:
             self._id = body["id"]
             self.changes.forget()  # another index: what was checked against the old one counts no more
@@ -757,9 +773,10 @@ class SearchIndex:
     def _write_manifest(self, storage: _Storage, previous: dict[str, tuple[int, str]]) -> bytes:
         """Sign the files of the newest table of contents (run by the writer, after its commit)."""
         toc = TOC.read(storage, INDEX_NAME, schema=_schema())
-        segments = {seg.segment_id() for seg in toc.segments}
-        names = [n for n in os.listdir(storage.folder)
-                 if n == f"_{INDEX_NAME}_{toc.generation}.toc" or n.split(".", 1)[0] in segments]  # fmt: skip
+        segments = {seg.segment_id(): seg for seg in toc.segments}
+        present = set(os.listdir(storage.folder))
+        names = [n for n in present if not n.endswith(indexed.SUFFIX)
+                 and (n == f"_{INDEX_NAME}_{toc.generation}.toc" or n.split(".", 1)[0] in segments)]  # fmt: skip
         files: dict[str, tuple[int, str]] = {}
         for name in names:
             if name in previous and name not in storage.own:  # an older segment: files never change
@@ -768,6 +785,12 @@ class SearchIndex:
             data, _ = storage.read(name)
             files[name] = (len(data), hashlib.sha256(data).hexdigest())
             storage.cache[name, files[name][1]] = data
+        for sid, segment in segments.items():  # each segment's list of files (memfs/indexed.py)
+            name = indexed.name_of(sid)
+            if name in previous and name in present and sid not in self._unlisted:
+                files[name] = previous[name]  # written with its segment, which never changes
+            else:
+                files[name] = self._write_list(storage, segment, files)
         body = {"schema": SCHEMA_VERSION, "id": self._id, "generation": toc.generation,
                 "files": {n: list(v) for n, v in sorted(files.items())}}  # fmt: skip
         data = _seal(body, index_key())
@@ -776,6 +799,36 @@ class SearchIndex:
             handle.write(data)
         os.replace(tmp, os.path.join(storage.folder, MANIFEST))
         return data
+
+    def _write_list(self, storage: _Storage, segment: Any, files: dict[str, tuple[int, str]]) -> tuple[int, str]:
+        """Write the list of the files ``segment`` indexed beside it; its size and sha256, to be signed.
+
+        Read from the segment's stored fields, through a storage that checks every file against
+        ``files`` (what is about to be signed), unless this process has the list already.
+        """
+        sid = segment.segment_id()
+        listed = self._lists.get(sid)
+        if listed is None or listed.doc_count != segment.doc_count_all():
+            check = _Storage(storage.folder)
+            check.trusted, check.cache = files, storage.cache
+            reader = SegmentReader(check, _schema(), segment)
+            try:
+                listed = self._lists[sid] = indexed.read_from(reader)
+            finally:
+                reader.close()
+        data = indexed.dumps(listed)
+        tmp = os.path.join(storage.folder, f".{secrets.token_hex(8)}{indexed.SUFFIX}")  # no segment's name
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+            os.replace(tmp, os.path.join(storage.folder, indexed.name_of(sid)))  # over whatever was there, link or not
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        self._unlisted.discard(sid)
+        return len(data), hashlib.sha256(data).hexdigest()
 
     def close(self) -> None:
         """Close the searcher and the index."""
@@ -802,24 +855,45 @@ class SearchIndex:
     # -- keeping it in step with the files -------------------------------------
 
     def sync(self, paths: Iterable[str] | None = None, *, progress: Progress | None = None,
-             known: dict[str, tuple[Any, ...]] | None = None) -> SyncReport:  # fmt: skip
+             known: dict[str, tuple[Any, ...]] | None = None,
+             walked: dict[str, Stat] | None = None) -> SyncReport:  # fmt: skip
         """Bring the index up to date with the files (all of them, or just ``paths``).
 
         Only files whose ``(mtime_ns, size)`` differ from what was indexed are read. Malformed
         files are recorded as problems and kept out of search results. The caller holds the
         vault lock. A full sync also starts :attr:`changes` afresh from the files it saw.
         ``known`` is what :meth:`known` would return, when the caller has it already.
+
+        ``walked`` is what :meth:`walk` returned just before the caller took the lock: a full
+        sync then stats again only the files that walk found differing from the index (all of
+        them if there are many); changes made after it are the next search's to find, since
+        :attr:`changes` started from that walk.
         """
         with self._lock:
             if not self.refresh():
                 raise SearchIndexError(f"the search index is unusable: {self.problem}")
+            memo, self._differ_memo = self._differ_memo, None
+            ours = known is None
             if known is None:
                 known = self.known(None if paths is None else set(paths))
-            on_disk = self.changes.scan() if paths is None else {p: st for p in paths if (st := self._stat(p))}
+            differ = None
+            if paths is None and walked is not None:
+                same = ours and memo is not None and memo[0] is walked and memo[1] == self._manifest
+                differ = memo[2] if same and memo is not None else _differing(walked, known)  # stage() compared them
+            if paths is not None:
+                on_disk = {p: st for p in paths if (st := self._stat(p))}
+                gone = [p for p in known if p not in on_disk]
+            elif differ is not None and len(differ) <= STAGE_FROM_FILES:  # those the walk found changed, again now
+                on_disk = {p: st for p in differ if (st := self._stat(p))}
+                gone = [p for p in differ if p in known and p not in on_disk]
+            else:  # every file (many changed: a walk costs less than a check of each through _stat)
+                on_disk = self.changes.scan()
+                gone = [p for p in known if p not in on_disk]
             report = SyncReport()
             todo = [p for p, st in on_disk.items() if known.get(p, (None,))[:2] != st]
-            gone = [p for p in known if p not in on_disk]
             if not todo and not gone:
+                if self._unlisted:  # an index an older memfs made, or a list damaged: list its segments now
+                    self._committed()
                 return report
             options: dict[str, Any] = {"timeout": self.lock_timeout, "limitmb": 128}
             if not known and len(todo) >= PARALLEL_FROM_DOCS and (os.cpu_count() or 1) > 1:
@@ -842,6 +916,16 @@ class SearchIndex:
             self._committed()
             return report
 
+    def walk(self) -> tuple[dict[str, Stat], list[str]]:
+        """Stat every file now (no lock needed), for :meth:`stage` and :meth:`sync` to share.
+
+        Returns the ``(mtime_ns, size)`` of every Markdown file under the content folders, and
+        the vault paths of the temporary files of memfs's writers it passed. :attr:`changes`
+        starts afresh from this walk.
+        """
+        found = self.changes.scan()
+        return found, list(self.changes.leftovers)
+
     def _committed(self) -> None:
         """Sign what the writer just committed and open it."""
         assert self._storage is not None
@@ -851,7 +935,7 @@ class SearchIndex:
     # -- long jobs: built without the vault lock, published under it ------------
 
     def stage(self, paths: Iterable[str] | None = None, *, fresh: bool = False,
-              progress: Progress | None = None) -> Staged | None:  # fmt: skip
+              progress: Progress | None = None, walked: dict[str, Stat] | None = None) -> Staged | None:  # fmt: skip
         """Do the expensive part of :meth:`sync` without the vault lock; :meth:`publish` finishes it.
 
         Reading, parsing and indexing files go into a private index in a folder beside this one,
@@ -861,12 +945,13 @@ class SearchIndex:
         changed and must be read whole are built (a transcript whose new entries follow the
         indexed ones is left: that is quick under the lock), and None is returned when that is
         little work (under :data:`STAGE_FROM_BYTES` and :data:`STAGE_FROM_FILES`): the caller
-        syncs under the lock as usual. Needs no lock.
+        syncs under the lock as usual. ``walked``: what :meth:`walk` found just before, for a
+        stage of every file. Needs no lock.
         """
         wanted = None if paths is None else list(paths)
         todo = None
         if not fresh:
-            todo = self._heavy(wanted)
+            todo = self._heavy(wanted, walked)
             if not todo:
                 return None
         folder = self.folder.with_name(f"{self.folder.name}.stage-{secrets.token_hex(8)}")
@@ -885,12 +970,20 @@ class SearchIndex:
             raise
         return staged
 
-    def _heavy(self, paths: list[str] | None) -> list[str]:
-        """Those of ``paths`` (None: all files) whose indexing reads them whole, if that is much work."""
+    def _heavy(self, paths: list[str] | None, walked: dict[str, Stat] | None = None) -> list[str]:
+        """Those of ``paths`` (None: every file, as ``walked`` saw it) whose indexing reads them whole, if a lot."""
         if not self.refresh():
             return []  # the pass under the lock rebuilds it, and says so
-        known = self.known(None if paths is None else set(paths))
-        on_disk = dict(self.scan()) if paths is None else {p: st for p in paths if (st := self._stat(p))}
+        with self._lock:  # what is known, and of which index
+            known, manifest = self.known(None if paths is None else set(paths)), self._manifest
+            differ = _differing(walked, known) if paths is None and walked is not None else None
+        if paths is not None:
+            on_disk = {p: st for p in paths if (st := self._stat(p))}
+        elif walked is None or differ is None:
+            on_disk = dict(self.scan())
+        else:  # only what differs can be work; sync() takes the same list up under the lock
+            self._differ_memo = (walked, manifest, differ)
+            on_disk = {p: walked[p] for p in differ if p in walked}
         heavy, size = [], 0
         for rel, st in on_disk.items():
             if known.get(rel, (None,))[:2] == st or (is_transcript(rel) and rel in known and self._resumes(rel, st[1])):
@@ -936,6 +1029,7 @@ class SearchIndex:
         staged.as_built = set(staged.built) - {*late.added, *late.updated, *late.removed}
         changes = aside.changes  # it has just looked at every file
         changes.delay = self.changes.delay
+        self._lists.update(aside._lists)  # the lists of its segments, as its commits wrote them
         aside.close()
         self._release()
         old = self.folder.with_name(f"{self.folder.name}.old-{secrets.token_hex(8)}")
@@ -997,6 +1091,7 @@ class SearchIndex:
             for plan in plans:
                 plan.replay(writer)
             ids = {seg.segment_id() for seg in segments}
+            self._lists.update((sid, listed) for sid, listed in aside._lists.items() if sid in ids)
             for name in sorted(os.listdir(aside.folder)):
                 if name.split(".", 1)[0] in ids:
                     os.rename(aside.folder / name, self.folder / name)
@@ -1254,14 +1349,20 @@ class SearchIndex:
         return file_stat(self.root, rel)
 
     def known(self, only: set[str] | None = None) -> dict[str, tuple[Any, ...]]:
-        """The ``(mtime_ns, size, sha256)`` each indexed file (or each of ``only``) was built from."""
+        """The ``(mtime_ns, size, sha256)`` each indexed file (or each of ``only``) was built from.
+
+        All of them come from each segment's list of files (:mod:`memfs.indexed`), less the
+        documents deleted since, rather than from every file's stored fields.
+        """
         with self._lock:
             reader = self._reader()
             if only is None:  # the files' own entries, not every message's; kept until the index changes
                 if self._known_all is None or self._known_all[0] != self._manifest:
-                    self._known_all = (self._manifest, {f["path"]: tuple(f["stat"]) for kind in
-                                       ("memory", "invalid", "transcript") for f in reader.documents(kind=kind)
-                                       if "stat" in f})  # fmt: skip
+                    found: dict[str, tuple[Any, ...]] = {}
+                    for leaf, _ in reader.reader().leaf_readers():
+                        if (segment := leaf.segment()) is not None:
+                            found.update(self._listed(leaf).live(segment.deleted_docs()))
+                    self._known_all = (self._manifest, found)
                 return dict(self._known_all[1])
             known = {}
             for rel in only:
@@ -1269,6 +1370,33 @@ class SearchIndex:
                 if stored and "stat" in stored:
                     known[rel] = tuple(stored["stat"])
             return known
+
+    def _listed(self, leaf: Any) -> indexed.SegmentFiles:
+        """The files the segment of ``leaf`` (a reader of one segment) indexed: its list file, else its stored fields.
+
+        A list that is not signed (an index an older memfs made), not the bytes signed, or not
+        this segment's is never used; the segment is then noted, so the next :meth:`sync`
+        writes its list.
+        """
+        segment = leaf.segment()
+        sid, count = segment.segment_id(), int(segment.doc_count_all())
+        listed = self._lists.get(sid)
+        if listed is not None and listed.doc_count == count:
+            return listed
+        name = indexed.name_of(sid)
+        assert self._storage is not None
+        try:
+            if name not in self._storage.trusted:
+                raise LookupError("none was signed")
+            listed = indexed.loads(self._storage.checked(name), sid, count)
+        except (LookupError, OSError, ValueError, SearchIndexError) as exc:
+            level = logging.DEBUG if isinstance(exc, LookupError) else logging.WARNING
+            log.log(level, "not using the list of files of index segment %s (%s); reading its stored fields",
+                    sid, exc)  # fmt: skip
+            listed = indexed.read_from(leaf)
+            self._unlisted.add(sid)
+        self._lists[sid] = listed
+        return listed
 
     def problems(self) -> list[Problem]:
         """The files that were skipped: malformed, or larger than memfs reads."""
@@ -1637,6 +1765,13 @@ class SearchIndex:
         except (OSError, LinkError):  # through the path gate: a link is not read
             return ""
         return body_of(head.decode("utf-8", "ignore")) if head else ""  # valid when indexed: not parsed again
+
+
+def _differing(walked: dict[str, Stat], known: dict[str, tuple[Any, ...]]) -> list[str]:
+    """The files ``walked`` saw with another ``(mtime_ns, size)`` than ``known``, then those of ``known`` it missed."""
+    get = known.get
+    return ([p for p, (mtime, size) in walked.items() if (k := get(p)) is None or k[1] != size or k[0] != mtime]
+            + [p for p in known if p not in walked])  # fmt: skip
 
 
 def _or_pairs(parsed: Any) -> list[tuple[str, str]] | None:
