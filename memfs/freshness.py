@@ -133,6 +133,8 @@ class ChangeFinder:
         self._queue: deque[tuple[float, str]] = deque()  # oldest check first
         self.seeded = False
         self.delay = 2.0  # the bound the caller keeps; scan() spreads its checks over it
+        #: How long the last step that looked at every file and folder took (seconds).
+        self.full_check_seconds = 0.0
         self._new: list[str] = []  # files and folders first seen during the current step
         #: The temporary files of memfs's writers the last :meth:`scan` passed (vault paths): a
         #: writer killed mid-write leaves one, which whoever holds the vault lock may remove.
@@ -192,8 +194,19 @@ class ChangeFinder:
         with self.mutex:
             return self._step(delay, extra) if self.seeded else None
 
+    def effective_delay(self, delay: float) -> float:
+        """The delay a step keeps: ``delay``, or twice what looking at every file last took if that is more.
+
+        When stat'ing every file takes longer than ``delay`` (100,000 files on a loaded machine),
+        a check would find everything due again by the next search and every search would stat
+        every file. The bound grows instead, so searches spend at most about half their time on
+        this. 0 (every file before every search) is kept as asked.
+        """
+        return delay if delay <= 0 or not math.isfinite(delay) else max(delay, 2 * self.full_check_seconds)
+
     def _step(self, delay: float, extra: int) -> list[str]:
         started = time.monotonic()
+        delay = self.effective_delay(delay)
         cutoff = started - delay
         when_of, queue, files, base = self._when, self._queue, self._files, self._base
         stat_, S_ISREG = os.stat, stat.S_ISREG  # noqa: N806 - bound once, for the loop below
@@ -223,6 +236,8 @@ class ChangeFinder:
                 if st is None or not S_ISREG(st.st_mode) or files.get(key) != (st.st_mtime_ns, st.st_size):
                     self._check_file(key, changed)
         finally:
+            if len(checked) >= len(when_of):  # everything was looked at: how long that takes now
+                self.full_check_seconds = time.monotonic() - started
             self._requeue(checked, started, cutoff)
         return sorted(changed)
 

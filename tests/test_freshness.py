@@ -245,6 +245,27 @@ def test_the_change_finder_looks_at_the_files_it_is_told_of_and_sweeps_a_few_at_
     assert finder.look(["memories/a/new.md"]) == ["memories/a/new.md"]
 
 
+def test_a_check_of_every_file_slower_than_the_delay_makes_the_delay_grow(tmp_path: Path) -> None:
+    # With 100,000 files on a loaded machine a full check takes seconds; if that is longer than the
+    # delay, everything is due again by the next search, and every search stats every file.
+    folder = tmp_path / "memories/a"
+    folder.mkdir(parents=True)
+    for i in range(2000):
+        (folder / f"{i}.md").write_text(str(i))
+    finder = ChangeFinder(tmp_path)
+    finder.scan()
+    assert finder.full_check_seconds == 0.0 and finder.effective_delay(1e-6) == 1e-6
+    finder.step(0)  # a check of every file: how long that takes is kept
+    took = finder.full_check_seconds
+    assert took > 0
+    assert finder.effective_delay(1e-6) == 2 * took  # a bound shorter than a full check grows to twice it
+    assert finder.effective_delay(3600) == 3600  # a longer one stays
+    assert finder.effective_delay(0) == 0  # 0 (every file before every search) is kept as asked
+    (folder / "7.md").write_text("edited")
+    time.sleep(2.5 * took)  # past the grown bound: the edit is found
+    assert finder.step(1e-6) == ["memories/a/7.md"]
+
+
 def test_freshness_is_a_number_of_seconds_or_none(vault: memfs.Vault) -> None:
     for bad in (-1, "2", True, float("nan"), float("inf")):
         with pytest.raises(memfs.InvalidArgumentError, match="freshness must be a number of seconds"):
