@@ -532,19 +532,19 @@ class GitHistory:
         rel = vault_root.resolve().relative_to(top).as_posix()
         self.top = top
         self.prefix = "" if rel == "." else rel + "/"
-        folder = self._loose_object_folder()
+        self._format, folder = self._object_store()
         self._objects = LooseObjects(folder) if folder is not None else None
         self.git_index = GitIndex(Path(self.repo.git_dir) / "index", enabled=folder is not None)
-        self._oid_bytes = 32 if self.object_format() == "sha256" else 20
+        self._oid_bytes = 32 if self._format == "sha256" else 20
 
-    def _loose_object_folder(self) -> Path | None:
-        """Where memfs may write loose objects itself: a SHA-1 repository's object folder, else None."""
+    def _object_store(self) -> tuple[str, Path | None]:
+        """The object format, and where memfs may write loose objects itself (a SHA-1 repository's folder)."""
         out = self._git("rev-parse", "--show-object-format", "--git-common-dir", check=False).splitlines()
         object_format, common = (out[0].strip(), out[1].strip()) if len(out) == 2 else ("", "")
         if object_format not in ("", "sha1"):
-            return None
+            return object_format, None
         folder = (self.top / common).resolve() / "objects" if common else None
-        return folder if folder is not None and folder.is_dir() else None
+        return "sha1", folder if folder is not None and folder.is_dir() else None
 
     @staticmethod
     def _open_or_init(root: Path, shared: bool = False) -> git.Repo:
@@ -1385,8 +1385,8 @@ class GitHistory:
         return self._git(*args, env=env, input=input, check=check)
 
     def object_format(self) -> str:
-        """The repository's object format: ``sha1`` or ``sha256``."""
-        return self._git("rev-parse", "--show-object-format", check=False).strip() or "sha1"
+        """The repository's object format: ``sha1`` or ``sha256`` (read once, when the history was opened)."""
+        return self._format
 
     def common_dir(self) -> Path:
         """The git folder shared by every worktree (``.git``, or the main one's for a linked worktree)."""
