@@ -422,6 +422,7 @@ class WriteEngine:
         head = self.history.head()
         if head != base and all(self._committed_now(rel, head) for rel in files):
             log.warning("a change interrupted after its commit (%s) was completed", head)
+            self.history.index_as_at_head(files)  # the process may have died before refreshing it
         else:
             log.warning("rolling back a change interrupted before its commit (%d files)", len(files))
             for rel, (original, new) in sorted(files.items(), key=lambda item: item[1][0] is not None):

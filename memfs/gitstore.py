@@ -547,64 +547,87 @@ class GitIndex:
     What ``git update-index --index-info`` does for the commit's files, without a git process
     that reads and rewrites every entry in C: the file is read at once, each changed entry is
     found by its name, replaced, removed or inserted after the file before it in its folder, the
-    cache of tree ids is invalidated on the way to each changed file, and the result is written
-    under git's own lock (``index.lock``, then a rename) with its checksum. Where the entries
-    end is learned by walking them once and kept while the index file is the one memfs wrote.
+    cache of tree ids is invalidated on the way to each changed file, and the result, with its
+    checksum, is put in place under git's own lock (``index.lock``). Where the entries end is
+    learned by walking them once and kept while the index file is the one memfs wrote.
 
     :meth:`patch` answers False whenever anything is not as expected (another index version, an
-    extension it does not know how to keep, a conflict, a name it cannot place, git's lock
-    taken): the caller then runs ``git update-index``, so the result is always git's.
+    extension it does not know how to keep, a conflict, a name it cannot place, the file changed
+    by git while being patched): the caller then runs ``git update-index``, so the result is
+    always git's. It answers None when git's lock is held.
     """
 
     def __init__(self, path: Path, *, enabled: bool = True) -> None:
         self.path = path
+        self.lock = path.with_name(path.name + ".lock")  # git's own lock of the file
         self.enabled = enabled
         self.patched = 0  # how many patches were written, and how many were left to git
         self.left_to_git = 0
+        self._spare = path.with_name("memfs-" + path.name + ".new")  # written only under the vault's lock
         self._known: tuple[tuple[int, int, int], int] | None = None  # (index file's stat, where its entries end)
 
-    def patch(self, changes: Mapping[str, str | None], before: Callable[[str], str | None]) -> bool:
-        """Put ``changes`` (path -> blob id, None: removed) into the index; False: left to git.
+    def patch(self, changes: Mapping[str, str | None], before: Callable[[str], str | None]) -> bool | None:
+        """Put ``changes`` (path -> blob id, None: removed) into the index.
 
         ``before(path)`` names the file just before a new ``path`` in its folder (None: unknown).
+        The new file is written beside the index first and git's lock is taken only to put it in
+        place (a hard link, then a rename), so a process killed while writing leaves no lock that
+        would stop git and the next commit until someone saw it was stale.
+
+        Returns:
+            True when patched; False when left to git (``git update-index`` should do it); None
+            when git's lock is held, and nothing was done.
         """
         if not self.enabled or not changes:
             return False
-        lock = self.path.with_name(self.path.name + ".lock")
+        if self.lock.exists():
+            return None
         try:
-            fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
-        except OSError:  # held by a git command (git's own path waits for it), or no index folder
+            patched = self._patched(changes, before)
+        except (OSError, ValueError, struct.error):
+            patched = None
+        if patched is None:
             self.left_to_git += 1
             return False
+        pieces, entries_end, mode, read = patched
+        checkpoint("git:update-index")
+        self._spare.unlink(missing_ok=True)  # a killed patch's: removed, never truncated (it may be linked as git's lock)
+        fd = os.open(self._spare, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
         try:
-            try:
-                patched = self._patched(changes, before)
-            except (OSError, ValueError, struct.error):
-                patched = None
-            if patched is None:
-                self.left_to_git += 1
-                return False
-            pieces, entries_end, mode = patched
-            checkpoint("git:update-index")
             for piece in pieces:
                 write_all(fd, piece)
             os.fchmod(fd, mode)
+        except BaseException:
             os.close(fd)
-            fd = -1
-            os.replace(lock, self.path)
+            self._spare.unlink(missing_ok=True)
+            raise
+        os.close(fd)
+        try:
+            os.link(self._spare, self.lock)
+        except OSError as exc:  # held, or a file system without hard links
+            self._spare.unlink(missing_ok=True)
+            if isinstance(exc, FileExistsError):
+                return None
+            self.left_to_git += 1
+            return False
+        try:
             st = os.stat(self.path)
-            self._known = ((st.st_ino, st.st_size, st.st_mtime_ns), entries_end)
-            self.patched += 1
-            return True
+            if (st.st_ino, st.st_size, st.st_mtime_ns) != read:  # git wrote it between the read and the lock
+                self._spare.unlink(missing_ok=True)
+                self.left_to_git += 1
+                return False
+            os.replace(self._spare, self.path)
         finally:
-            if fd >= 0:
-                os.close(fd)
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(lock)
+            os.unlink(self.lock)
+        st = os.stat(self.path)
+        self._known = ((st.st_ino, st.st_size, st.st_mtime_ns), entries_end)
+        self.patched += 1
+        return True
 
     def _patched(self, changes: Mapping[str, str | None],
-                 before: Callable[[str], str | None]) -> tuple[list[bytes | memoryview], int, int] | None:  # fmt: skip
-        """The new index file (in pieces), where its entries end and its mode; None: leave it to git.
+                 before: Callable[[str], str | None]) -> tuple[list[bytes | memoryview], int, int, tuple[int, int, int]] | None:  # fmt: skip
+        """The new index file (in pieces), where its entries end, its mode and the stat of the file
+        read (ino, size, mtime_ns); None: leave it to git.
 
         The pieces are views of the file read and the few new bytes: a 10 MB index (100,000 files)
         is read once and written once, never copied in between.
@@ -668,7 +691,7 @@ class GitIndex:
             for piece in pieces:
                 digest.update(piece)
             pieces.append(digest.digest())
-        return pieces, entries, st.st_mode & 0o7777
+        return pieces, entries, st.st_mode & 0o7777, key
 
 
 def _entry(name: bytes, oid: str) -> bytes:

@@ -782,10 +782,7 @@ class GitHistory:
                 self._objects.discard()  # what a failed attempt wrote and never landed
         # The commit is in: from here on nothing may fail the call, or a caller would roll back
         # files that git already has. What follows only keeps git's own index in step.
-        try:
-            self._sync_worktree_index(blobs)
-        except Exception as exc:  # git's index lags until next time
-            log.warning("committed %s, but could not update git's index afterwards: %s", sha[:10], exc)
+        self._sync_worktree_index(blobs)
         return sha
 
     def _last_commit(self) -> tuple[str | None, str | None] | None:
@@ -963,26 +960,57 @@ class GitHistory:
 
         The entries are the commit's own, never re-read from the working tree: patched into git's
         index file in place when it allows (:class:`~memfs.gitstore.GitIndex`), else through
-        ``git update-index``. If git's index is locked (a person's git command), the paths are
-        noted and caught up from HEAD after the next commit.
+        ``git update-index``. If git's index is locked (a person's git command, or a lock a killed
+        process left), nothing waits for it: the paths are noted and caught up from HEAD after a
+        later commit. Called once the commit is in, so git's or the disk's failures here never
+        fail the call: git's index only lags.
         """
         try:
             behind = [p for p in self._lagging.read_text("utf-8").splitlines() if p]
         except FileNotFoundError:
             behind = []
+        except OSError as exc:
+            log.warning("could not read %s: %s", self._lagging, exc)
+            return
+        lock = self.git_index.lock
         try:
+            if lock.exists() and not self._clear_if_stale(lock):
+                raise GitLockError(f"git's index is locked ({lock})")
             if behind:
                 self._git("update-index", "-z", "--index-info", input=self._head_entries(behind))
-            if not (self._as_committed(blobs) and self.git_index.patch(blobs, self._neighbours)):
+            patched = self._as_committed(blobs) and self.git_index.patch(blobs, self._neighbours)
+            if patched is None:
+                raise GitLockError(f"git's index is locked ({lock})")
+            if not patched:
                 index_info = "".join(f"0 {ZERO_SHA}\t{path}\0" if sha is None else f"100644 {sha}\t{path}\0"
                                      for path, sha in blobs.items())  # fmt: skip
                 self._git("update-index", "-z", "--index-info", input=index_info)
-        except HistoryError as exc:
+        except (HistoryError, OSError) as exc:
             log.warning("could not refresh git's index after a commit (will retry): %s", exc)
-            self._lagging.write_text("".join(f"{p}\n" for p in sorted(set(behind) | set(blobs))), "utf-8")
+            try:
+                self._lagging.write_text("".join(f"{p}\n" for p in sorted(set(behind) | set(blobs))), "utf-8")
+            except OSError as again:
+                log.warning("could not note the paths git's index lags on: %s", again)
             return
         if behind:
             self._lagging.unlink(missing_ok=True)
+
+    def index_as_at_head(self, rels: Iterable[str]) -> None:
+        """Put ``rels`` (vault paths) in git's index as HEAD has them: what a commit whose process
+        was killed before it could refresh git's index left undone. Never raises: on failure the
+        paths are noted and caught up after a later commit."""
+        paths = sorted(self.prefix + rel for rel in rels)
+        if not paths:
+            return
+        try:
+            self._git("update-index", "-z", "--index-info", input=self._head_entries(paths))
+        except HistoryError as exc:
+            log.warning("could not refresh git's index (will retry): %s", exc)
+            try:
+                behind = set(self._lagging.read_text("utf-8").splitlines()) if self._lagging.exists() else set()
+                self._lagging.write_text("".join(f"{p}\n" for p in sorted((behind | set(paths)) - {""})), "utf-8")
+            except OSError as again:
+                log.warning("could not note the paths git's index lags on: %s", again)
 
     def _as_committed(self, blobs: Mapping[str, str | None]) -> bool:
         """Whether the last commit holds each of ``blobs`` as a file of that id (None: as no file).

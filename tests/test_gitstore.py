@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import random
 import subprocess
+import sys
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -260,8 +261,50 @@ def test_a_held_index_lock_leaves_the_index_as_it_is(repo: tuple[GitHistory, Pat
     lock = root / ".git" / "index.lock"
     lock.write_text("")  # a person's git command is running
     before = (root / ".git" / "index").read_bytes()
-    assert history.git_index.patch({"m/p/a.md": _blob(root, b"changed\n")}, lambda _: None) is False
+    assert history.git_index.patch({"m/p/a.md": _blob(root, b"changed\n")}, lambda _: None) is None
     assert (root / ".git" / "index").read_bytes() == before and lock.read_text() == ""
+
+
+@pytest.mark.parametrize("fault", ["eio", "kill"])
+def test_a_patch_cut_short_leaves_no_lock_and_is_caught_up(tmp_path: Path, fault: str) -> None:
+    """Failed (or killed) while writing git's index: the commit stands, git's lock was never
+    taken, and the next commit brings git's index up to date (a left lock would stop every git
+    command, and memfs's next commits, until it was seen to be stale)."""
+    root = tmp_path / "vault"
+    code = f"""
+import sys
+from pathlib import Path
+from memfs._fs import FaultPlan, faults
+from memfs.history import GitHistory, Identity
+root, state = Path({str(root)!r}), Path({str(tmp_path / "state")!r})
+root.mkdir(); state.mkdir()
+history = GitHistory(root, state, lock_timeout=0.2)
+me = Identity("Alice", "alice@example.com")
+for name in ("a", "b"):
+    (root / f"{{name}}.md").write_bytes(name.encode())
+    history.commit({{f"{{name}}.md": name.encode()}}, "add " + name, author=me)
+with faults(FaultPlan(10**9)) as probe:  # which operation writes git's index in a commit like the next
+    (root / "b.md").write_bytes(b"b2")
+    history.commit({{"b.md": b"b2"}}, "change b", author=me)
+at = probe.seen.index("write", probe.seen.index("git:update-index")) + 1
+(root / "a.md").write_bytes(b"changed")
+with faults(FaultPlan(at, {fault!r})) as plan:
+    history.commit({{"a.md": b"changed"}}, "change a", author=me)
+assert plan.seen[-2:] == ["git:update-index", "write"], plan.seen
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == (-9 if fault == "kill" else 0), done.stderr
+    assert not (root / ".git" / "index.lock").exists()
+    assert git(root, "log", "--format=%s").split("\n")[0] == "change a"
+    history = GitHistory(root, tmp_path / "state", lock_timeout=0.2)
+    try:
+        if fault == "kill":  # what the engine's recovery does for a commit whose process died
+            history.index_as_at_head(["a.md"])
+        commit(history, root, {"c.md": b"c"})
+        assert git(root, "status", "--porcelain") == ""
+        assert sorted(p.name for p in (root / ".git").iterdir() if p.name.startswith("memfs-")) == []
+    finally:
+        history.close()
 
 
 def test_a_name_that_ends_a_longer_one_is_never_taken_for_it(repo: tuple[GitHistory, Path]) -> None:
