@@ -25,11 +25,15 @@ demo: $(STAMP)
 WORKERS ?= auto
 PARALLEL := $(if $(filter 0,$(WORKERS)),,-n $(WORKERS) --dist worksteal)
 
+# Compiled test modules and plugins are kept between runs even where PYTHONDONTWRITEBYTECODE is set
+# (tests/conftest.py says why).
+KEEP_BYTECODE := PYTHONDONTWRITEBYTECODE=
+
 test: $(STAMP)
-	$(PY) -m pytest -q $(PARALLEL) -m "not package and not faults"
+	$(KEEP_BYTECODE) $(PY) -m pytest -q $(PARALLEL) -m "not package and not faults"
 
 test-fast: $(STAMP)
-	$(PY) -m pytest -q $(PARALLEL) -m "not slow and not package and not faults"
+	$(KEEP_BYTECODE) $(PY) -m pytest -q $(PARALLEL) -m "not slow and not package and not faults"
 
 package-test: $(STAMP)
 	$(PY) -m pytest -q -m package

@@ -8,19 +8,32 @@ about how a vault is created or opened.
 The suite runs in parallel (``make test``: pytest-xdist, one process per core), so a test may use
 only its own ``tmp_path`` and the isolated home below, never a fixed port, a fixed path outside
 ``tmp_path``, or a count of the machine's processes.
+
+Every worker collects every test file, so a module imports at its top only what collection needs:
+an agent SDK (anthropic, strands, mcp: seconds of CPU together) is imported by the tests that use
+it, so only the worker running them pays for it.
 """
 
 from __future__ import annotations
 
 import shutil
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import isolate
 
-import memfs
+# pytest rewrites the test modules' asserts on import; with ``PYTHONDONTWRITEBYTECODE`` set (as on
+# the 2-core machine) it rewrote and compiled every one again in every worker of every run, about
+# half of collection's CPU. It may keep them in ``tests/__pycache__`` (ignored by git), and so may
+# the Python processes the tests start (``child_bytecode``). `make test` also clears the variable,
+# which covers pytest's plugins and this file too.
+sys.dont_write_bytecode = False
+
+from helpers import isolate  # noqa: E402
+
+import memfs  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
