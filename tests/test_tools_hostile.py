@@ -185,14 +185,26 @@ class HostileVaults:
 
 
 @pytest.fixture(scope="module")
-def hostile_vaults(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostileVaults]:
+def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     with pytest.MonkeyPatch.context() as monkeypatch:  # never the developer's git config, even here
-        isolate(monkeypatch, tmp_path_factory.mktemp("hostile-home"))
-        vaults = HostileVaults(tmp_path_factory)
-        try:
-            yield vaults
-        finally:
-            vaults.close()
+        folder = tmp_path_factory.mktemp("hostile-home")
+        isolate(monkeypatch, folder)
+        yield folder
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(home: Path) -> None:
+    """Every test shares the module's home with the shared vault: a new home per case named other
+    git config files, which memfs then read again (a ``git config`` process per case)."""
+
+
+@pytest.fixture(scope="module")
+def hostile_vaults(home: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostileVaults]:
+    vaults = HostileVaults(tmp_path_factory)
+    try:
+        yield vaults
+    finally:
+        vaults.close()
 
 
 @pytest.fixture
