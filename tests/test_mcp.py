@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -700,9 +701,12 @@ def through_mcp(remote: Remote, hostile: Hostile, call: Any) -> tuple[str, bool]
     return remote.call(f"memory_{name}" if isinstance(name, str) else "memory", **arguments)
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")  # a search in C: the table has 50 MB texts
+
+
 def _has_surrogate(value: Any) -> bool:
     if isinstance(value, str):
-        return any("\ud800" <= c <= "\udfff" for c in value)
+        return _SURROGATE.search(value) is not None
     if isinstance(value, dict):
         return any(_has_surrogate(v) for v in value.values())
     return isinstance(value, (list, tuple)) and any(_has_surrogate(v) for v in value)
