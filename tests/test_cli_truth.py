@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers import isolate
 
 import memfs
 from memfs.cli import cli
@@ -32,13 +35,37 @@ def one_line_error(*args: str, code: int = 2) -> str:
     return lines[0]
 
 
-@pytest.fixture
-def root(tmp_path: Path) -> Path:
-    path = tmp_path / "v"
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    with pytest.MonkeyPatch.context() as monkeypatch:  # never the developer's git config, even here
+        folder = tmp_path_factory.mktemp("cli-truth-home")
+        isolate(monkeypatch, folder)
+        yield folder
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(home: Path) -> None:
+    """Every test shares the module's home: the copies ``root`` makes keep an index signed with its key."""
+
+
+@pytest.fixture(scope="module")
+def root_template(home: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("template") / "v"
     memfs_cli("init", str(path))
     memfs_cli("add", "--vault", str(path), "-n", "users/alice", "--title", "Seats", "Alice likes window seats.")
     with memfs.Vault.open(path) as vault:
         vault.session("chat-1").append([{"role": "user", "content": "hello there"}])
+    return path
+
+
+@pytest.fixture
+def root(root_template: Path, tmp_path: Path) -> Path:
+    """A vault as `memfs init`, `memfs add` and a session's first message left it.
+
+    Built once per module and copied for each test (a third of the CPU of building it each time).
+    """
+    path = tmp_path / "v"
+    shutil.copytree(root_template, path, symlinks=True)
     return path
 
 
