@@ -506,11 +506,18 @@ def test_a_persons_edit_is_announced(alice: Remote, vault_dir: Path) -> None:
     assert not any("bob" in str(n) for n in alice.notes)  # Bob's file came first, and was never announced
 
 
-def test_a_persons_edit_is_announced_when_polling_too(servers: Servers, vault_dir: Path) -> None:
+@pytest.fixture
+def reader(servers: Servers, vault_dir: Path) -> Remote:
+    """A read-only server that finds edits by polling: one process for the tests of either (a server's
+    start is a second of CPU, and how it finds edits has no part in what it refuses)."""
+    return servers.stdio("reader", vault_dir, "-n", ALICE, "--read-only", "--polling", "--poll", "0.2")
+
+
+def test_a_persons_edit_is_announced_when_polling_too(reader: Remote, vault_dir: Path) -> None:
     """Without file events (``--polling``, network drives), the server finds edits by looking at every file."""
     from mcp import types as mtypes
 
-    poller = servers.stdio("poller", vault_dir, "-n", ALICE, "--read-only", "--polling", "--poll", "0.2")
+    poller = reader
     uri = "memfs://users/alice/polled.md"
     poller.notes.clear()
     (vault_dir / "memories/users/alice/polled.md").write_text("Seen by the poller.\n")
@@ -530,8 +537,7 @@ def test_a_folder_moved_in_is_announced(alice: Remote, vault_dir: Path, tmp_path
     assert "memfs://users/alice/trip/hotel.md" in [r.uri for r in alice.run(alice.client.list_resources).resources]
 
 
-def test_read_only_offers_and_accepts_no_write(servers: Servers, vault_dir: Path) -> None:
-    reader = servers.stdio("reader", vault_dir, "--read-only", "-n", ALICE)
+def test_read_only_offers_and_accepts_no_write(reader: Remote, vault_dir: Path) -> None:
     assert reader.tool_names() == ["memory_view", "memory_search", "memory_history", "memory_recall"]
     assert {p.name for p in reader.run(reader.client.list_prompts).prompts} == {"use_memory"}
     before = head(vault_dir)
