@@ -1707,8 +1707,8 @@ def _with_terms(fields_: dict[str, Any]) -> dict[str, Any]:
 
 _LABEL = re.compile(r"\s*([A-Z][\w'’.-]*(?: [A-Z][\w'’.-]*){0,2}):\s")
 # A label is a few words at the very start, so only this many characters are looked at: a longer
-# "label" is no one's name, and a long first word cost the match a step per character (a third
-# of a second for a 16 MiB message).
+# "label" is no one's name, and past them a long first word costs the match a step per character
+# (a third of a second for a 16 MiB message).
 _LABEL_REACH = 200
 
 

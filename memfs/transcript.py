@@ -185,7 +185,7 @@ def _tail_start(data: bytes, count: int, start: int) -> int:
     """Where the last ``count`` entry headings after ``start`` begin (``start`` if there are fewer).
 
     Looked for from the end, line start by line start, so the cost is the tail's, not the file's
-    (a scan from ``start`` took a quarter of a second per 16 MiB message before the tail).
+    (scanning from ``start`` costs a quarter of a second per 16 MiB message before the tail).
     """
     found, end = 0, len(data)  # a heading begins at end + 1 once found
     while found < count:
