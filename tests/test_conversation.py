@@ -1,7 +1,7 @@
 from __future__ import annotations
 
-import itertools
 import multiprocessing
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -88,21 +88,21 @@ def test_a_window_never_splits_a_tool_pair(items: list[dict[str, Any]], size: in
     assert all(orphaned(items[i:]) for i, ok in enumerate(cuts) if not ok)
 
 
-EXAMPLES = itertools.count()
-
-
 @pytest.mark.slow
 @settings(max_examples=40, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])  # fmt: skip
 @given(conversations(), st.integers(2, 12))
-def test_managed_views_never_split_a_tool_pair(vault: memfs.Vault, items: list, size: int) -> None:
-    example = next(EXAMPLES)  # new sessions per example in the one vault: a session's view is its file's alone
-    for manager in (SlidingWindowConversationManager(size), TokenWindowConversationManager(size * 20)):
-        session = vault.session(f"{type(manager).__name__}-{example}", manager=manager, commit="manual")
-        for item in items:
-            session.append([item])
-            assert not orphaned(session.items())
-        assert session.history() == items
+def test_managed_views_never_split_a_tool_pair(tmp_path_factory: pytest.TempPathFactory, vault_template: Path,
+                                               items: list, size: int) -> None:  # fmt: skip
+    root = tmp_path_factory.mktemp("v") / "vault"
+    shutil.copytree(vault_template, root, symlinks=True)  # a new vault per example, as conftest's vault_dir
+    with memfs.Vault.open(root, durable=False) as vault:
+        for manager in (SlidingWindowConversationManager(size), TokenWindowConversationManager(size * 20)):
+            session = vault.session(type(manager).__name__, manager=manager, commit="manual")
+            for item in items:
+                session.append([item])
+                assert not orphaned(session.items())
+            assert session.history() == items
 
 
 def chat(session: memfs.MarkdownSession, turns: int, family: str = "responses", start: int = 0) -> None:
