@@ -184,7 +184,7 @@ def unindexed_big_vault(root: Path) -> None:
     """A vault whose committed big transcript no index has read (its index folder is gone)."""
     with memfs.Vault.open(root, create=True) as setup:
         big_transcript(setup, BIG, PADDING)
-        (root / ".memfs" / "pending").write_bytes(b"")  # nor does this one, at close: it would be thrown away
+        (root / ".memfs" / "pending").write_bytes(b"")  # no index build at close: the index is deleted below
     shutil.rmtree(root / ".memfs" / "index")
 
 
