@@ -34,6 +34,7 @@ sys.dont_write_bytecode = False
 from helpers import isolate  # noqa: E402
 
 import memfs  # noqa: E402
+from memfs.index import state_home  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -67,26 +68,44 @@ def child_bytecode() -> Iterator[None]:
 def vault_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A new, closed vault built once per test process, for ``vault_dir`` to copy.
 
-    Its search index is removed: it was signed with this fixture's key, and each copy opened
-    under a test's own home builds an empty one signed with that test's key (no warning, no
-    rebuild of anything). So are the sample hooks ``git init`` writes (``*.sample``, never run):
-    almost half the files, and a copy costs its files.
+    Beside it, ``index-key`` is the key its empty search index was signed with (the key of the
+    home it was built in). The sample hooks ``git init`` writes (``*.sample``, never run) are
+    removed: almost half the files, and a copy costs its files.
     """
+    home = tmp_path_factory.mktemp("template-home")
     with pytest.MonkeyPatch.context() as monkeypatch:  # never the developer's home, even here
-        isolate(monkeypatch, tmp_path_factory.mktemp("template-home"))
+        isolate(monkeypatch, home)
         root = tmp_path_factory.mktemp("template") / "vault"
         memfs.Vault.open(root, create=True, durable=False).close()
-    shutil.rmtree(root / ".memfs" / "index")
+        shutil.copyfile(index_key_file(), root.parent / "index-key")
     for sample in (root / ".git" / "hooks").glob("*.sample"):
         sample.unlink()
     return root
 
 
+def index_key_file() -> Path:
+    """Where memfs keeps the key that signs this user's indexes (``memfs.index.index_key``)."""
+    return state_home() / "memfs" / "index-key"
+
+
 @pytest.fixture
 def vault_dir(vault_template: Path, tmp_path: Path) -> Path:
-    """``tmp_path / "vault"``: a new vault (layout, first commit), closed, for the test to open as it likes."""
+    """``tmp_path / "vault"``: a new vault (layout, first commit), closed, for the test to open as it likes.
+
+    The test's home gets the template's index key if it has none yet (a user who has used memfs
+    before), so the copy's index is valid as built, not made again at the first open (a tenth of
+    an open's CPU, in most tests). Under a home with another key the copy has no index, and its
+    first open builds one, silently, as for a vault that never had one.
+    """
     root = tmp_path / "vault"
     shutil.copytree(vault_template, root, symlinks=True)
+    key = index_key_file()
+    if not key.exists():
+        key.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        shutil.copyfile(vault_template.parent / "index-key", key)
+        key.chmod(0o600)
+    if key.read_bytes() != (vault_template.parent / "index-key").read_bytes():
+        shutil.rmtree(root / ".memfs" / "index")
     return root
 
 
