@@ -43,6 +43,17 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     isolate(monkeypatch, tmp_path_factory.mktemp("home"))
 
 
+@pytest.fixture(scope="module")
+def module_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """One isolated home for a whole module, for a module whose tests share a vault or a server
+    built once: its ``isolated_env`` takes this instead. A vault's index is signed with its home's
+    key, and memfs reads git's config again when the home (so its config files) changes."""
+    with pytest.MonkeyPatch.context() as monkeypatch:  # never the developer's home, even here
+        folder = tmp_path_factory.mktemp("module-home")
+        isolate(monkeypatch, folder)
+        yield folder
+
+
 @pytest.fixture(autouse=True)
 def no_leaked_threads() -> Iterator[None]:
     before = set(threading.enumerate())

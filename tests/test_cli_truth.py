@@ -6,12 +6,10 @@ import json
 import os
 import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from helpers import isolate
 
 import memfs
 from memfs.cli import cli
@@ -35,21 +33,13 @@ def one_line_error(*args: str, code: int = 2) -> str:
     return lines[0]
 
 
-@pytest.fixture(scope="module")
-def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    with pytest.MonkeyPatch.context() as monkeypatch:  # never the developer's git config, even here
-        folder = tmp_path_factory.mktemp("cli-truth-home")
-        isolate(monkeypatch, folder)
-        yield folder
-
-
 @pytest.fixture(autouse=True)
-def isolated_env(home: Path) -> None:
+def isolated_env(module_home: Path) -> None:
     """Every test shares the module's home: the copies ``root`` makes keep an index signed with its key."""
 
 
 @pytest.fixture(scope="module")
-def root_template(home: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def root_template(module_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("template") / "v"
     memfs_cli("init", str(path))
     memfs_cli("add", "--vault", str(path), "-n", "users/alice", "--title", "Seats", "Alice likes window seats.")

@@ -29,7 +29,7 @@ import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from click.testing import CliRunner
 from helpers import UNEXPECTED, wait_for
-from test_tools_hostile import HOSTILE_CALLS, HOSTILE_PATHS, PATH_COMMANDS, SECRET, Hostile, isolate, path_call
+from test_tools_hostile import HOSTILE_CALLS, HOSTILE_PATHS, PATH_COMMANDS, SECRET, Hostile, path_call
 
 import memfs
 from memfs.cli import cli
@@ -168,13 +168,9 @@ class Servers:
 
 
 @pytest.fixture(scope="module")
-def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    folder = tmp_path_factory.mktemp("mcp-home")
-    with pytest.MonkeyPatch.context() as monkeypatch:  # never the developer's git config, even here
-        isolate(monkeypatch, folder)
-        monkeypatch.setenv("XDG_STATE_HOME", str(folder / ".local" / "state"))
-        monkeypatch.delenv("MEMFS_AUTHOR", raising=False)
-        yield folder
+def home(module_home: Path) -> Path:
+    """The module's home (conftest's ``module_home``), which the server processes get too."""
+    return module_home
 
 
 @pytest.fixture(autouse=True)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from helpers import isolate, wait_for
+from helpers import wait_for
 
 import memfs
 from memfs.cli import cli
@@ -44,21 +44,13 @@ def open_clone(tmp_path: Path, remote: Path, name: str) -> memfs.Vault:
     return memfs.Vault.clone(remote.as_uri(), folder, durable=False, author=f"agent-{name} <{name}@example.org>")
 
 
-@pytest.fixture(scope="module")
-def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    with pytest.MonkeyPatch.context() as monkeypatch:  # never the developer's git config, even here
-        folder = tmp_path_factory.mktemp("sync-home")
-        isolate(monkeypatch, folder)
-        yield folder
-
-
 @pytest.fixture(autouse=True)
-def isolated_env(home: Path) -> None:
+def isolated_env(module_home: Path) -> None:
     """Every test shares the module's home: the copies ``pair`` makes keep indexes signed with its key."""
 
 
 @pytest.fixture(scope="module")
-def pair_template(home: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def pair_template(module_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A remote and two clones of it, the first with a memory, built once per module for ``pair`` to copy."""
     folder = tmp_path_factory.mktemp("pair")
     remote = folder / "remote.git"
