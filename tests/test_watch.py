@@ -54,7 +54,8 @@ def test_write_in_place(watched: tuple) -> None:
     (commit,) = person_commits(vault)
     assert str(commit.author) == PERSON
     assert commit.subject == "edit: memories/users/alice/tea.md (changed outside memfs)"
-    assert ("committed", ["memories/users/alice/tea.md"]) in events
+    # told after the commit lands, from the watcher's thread: it may come a moment after the log has it
+    wait_for(lambda: ("committed", ["memories/users/alice/tea.md"]) in events)
 
 
 @pytest.mark.slow
