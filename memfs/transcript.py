@@ -28,7 +28,6 @@ import json
 import logging
 import os
 import re
-from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -183,11 +182,22 @@ def parse(text: str | bytes, *, path: str | None = None, last: int | None = None
 
 
 def _tail_start(data: bytes, count: int, start: int) -> int:
-    """Where the last ``count`` entry headings after ``start`` begin (``start`` if there are fewer)."""
-    recent: deque[int] = deque(maxlen=max(1, count))
-    for heading in _BOUNDARY.finditer(data, start):
-        recent.append(heading.start())
-    return recent[0] if len(recent) == count else start
+    """Where the last ``count`` entry headings after ``start`` begin (``start`` if there are fewer).
+
+    Looked for from the end, line start by line start, so the cost is the tail's, not the file's
+    (scanning from ``start`` costs a quarter of a second per 16 MiB message before the tail).
+    """
+    found, end = 0, len(data)  # a heading begins at end + 1 once found
+    while found < count:
+        newline = data.rfind(b"\n## ", max(start - 1, 0), end)
+        if newline < 0:  # only the very first byte is left to begin a line
+            if start == 0 and end > 0 and _BOUNDARY.match(data, 0):
+                found, end = found + 1, -1
+            break
+        end = newline  # no later heading straddles it: the bytes after this newline are "## "
+        if _BOUNDARY.match(data, newline + 1):
+            found += 1
+    return end + 1 if count > 0 and found == count else start
 
 
 def parse_entries(data: bytes, start: int = 0) -> tuple[list[Entry], list[BrokenEntry]]:

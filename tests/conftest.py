@@ -8,25 +8,50 @@ about how a vault is created or opened.
 The suite runs in parallel (``make test``: pytest-xdist, one process per core), so a test may use
 only its own ``tmp_path`` and the isolated home below, never a fixed port, a fixed path outside
 ``tmp_path``, or a count of the machine's processes.
+
+Every worker collects every test file, so a module imports at its top only what collection needs:
+an agent SDK (anthropic, strands, mcp: seconds of CPU together) is imported by the tests that use
+it, so only the worker running them pays for it.
 """
 
 from __future__ import annotations
 
 import shutil
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import isolate
 
-import memfs
+# pytest rewrites the test modules' asserts on import; with ``PYTHONDONTWRITEBYTECODE`` set (as on
+# the 2-core machine) it rewrote and compiled every one again in every worker of every run, about
+# half of collection's CPU. It may keep them in ``tests/__pycache__`` (ignored by git), and so may
+# the Python processes the tests start (``child_bytecode``). `make test` also clears the variable,
+# which covers pytest's plugins and this file too.
+sys.dont_write_bytecode = False
+
+from helpers import isolate  # noqa: E402
+
+import memfs  # noqa: E402
+from memfs.index import state_home  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
 def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """No test sees the developer's home folder or git identity (CI has none either)."""
     isolate(monkeypatch, tmp_path_factory.mktemp("home"))
+
+
+@pytest.fixture(scope="module")
+def module_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """One isolated home for a whole module, for a module whose tests share a vault or a server
+    built once: its ``isolated_env`` takes this instead. A vault's index is signed with its home's
+    key, and memfs reads git's config again when the home (so its config files) changes."""
+    with pytest.MonkeyPatch.context() as monkeypatch:  # never the developer's home, even here
+        folder = tmp_path_factory.mktemp("module-home")
+        isolate(monkeypatch, folder)
+        yield folder
 
 
 @pytest.fixture(autouse=True)
@@ -54,26 +79,44 @@ def child_bytecode() -> Iterator[None]:
 def vault_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A new, closed vault built once per test process, for ``vault_dir`` to copy.
 
-    Its search index is removed: it was signed with this fixture's key, and each copy opened
-    under a test's own home builds an empty one signed with that test's key (no warning, no
-    rebuild of anything). So are the sample hooks ``git init`` writes (``*.sample``, never run):
-    almost half the files, and a copy costs its files.
+    Beside it, ``index-key`` is the key its empty search index was signed with (the key of the
+    home it was built in). The sample hooks ``git init`` writes (``*.sample``, never run) are
+    removed: almost half the files, and a copy costs its files.
     """
+    home = tmp_path_factory.mktemp("template-home")
     with pytest.MonkeyPatch.context() as monkeypatch:  # never the developer's home, even here
-        isolate(monkeypatch, tmp_path_factory.mktemp("template-home"))
+        isolate(monkeypatch, home)
         root = tmp_path_factory.mktemp("template") / "vault"
         memfs.Vault.open(root, create=True, durable=False).close()
-    shutil.rmtree(root / ".memfs" / "index")
+        shutil.copyfile(index_key_file(), root.parent / "index-key")
     for sample in (root / ".git" / "hooks").glob("*.sample"):
         sample.unlink()
     return root
 
 
+def index_key_file() -> Path:
+    """Where memfs keeps the key that signs this user's indexes (``memfs.index.index_key``)."""
+    return state_home() / "memfs" / "index-key"
+
+
 @pytest.fixture
 def vault_dir(vault_template: Path, tmp_path: Path) -> Path:
-    """``tmp_path / "vault"``: a new vault (layout, first commit), closed, for the test to open as it likes."""
+    """``tmp_path / "vault"``: a new vault (layout, first commit), closed, for the test to open as it likes.
+
+    The test's home gets the template's index key if it has none yet (a user who has used memfs
+    before), so the copy's index is valid as built, not made again at the first open (a tenth of
+    an open's CPU, in most tests). Under a home with another key the copy has no index, and its
+    first open builds one, silently, as for a vault that never had one.
+    """
     root = tmp_path / "vault"
     shutil.copytree(vault_template, root, symlinks=True)
+    key = index_key_file()
+    if not key.exists():
+        key.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        shutil.copyfile(vault_template.parent / "index-key", key)
+        key.chmod(0o600)
+    if key.read_bytes() != (vault_template.parent / "index-key").read_bytes():
+        shutil.rmtree(root / ".memfs" / "index")
     return root
 
 

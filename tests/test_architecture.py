@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import inspect
 import pkgutil
@@ -41,6 +42,7 @@ def imports_of(path: Path, root: Path = ROOT) -> set[str]:
     return found
 
 
+@functools.cache  # parsed once per run (half a second); the tests only read it
 def graph() -> dict[str, set[str]]:
     return {module_name(p): imports_of(p) for p in sorted(ROOT.rglob("*.py"))}
 

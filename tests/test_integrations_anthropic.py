@@ -7,6 +7,7 @@ Messages API responses, so the runner really calls our tool and sends its result
 from __future__ import annotations
 
 import json
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -14,22 +15,12 @@ import pytest
 import memfs
 from memfs.tools import MemoryTools
 
-anthropic = pytest.importorskip("anthropic")
-try:  # the anthropic SDK 2.x is built on the httpx2 fork, 0.x on httpx
-    import httpx2 as httpx
-except ImportError:  # pragma: no cover - depends on the installed SDK
-    import httpx  # type: ignore[no-redef]
-from anthropic.lib.tools import ToolError  # noqa: E402
-from anthropic.types.beta import (  # noqa: E402
-    BetaMemoryTool20250818CreateCommand,
-    BetaMemoryTool20250818DeleteCommand,
-    BetaMemoryTool20250818InsertCommand,
-    BetaMemoryTool20250818RenameCommand,
-    BetaMemoryTool20250818StrReplaceCommand,
-    BetaMemoryTool20250818ViewCommand,
-)
+# The SDK is imported by the tests that use it, not at collection (tests/conftest.py says why).
 
-from memfs.integrations.anthropic import MemfsMemoryTool  # noqa: E402
+
+@pytest.fixture(scope="module")
+def anthropic() -> ModuleType:
+    return pytest.importorskip("anthropic")
 
 
 def message(content: list[dict[str, Any]], stop: str) -> dict[str, Any]:
@@ -41,7 +32,19 @@ def tool_use(n: int, **command: Any) -> dict[str, Any]:
     return {"type": "tool_use", "id": f"toolu_{n}", "name": "memory", "input": command}
 
 
-def test_sdk_command_objects_run_through_the_adapter(vault: memfs.Vault) -> None:
+def test_sdk_command_objects_run_through_the_adapter(anthropic: ModuleType, vault: memfs.Vault) -> None:
+    from anthropic.lib.tools import ToolError
+    from anthropic.types.beta import (
+        BetaMemoryTool20250818CreateCommand,
+        BetaMemoryTool20250818DeleteCommand,
+        BetaMemoryTool20250818InsertCommand,
+        BetaMemoryTool20250818RenameCommand,
+        BetaMemoryTool20250818StrReplaceCommand,
+        BetaMemoryTool20250818ViewCommand,
+    )
+
+    from memfs.integrations.anthropic import MemfsMemoryTool
+
     tool = MemfsMemoryTool(MemoryTools(vault, "users/alice"))
     assert tool.to_dict() == {"type": "memory_20250818", "name": "memory"}
     run = tool.execute
@@ -60,7 +63,14 @@ def test_sdk_command_objects_run_through_the_adapter(vault: memfs.Vault) -> None
         tool.call({"command": "view", "path": "/etc/passwd"})
 
 
-def test_tool_runner_drives_memfs(vault: memfs.Vault) -> None:
+def test_tool_runner_drives_memfs(anthropic: ModuleType, vault: memfs.Vault) -> None:
+    try:  # the anthropic SDK 2.x is built on the httpx2 fork, 0.x on httpx
+        import httpx2 as httpx
+    except ImportError:  # pragma: no cover - depends on the installed SDK
+        import httpx  # type: ignore[no-redef]
+
+    from memfs.integrations.anthropic import MemfsMemoryTool
+
     script = [
         message([tool_use(1, command="view", path="/memories")], "tool_use"),
         message(

@@ -17,7 +17,6 @@ from memfs import lifecycle
 from memfs.cli import cli
 from memfs.errors import InvalidExtractionError, ValidityError
 from memfs.extract import Message, ModelExtractor, Operation, RuleExtractor
-from memfs.integrations.mcp import MemoryServer, uri_of
 from memfs.longterm import LongTermMemory
 from memfs.models import Reply, ScriptedModel
 from memfs.tools import MemoryTools
@@ -360,6 +359,8 @@ def test_tools_supersede_by_path_stays_in_the_writable_folder(vault: memfs.Vault
 
 
 def test_mcp_offers_supersede_and_lists_only_current(vault: memfs.Vault, store: memfs.MemoryStore) -> None:
+    from memfs.integrations.mcp import MemoryServer, uri_of  # the SDK at test time (tests/conftest.py)
+
     a, b, c = chain(store)
     server = MemoryServer(vault, [ALICE])
     assert "memory_supersede" in [t.name for t in server.tool_definitions()]

@@ -24,21 +24,26 @@ from memfs.index import STAGE_FROM_BYTES, STAGE_FROM_FILES
 
 BIG = 3000  # messages: over STAGE_FROM_BYTES (each carries a long word), seconds to index on a 2-core machine
 BIG_PATH = "sessions/big.md"
-PADDING = "z" * 400  # one word, so the file is large for few tokens
+PADDING = "z" * 400  # one word (too long to be indexed), so the file is large for few tokens
+# The tests run in this process need a job that is staged (a transcript over STAGE_FROM_BYTES), not
+# a long one (the processes' tests need that, to outlast the writers' lock timeout): a third of the
+# messages, three times as long, are as many bytes for a third of the indexing.
+STAGED = 1000
+STAGED_PADDING = "z" * 1200
 # Between two writes while another process's job runs, the writer waits this long for that process
 # to speak (it goes on at once when it does): writes still meet the job many times over, and the
 # writer no longer takes a whole core from the job it waits for on a 2-core machine.
 PACE = 0.1
 
 
-def message(i: int) -> dict[str, Any]:
-    return {"role": "user" if i % 2 else "assistant", "content": f"message {i} about the museum, token w{i}x {PADDING}"}
+def message(i: int, padding: str = PADDING) -> dict[str, Any]:
+    return {"role": "user" if i % 2 else "assistant", "content": f"message {i} about the museum, token w{i}x {padding}"}
 
 
-def big_transcript(vault: memfs.Vault, count: int = BIG) -> memfs.MarkdownSession:
+def big_transcript(vault: memfs.Vault, count: int = STAGED, padding: str = STAGED_PADDING) -> memfs.MarkdownSession:
     """A committed transcript of ``count`` messages the index has not read yet."""
     session = vault.session("big", commit="manual")
-    session.append([message(i) for i in range(count)])
+    session.append([message(i, padding) for i in range(count)])
     session.commit()
     assert (vault.root / BIG_PATH).stat().st_size > STAGE_FROM_BYTES
     return session
@@ -59,7 +64,7 @@ def test_a_big_transcript_is_indexed_aside_then_published(vault: memfs.Vault) ->
         vault.engine.index.publish(staged)  # the index has it already: nothing is added twice
     assert not staged.aside.folder.exists()
     assert positions(vault, "w42x") == [43]
-    assert vault.engine.index.doc_count() == BIG + 1
+    assert vault.engine.index.doc_count() == STAGED + 1
     assert not list(vault.engine.state_dir.glob("index.*-*"))
 
 
@@ -72,9 +77,9 @@ def test_messages_appended_while_it_was_built_are_added_after_it(vault: memfs.Va
         report = vault.engine.index.publish(staged)
     assert report.added == [BIG_PATH]
     assert BIG_PATH not in vault.engine.index.outdated([BIG_PATH])  # published as the file is now
-    assert positions(vault, "zebra") == [BIG + 1]
+    assert positions(vault, "zebra") == [STAGED + 1]
     assert positions(vault, "w7x") == [8]
-    assert vault.engine.index.doc_count() == BIG + 2
+    assert vault.engine.index.doc_count() == STAGED + 2
 
 
 def test_a_transcript_rewritten_meanwhile_is_not_published_as_built(vault: memfs.Vault) -> None:
@@ -99,7 +104,7 @@ def test_two_builds_of_the_same_job_leave_one_index(vault: memfs.Vault) -> None:
         vault.engine.index.publish(first)
         vault.engine.index.publish(second)  # finds the index holding the file as built: keeps it
     assert positions(vault, "w42x") == [43]
-    assert vault.engine.index.doc_count() == BIG + 1
+    assert vault.engine.index.doc_count() == STAGED + 1
 
 
 def test_memories_changed_while_they_were_built_are_indexed_as_they_are_now(vault: memfs.Vault) -> None:
@@ -178,7 +183,8 @@ vault.close()
 def unindexed_big_vault(root: Path) -> None:
     """A vault whose committed big transcript no index has read (its index folder is gone)."""
     with memfs.Vault.open(root, create=True) as setup:
-        big_transcript(setup)
+        big_transcript(setup, BIG, PADDING)
+        (root / ".memfs" / "pending").write_bytes(b"")  # no index build at close: the index is deleted below
     shutil.rmtree(root / ".memfs" / "index")
 
 

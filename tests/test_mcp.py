@@ -5,6 +5,9 @@ and one server process per configuration is started for the whole module, over s
 handshake era, as desktop clients speak it) and over streamable HTTP on 127.0.0.1 (the 2026 era,
 as the SDK's client speaks it by default). The client runs in a thread of its own (an anyio
 blocking portal), so the tests stay plain functions.
+
+The SDK (and memfs's server, built on it) is imported by the tests, not at collection
+(tests/conftest.py says why).
 """
 
 from __future__ import annotations
@@ -12,41 +15,41 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from click.testing import CliRunner
 from helpers import UNEXPECTED, wait_for
-from test_tools_hostile import HOSTILE_CALLS, HOSTILE_PATHS, PATH_COMMANDS, SECRET, Hostile, isolate, path_call
+from test_tools_hostile import HOSTILE_CALLS, HOSTILE_PATHS, PATH_COMMANDS, SECRET, Hostile, path_call
 
 import memfs
 from memfs.cli import cli
 from memfs.errors import InvalidArgumentError, PathError
 from memfs.tools import MemoryTools
 
-mcp = pytest.importorskip("mcp")
-import httpx2  # noqa: E402 - the SDK's HTTP client
-from mcp import Client, StdioServerParameters  # noqa: E402
-from mcp import types as mtypes  # noqa: E402
-from mcp.client.streamable_http import streamable_http_client  # noqa: E402
-from mcp.shared.exceptions import MCPError  # noqa: E402
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS  # noqa: E402
-
-from memfs.integrations.mcp import ALL_COMMANDS, choose_commands, grants, path_of_uri, uri_of  # noqa: E402
+if TYPE_CHECKING:
+    import httpx2
+    from mcp import Client
 
 REPO = Path(__file__).resolve().parents[1]
 TOKEN = "t0ken-for-the-tests-only-0123456789"
 ALICE, BOB, SHARED = "users/alice", "users/bob", "shared/company"
 WRITE_TOOLS = {"memory_create", "memory_str_replace", "memory_insert", "memory_delete", "memory_rename",
                "memory_restore", "memory_supersede"}  # fmt: skip
+
+
+@pytest.fixture(scope="module", autouse=True)
+def sdk() -> None:
+    pytest.importorskip("mcp")
 
 
 MODULE_THREADS = ("AnyIO worker thread", "AnyIO BlockingPortal", "asyncio-waitpid")
@@ -119,6 +122,8 @@ class Servers:
         self.stack: list[tuple[Remote, Any, Any]] = []
 
     def stdio(self, key: str, vault: Path, *args: str, mode: str = "legacy") -> Remote:
+        from mcp import StdioServerParameters
+
         if key not in self.started:
             params = StdioServerParameters(command=sys.executable, args=command("--vault", str(vault), *args),
                                            env=server_env(self.home), cwd=str(vault))  # fmt: skip
@@ -127,6 +132,8 @@ class Servers:
 
     def connect(self, server: Any, mode: str, *, opened: Any = None) -> Remote:
         """A client of ``server``; ``opened`` is what it stands on (an HTTP client), closed with it."""
+        from mcp import Client
+
         remote: Remote
 
         async def note(message: Any) -> None:
@@ -161,13 +168,9 @@ class Servers:
 
 
 @pytest.fixture(scope="module")
-def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    folder = tmp_path_factory.mktemp("mcp-home")
-    with pytest.MonkeyPatch.context() as monkeypatch:  # never the developer's git config, even here
-        isolate(monkeypatch, folder)
-        monkeypatch.setenv("XDG_STATE_HOME", str(folder / ".local" / "state"))
-        monkeypatch.delenv("MEMFS_AUTHOR", raising=False)
-        yield folder
+def home(module_home: Path) -> Path:
+    """The module's home (conftest's ``module_home``), which the server processes get too."""
+    return module_home
 
 
 @pytest.fixture(autouse=True)
@@ -229,6 +232,8 @@ def log_of(vault: Path, n: int = 1) -> list[str]:
 
 
 def test_grants_are_the_given_namespaces_with_the_first_one_writable() -> None:
+    from memfs.integrations.mcp import grants
+
     g = grants([ALICE, SHARED], sessions=["sessions/alice/"])
     assert (g.read, g.write, g.sessions) == ((ALICE, SHARED), (ALICE,), ("sessions/alice",))
     assert g.reads("memories/users/alice/x.md") and not g.reads("memories/users/alicex/x.md")
@@ -246,6 +251,8 @@ def test_grants_are_the_given_namespaces_with_the_first_one_writable() -> None:
 
 
 def test_the_tools_offered_follow_the_grants() -> None:
+    from memfs.integrations.mcp import ALL_COMMANDS, choose_commands, grants
+
     assert choose_commands(None, grants([ALICE], sessions=["sessions"])) == ALL_COMMANDS
     assert "search_messages" not in choose_commands(None, grants([ALICE]))  # no transcripts granted
     read_only = choose_commands(None, grants([ALICE], read_only=True))
@@ -260,6 +267,8 @@ def test_the_tools_offered_follow_the_grants() -> None:
 
 
 def test_resource_uris_round_trip_and_pass_the_path_gate() -> None:
+    from memfs.integrations.mcp import path_of_uri, uri_of
+
     for rel in ("memories/users/alice/window-seats.md", "memories/users/alice/travel/café et thé.md"):
         assert path_of_uri(uri_of(rel)) == rel
     assert uri_of("memories/users/alice/café et thé.md") == "memfs://users/alice/caf%C3%A9%20et%20th%C3%A9.md"
@@ -298,6 +307,11 @@ def test_importing_memfs_and_its_cli_loads_no_mcp() -> None:
 
 
 def test_initialize_lists_tools_resources_templates_and_prompts(alice: Remote, vault_dir: Path) -> None:
+    from mcp import types as mtypes
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+    from memfs.integrations.mcp import ALL_COMMANDS
+
     assert alice.client.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS
     capabilities = alice.client.server_capabilities
     assert (
@@ -344,6 +358,8 @@ def test_initialize_lists_tools_resources_templates_and_prompts(alice: Remote, v
 
 
 def test_resources_read_with_front_matter_and_nothing_outside(alice: Remote, vault_dir: Path) -> None:
+    from mcp.shared.exceptions import MCPError
+
     read = alice.run(alice.client.read_resource, "memfs://users/alice/window-seats.md").contents[0]
     on_disk = (vault_dir / "memories/users/alice/window-seats.md").read_text()
     assert read.text == on_disk and read.text.startswith("---\nid: mem_") and "title: Window seats" in read.text
@@ -464,6 +480,9 @@ def test_errors_are_tool_errors_that_name_memories_paths_only(alice: Remote, vau
 
 
 def test_a_persons_edit_is_announced(alice: Remote, vault_dir: Path) -> None:
+    import mcp
+    from mcp import types as mtypes
+
     uri = "memfs://users/alice/home-airport.md"
     with pytest.warns(mcp.MCPDeprecationWarning):  # resources/subscribe is the handshake era's way
         alice.run(alice.client.subscribe_resource, uri)
@@ -483,9 +502,18 @@ def test_a_persons_edit_is_announced(alice: Remote, vault_dir: Path) -> None:
     assert not any("bob" in str(n) for n in alice.notes)  # Bob's file came first, and was never announced
 
 
-def test_a_persons_edit_is_announced_when_polling_too(servers: Servers, vault_dir: Path) -> None:
+@pytest.fixture
+def reader(servers: Servers, vault_dir: Path) -> Remote:
+    """A read-only server that finds edits by polling: one process for the tests of either (a server's
+    start is a second of CPU, and how it finds edits has no part in what it refuses)."""
+    return servers.stdio("reader", vault_dir, "-n", ALICE, "--read-only", "--polling", "--poll", "0.2")
+
+
+def test_a_persons_edit_is_announced_when_polling_too(reader: Remote, vault_dir: Path) -> None:
     """Without file events (``--polling``, network drives), the server finds edits by looking at every file."""
-    poller = servers.stdio("poller", vault_dir, "-n", ALICE, "--read-only", "--polling", "--poll", "0.2")
+    from mcp import types as mtypes
+
+    poller = reader
     uri = "memfs://users/alice/polled.md"
     poller.notes.clear()
     (vault_dir / "memories/users/alice/polled.md").write_text("Seen by the poller.\n")
@@ -495,6 +523,8 @@ def test_a_persons_edit_is_announced_when_polling_too(servers: Servers, vault_di
 
 def test_a_folder_moved_in_is_announced(alice: Remote, vault_dir: Path, tmp_path: Path) -> None:
     """A folder moved into a namespace makes no event for its files: the server looks at everything then."""
+    from mcp import types as mtypes
+
     (tmp_path / "trip").mkdir()
     (tmp_path / "trip/hotel.md").write_text("Alice booked the Ryokan in Kyoto.\n")
     alice.notes.clear()
@@ -503,8 +533,7 @@ def test_a_folder_moved_in_is_announced(alice: Remote, vault_dir: Path, tmp_path
     assert "memfs://users/alice/trip/hotel.md" in [r.uri for r in alice.run(alice.client.list_resources).resources]
 
 
-def test_read_only_offers_and_accepts_no_write(servers: Servers, vault_dir: Path) -> None:
-    reader = servers.stdio("reader", vault_dir, "--read-only", "-n", ALICE)
+def test_read_only_offers_and_accepts_no_write(reader: Remote, vault_dir: Path) -> None:
     assert reader.tool_names() == ["memory_view", "memory_search", "memory_history", "memory_recall"]
     assert {p.name for p in reader.run(reader.client.list_prompts).prompts} == {"use_memory"}
     before = head(vault_dir)
@@ -553,10 +582,14 @@ def http(vault_dir: Path, home: Path) -> Iterator[HttpServer]:
 
 
 def web_client(headers: dict[str, str] | None) -> httpx2.AsyncClient:
+    import httpx2  # the SDK's HTTP client
+
     return httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0))
 
 
 def http_client(servers: Servers, url: str, token: str | None, mode: str = "auto") -> Remote:
+    from mcp.client.streamable_http import streamable_http_client
+
     headers = {"Authorization": f"Bearer {token}"} if token else None
     opened = servers.portal.wrap_async_context_manager(web_client(headers))
     connection = opened.__enter__()
@@ -589,6 +622,8 @@ def test_http_with_the_token_serves_and_streams_changes(servers: Servers, http: 
 
 
 def test_http_without_the_token_is_refused(servers: Servers, http: HttpServer) -> None:
+    from mcp.shared.exceptions import MCPError
+
     async def answer(token: str | None) -> tuple[int, str | None]:
         headers = {"Authorization": f"Bearer {token}"} if token else None
         async with web_client(headers) as client:
@@ -609,6 +644,8 @@ def test_http_without_the_token_is_refused(servers: Servers, http: HttpServer) -
 
 def test_http_on_loopback_needs_no_token_and_serves_the_handshake_era(servers: Servers, vault_dir: Path,
                                                                       home: Path) -> None:  # fmt: skip
+    from mcp import types as mtypes
+
     server = HttpServer(vault_dir, home, "-n", ALICE, "--read-only", "--poll", "0.2")
     try:
         remote = http_client(servers, server.url, None, mode="legacy")
@@ -666,9 +703,12 @@ def through_mcp(remote: Remote, hostile: Hostile, call: Any) -> tuple[str, bool]
     return remote.call(f"memory_{name}" if isinstance(name, str) else "memory", **arguments)
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")  # a search in C: the table has 50 MB texts
+
+
 def _has_surrogate(value: Any) -> bool:
     if isinstance(value, str):
-        return any("\ud800" <= c <= "\udfff" for c in value)
+        return _SURROGATE.search(value) is not None
     if isinstance(value, dict):
         return any(_has_surrogate(v) for v in value.values())
     return isinstance(value, (list, tuple)) and any(_has_surrogate(v) for v in value)
@@ -810,6 +850,8 @@ def test_two_servers_and_a_person_lose_no_write(servers: Servers, home: Path, tm
 
 def test_propose_only_grant(servers: Servers, tmp_path: Path) -> None:
     """A client granted proposing only changes no memory: its writes wait in proposals/ for a person."""
+    from memfs.integrations.mcp import grants
+
     assert grants([ALICE], propose_only=True).scopes()[0].propose
     with pytest.raises(InvalidArgumentError, match="read-only server proposes nothing"):
         grants([ALICE], read_only=True, propose_only=True)

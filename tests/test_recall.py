@@ -129,6 +129,10 @@ def test_speaker_of_a_message() -> None:
     assert speaker_of({"role": "user", "name": "alice", "content": "Hi"}) == "alice"
     assert speaker_of({"role": "user", "content": "no label: here"}) is None  # a label is capitalised
     assert speaker_of({"role": "user", "content": "Plain text."}) is None
+    # a label is a few words at the start: a "name" running past the first 200 characters is none
+    assert speaker_of({"role": "user", "content": "Z" * 190 + ": hi"}) == "Z" * 190
+    assert speaker_of({"role": "user", "content": "Z" * 200 + ": hi"}) is None
+    assert speaker_of({"role": "user", "content": "BIG-" + "z" * 5_000_000}) is None
 
 
 def test_a_question_naming_a_speaker_prefers_their_messages(vault: memfs.Vault) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
 import socket
 import subprocess
 import time
@@ -43,15 +44,39 @@ def open_clone(tmp_path: Path, remote: Path, name: str) -> memfs.Vault:
     return memfs.Vault.clone(remote.as_uri(), folder, durable=False, author=f"agent-{name} <{name}@example.org>")
 
 
-@pytest.fixture
-def pair(tmp_path: Path, remote: Path) -> Iterator[tuple[memfs.Vault, memfs.Vault]]:
-    a = open_clone(tmp_path, remote, "a")
+@pytest.fixture(autouse=True)
+def isolated_env(module_home: Path) -> None:
+    """Every test shares the module's home: the copies ``pair`` makes keep indexes signed with its key."""
+
+
+@pytest.fixture(scope="module")
+def pair_template(module_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A remote and two clones of it, the first with a memory, built once per module for ``pair`` to copy."""
+    folder = tmp_path_factory.mktemp("pair")
+    remote = folder / "remote.git"
+    git(folder, "init", "--bare", "--quiet", "--initial-branch=main", str(remote))
+    a = open_clone(folder, remote, "a")
     a.memories("users/alice").add("Alice prefers window seats.\nShe flies often.\n", title="Seats")
     a.sync()
-    b = open_clone(tmp_path, remote, "b")
-    yield a, b
     a.close()
-    b.close()
+    open_clone(folder, remote, "b").close()
+    return folder
+
+
+@pytest.fixture
+def pair(pair_template: Path, tmp_path: Path, remote: Path) -> Iterator[tuple[memfs.Vault, memfs.Vault]]:
+    """Two machines' vaults sharing ``remote``, which holds one memory: a copy of the module's, pointed
+    at this test's remote (cloning and pushing them again for each test cost a fifth of a second)."""
+    shutil.rmtree(remote)
+    shutil.copytree(pair_template / "remote.git", remote, symlinks=True)
+    vaults = []
+    for name in ("a", "b"):
+        shutil.copytree(pair_template / name, tmp_path / name, symlinks=True)
+        git(tmp_path / name, "remote", "set-url", "origin", remote.as_uri())
+        vaults.append(memfs.Vault.open(tmp_path / name, durable=False, author=f"agent-{name} <{name}@example.org>"))
+    yield vaults[0], vaults[1]
+    for vault in vaults:
+        vault.close()
 
 
 def files_of(vault: memfs.Vault) -> dict[str, bytes]:

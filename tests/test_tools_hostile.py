@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import UNEXPECTED, err, isolate, ok
+from helpers import UNEXPECTED, err, ok
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -184,15 +184,19 @@ class HostileVaults:
             self.current.close()
 
 
+@pytest.fixture(autouse=True)
+def isolated_env(module_home: Path) -> None:
+    """Every test shares the module's home with the shared vault: a new home per case named other
+    git config files, which memfs then read again (a ``git config`` process per case)."""
+
+
 @pytest.fixture(scope="module")
-def hostile_vaults(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostileVaults]:
-    with pytest.MonkeyPatch.context() as monkeypatch:  # never the developer's git config, even here
-        isolate(monkeypatch, tmp_path_factory.mktemp("hostile-home"))
-        vaults = HostileVaults(tmp_path_factory)
-        try:
-            yield vaults
-        finally:
-            vaults.close()
+def hostile_vaults(module_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostileVaults]:
+    vaults = HostileVaults(tmp_path_factory)
+    try:
+        yield vaults
+    finally:
+        vaults.close()
 
 
 @pytest.fixture

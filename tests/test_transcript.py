@@ -13,7 +13,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import hypothesis
 import pytest
+from hypothesis import strategies as st
 
 from memfs import transcript
 from memfs.errors import DocumentError
@@ -262,3 +264,24 @@ def test_read_tail_after_a_hand_edit_of_the_last_entry(tmp_path: Path) -> None:
     text = transcript.render(items, {"session_id": "s"}).replace("message 9", "message nine, edited by hand")
     entries, problems, _ = read_tail_of(tmp_path, text, 2, chunk=64)
     assert [e.item["content"] for e in entries] == ["message 8", "message nine, edited by hand"] and problems == []
+
+
+# -- the last entries, for the index ------------------------------------------------------------
+
+
+def _tail_start_forward(data: bytes, count: int, start: int) -> int:
+    """What ``parse(..., last=count)`` must start from: the count-th heading from the end, read forward."""
+    headings = [m.start() for m in transcript._BOUNDARY.finditer(data, start)]
+    return headings[-count] if len(headings) >= count else start
+
+
+PIECES = [b"\n", b"## ", b"<!-- memfs:entry", b" x", b'## user <!-- memfs:entry {"n": 1} -->\n', b"y", b"\n## ", b"#"]
+
+
+@hypothesis.given(st.lists(st.sampled_from(PIECES), max_size=14), st.integers(1, 5), st.data())
+def test_the_last_headings_are_found_from_the_end_as_reading_forward_finds_them(
+    pieces: list[bytes], count: int, data: st.DataObject
+) -> None:
+    text = b"".join(pieces)
+    start = data.draw(st.integers(0, len(text)))
+    assert transcript._tail_start(text, count, start) == _tail_start_forward(text, count, start)

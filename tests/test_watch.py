@@ -54,7 +54,8 @@ def test_write_in_place(watched: tuple) -> None:
     (commit,) = person_commits(vault)
     assert str(commit.author) == PERSON
     assert commit.subject == "edit: memories/users/alice/tea.md (changed outside memfs)"
-    assert ("committed", ["memories/users/alice/tea.md"]) in events
+    # told after the commit lands, from the watcher's thread: it may come a moment after the log has it
+    wait_for(lambda: ("committed", ["memories/users/alice/tea.md"]) in events)
 
 
 @pytest.mark.slow
@@ -244,9 +245,16 @@ def test_bad_options(vault: memfs.Vault, options: dict) -> None:
 @pytest.mark.slow
 def test_stop_commits_what_was_seen(tmp_path: Path) -> None:
     vault = memfs.Vault.open(tmp_path / "vault", create=True, durable=False, person=PERSON)
-    watcher = vault.watch(index_delay=0.05, commit_delay=30)
+    indexed: list[str] = []
+
+    def told(kind: str, paths: list[str]) -> None:
+        if kind == "indexed":
+            indexed.extend(paths)
+
+    watcher = vault.watch(index_delay=0.05, commit_delay=30, on_change=told)
     (vault.root / "memories" / "late.md").write_text("late lychee\n")
-    wait_for(lambda: vault.search("lychee"))
+    wait_for(lambda: "memories/late.md" in indexed)  # seen by the watcher (a search finds it on its own, maybe first)
+    assert vault.search("lychee")
     watcher.stop()
     assert len(person_commits(vault)) == 1
     assert not watcher.running
