@@ -674,37 +674,41 @@ def _has_surrogate(value: Any) -> bool:
     return isinstance(value, (list, tuple)) and any(_has_surrogate(v) for v in value)
 
 
+HANDSHAKE = [
+    {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+     "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}},
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+]  # fmt: skip
+
+
+def wire_of(*messages: Any) -> str:
+    """JSON-RPC messages as a client writes them on stdio: one line each (a str is sent as it is)."""
+    return "".join((m if isinstance(m, str) else json.dumps(m)) + "\n" for m in messages)
+
+
+def answers_until(read_line: Callable[[], str], last: int) -> dict[Any, Any]:
+    """The server's answers by request id, read until the one to request ``last``."""
+    answers: dict[Any, Any] = {}
+    while last not in answers:
+        line = read_line()
+        assert line, answers
+        message = json.loads(line)
+        answers[message.get("id")] = message
+    return answers
+
+
 def test_a_lone_surrogate_is_refused_on_the_wire(vault_dir: Path, home: Path) -> None:
     """The SDK's client cannot even encode one; a raw line carrying the escape gets an error, and the server goes on."""
-    lines = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "raw", "version": "1"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-    ]
     bad = ('{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "memory_create", "arguments": '
            '{"path": "/memories/s.md", "file_text": "ok \\udc80"}}}')  # fmt: skip
     after = {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
              "params": {"name": "memory_view", "arguments": {"path": "/memories/s.md"}}}  # fmt: skip
-    wire = "".join(json.dumps(m) + "\n" for m in lines) + bad + "\n" + json.dumps(after) + "\n"
     args = [sys.executable, *command("--vault", str(vault_dir), "-n", "users/carol")]
     server = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=server_env(home))
     assert server.stdin is not None and server.stdout is not None
-    server.stdin.write(wire)
+    server.stdin.write(wire_of(*HANDSHAKE, bad, after))
     server.stdin.flush()
-    answers: dict[Any, Any] = {}
-    while 3 not in answers:  # the request after the bad line is answered: the server went on
-        line = server.stdout.readline()
-        assert line, answers
-        message = json.loads(line)
-        answers[message.get("id")] = message
+    answers = answers_until(server.stdout.readline, 3)  # the request after the bad line is answered: the server went on
     server.stdin.close()
     server.wait(timeout=60)
     server.stdout.close()
@@ -712,6 +716,65 @@ def test_a_lone_surrogate_is_refused_on_the_wire(vault_dir: Path, home: Path) ->
     assert answers[3]["result"]["isError"] is True  # and no file was created by it
     assert "does not exist" in answers[3]["result"]["content"][0]["text"]
     assert not (vault_dir / "memories/users/carol/s.md").exists()
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="reads where a process's descriptors point in /proc")
+def test_stdio_over_pipes_keeps_the_wire_to_itself(vault_dir: Path, home: Path, tmp_path: Path) -> None:
+    """While serving, fd 0 is the null device and fd 1 is stderr: a library's stray print never reaches the wire."""
+    args = [sys.executable, *command("--vault", str(vault_dir), "-n", "users/carol")]
+    with (tmp_path / "stderr").open("wb") as stderr:
+        server = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, text=True,
+                                  env=server_env(home))  # fmt: skip
+    assert server.stdin is not None and server.stdout is not None
+    server.stdin.write(wire_of(*HANDSHAKE, {"jsonrpc": "2.0", "id": 2, "method": "ping"}))
+    server.stdin.flush()
+    assert answers_until(server.stdout.readline, 2)[2]["result"] == {}
+    fds = Path(f"/proc/{server.pid}/fd")
+    try:
+        assert os.readlink(fds / "0") == os.devnull
+        assert os.readlink(fds / "1") == os.readlink(fds / "2") == str(tmp_path / "stderr")
+    finally:
+        server.stdin.close()
+        server.wait(timeout=60)
+        server.stdout.close()
+
+
+def test_stdio_to_a_file_is_served_by_the_sdks_transport(vault_dir: Path, home: Path, tmp_path: Path) -> None:
+    """Only pipes and sockets are read on the event loop; a file (or a terminal) gets the SDK's own transport."""
+    out = tmp_path / "answers.jsonl"
+    args = [sys.executable, *command("--vault", str(vault_dir), "-n", "users/alice")]
+    with out.open("w") as stdout:
+        server = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=stdout, text=True, env=server_env(home))
+    assert server.stdin is not None
+    view = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "memory_view", "arguments": {"path": "/memories/home-airport.md"}}}  # fmt: skip
+    server.stdin.write(wire_of(*HANDSHAKE, view))
+    server.stdin.flush()
+    wait_for(lambda: out.read_text().count("\n") >= 2, timeout=60)
+    server.stdin.close()
+    server.wait(timeout=60)
+    with out.open() as answers:
+        found = answers_until(answers.readline, 2)
+    assert found[2]["result"]["isError"] is False
+    assert found[2]["result"]["content"][0]["text"].startswith("Here's the content of /memories/home-airport.md")
+
+
+def test_large_messages_cross_the_pipes_whole(alice: Remote, vault_dir: Path) -> None:
+    """A call and an answer larger than a pipe holds, in many reads and writes; multi-byte text cut anywhere."""
+    line = "café, 東京, naïve, 🌍 — a long memory to move through the pipes."
+    text = "".join(f"Line {i}: {line}\n" for i in range(6000))
+    assert len(text.encode()) > 4 * 65536
+    path = "/memories/users/alice/long.md"
+    try:
+        alice.ok("memory_create", path=path, file_text=text)
+        on_disk = (vault_dir / "memories/users/alice/long.md").read_text()
+        assert on_disk.startswith("---\nid: mem_") and on_disk.endswith("---\n" + text)  # memfs adds its front matter
+        shown = alice.ok("memory_view", path=path)
+        assert shown.count("\n") > 6000 and f"Line 5999: {line}\n" in shown
+        read = alice.run(alice.client.read_resource, "memfs://users/alice/long.md").contents[0]
+        assert read.text == on_disk
+    finally:
+        alice.ok("memory_delete", path=path)
 
 
 def check(hostile: Hostile, answer: tuple[str, bool], expect_error: bool) -> None:
