@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -368,6 +369,7 @@ def test_every_tool_answers_as_memory_tools_do(alice: Remote, vault_dir: Path, t
             ("view", {"path": "/memories/users/alice/tea.md", "view_range": [5, -1]}),
             ("search", {"query": "jasmine tea"}),
             ("rename", {"old_path": "/memories/users/alice/tea.md", "new_path": "/memories/users/alice/drinks.md"}),
+            ("supersede", {"path": "/memories/users/alice/drinks.md", "new_text": "Alice drinks oolong tea now."}),
             ("view", {"path": "/memories/users/alice/nothing.md"}),
             ("create", {"path": "/memories/shared/company/x.md", "file_text": "no"}),
             ("delete", {"path": "/memories/users/alice/drinks.md"}),
@@ -381,7 +383,13 @@ def test_every_tool_answers_as_memory_tools_do(alice: Remote, vault_dir: Path, t
                     or text.split("score")[0] == (expected.text.split("score")[0])
                 ), text
                 continue
-            assert (text, is_error) == (expected.text, expected.is_error), name
+            wanted = expected.text
+            if name == "supersede":  # the old memory holds until now: the second of each call
+                text, wanted = (re.sub(r"until [0-9T:-]+Z", "until NOW", t) for t in (text, wanted))
+            assert (text, is_error) == (wanted, expected.is_error), name
+    successor = "/memories/users/alice/tea.md"  # the supersede wrote the changed fact anew, under the old title
+    assert "oolong" in alice.ok("memory_view", path=successor)
+    alice.ok("memory_delete", path=successor)
     history = alice.ok("memory_history", path="/memories/users/alice/drinks.md")
     assert history.startswith("History of /memories/users/alice/drinks.md (newest first):")
     assert "claude-desktop" in history and "[tool delete]" in history
@@ -520,6 +528,16 @@ def test_read_only_offers_and_accepts_no_write(servers: Servers, vault_dir: Path
     assert "It is read-only here." in (reader.client.instructions or "")
 
 
+def test_tools_offers_only_the_commands_chosen(servers: Servers, vault_dir: Path) -> None:
+    chosen = servers.stdio("chosen", vault_dir, "-n", ALICE, "--tools", "view,search,recall")
+    assert chosen.tool_names() == ["memory_view", "memory_search", "memory_recall"]
+    assert {p.name for p in chosen.run(chosen.client.list_prompts).prompts} == {"use_memory"}  # remember needs create
+    before = head(vault_dir)
+    assert "Unknown tool 'memory_create'" in chosen.err("memory_create", path="/memories/x.md", file_text="x")
+    assert "Window seats" in chosen.ok("memory_view", path="/memories/window-seats.md")
+    assert head(vault_dir) == before
+
+
 # -- streamable HTTP on 127.0.0.1 --------------------------------------------------------------
 
 
@@ -586,6 +604,47 @@ def test_http_with_the_token_serves_and_streams_changes(servers: Servers, http: 
     remote.run(listen)
     assert any(getattr(e, "uri", None) == uri for e in events)
     assert remote.run(remote.client.read_resource, uri).contents[0].text == "Edited by a person.\n"
+
+
+def test_http_lists_everything_and_calls_every_tool(servers: Servers, http: HttpServer, vault_dir: Path) -> None:
+    """The 2026-07-28 era over HTTP, as the SDK's client speaks it: every listing, prompt and tool."""
+    remote = http_client(servers, http.url, TOKEN)
+    assert remote.client.protocol_version == "2026-07-28"
+    offered = remote.tool_names()
+    assert offered == [f"memory_{c}" for c in ALL_COMMANDS if c != "search_messages"]  # no --sessions given
+    assert "memfs://users/alice/window-seats.md" in [r.uri for r in remote.run(remote.client.list_resources).resources]
+    templates = remote.run(remote.client.list_resource_templates).resource_templates
+    assert [t.uri_template for t in templates] == ["memfs://users/alice/{+name}"]
+    assert {p.name for p in remote.run(remote.client.list_prompts).prompts} == {"use_memory", "remember"}
+    assert "One fact per file" in remote.run(remote.client.get_prompt, "use_memory").messages[0].content.text
+    path, moved = "/memories/plants.md", "/memories/ferns.md"
+    called = {
+        "create": remote.ok("memory_create", path=path, file_text="# Plants\nAlice waters the ferns on Sundays.\n")
+    }
+    assert called["create"] == f"File created successfully at: {path}"
+    called["view"] = remote.ok("memory_view", path=path)
+    assert "Sundays" in called["view"]
+    called["str_replace"] = remote.ok("memory_str_replace", path=path, old_str="Sundays", new_str="Saturdays")
+    called["insert"] = remote.ok("memory_insert", path=path, insert_line=7, insert_text="Twice a week in summer.")
+    assert "Saturdays.\nTwice a week" in (vault_dir / "memories/users/alice/plants.md").read_text()
+    called["search"] = remote.ok("memory_search", query="ferns saturdays")
+    assert path in called["search"]
+    called["recall"] = remote.ok("memory_recall", query="when does Alice water the ferns")
+    assert f'path="{path}"' in called["recall"]
+    called["history"] = remote.ok("memory_history", path=path)
+    first = called["history"].splitlines()[-1].split()[0]  # the oldest version: the create
+    called["restore"] = remote.ok("memory_restore", path=path, revision=first)
+    assert called["restore"] == f"Restored {path} to revision {first}."
+    assert "Sundays" in (vault_dir / "memories/users/alice/plants.md").read_text()
+    called["rename"] = remote.ok("memory_rename", old_path=path, new_path=moved)
+    called["supersede"] = remote.ok("memory_supersede", path=moved, new_text="Alice waters the ferns daily.")
+    assert called["supersede"].startswith(f"Superseded {moved} by /memories/")
+    called["delete"] = remote.ok("memory_delete", path=moved)
+    assert set(called) == {name.removeprefix("memory_") for name in offered}
+    successor = called["supersede"].split(" by ", 1)[1].split(":", 1)[0]
+    assert "daily" in remote.ok("memory_view", path=successor)
+    remote.ok("memory_delete", path=successor)
+    assert log_of(vault_dir)[0].startswith("cursor|")
 
 
 def test_http_without_the_token_is_refused(servers: Servers, http: HttpServer) -> None:
