@@ -20,8 +20,8 @@ sides are kept alike:
 
 The overhead is the difference of the p50s, and the median of each MCP call's time minus the
 direct call's of the same round (paired, so load that comes and goes cancels). On Linux, CPU
-time is given too (it moves much less with load): the direct call's thread time, and the server
-process's time over all its threads during the MCP call. A view of a small file shows the
+time is given too (it moves much less with load): this process's during the direct call, and the
+server process's during the MCP call, each over all its threads. A view of a small file shows the
 protocol's cost alone. JSON on stdout.
 """
 
@@ -100,9 +100,9 @@ class Side:
 
     async def call(self, kind: str, arguments: dict[str, Any], keep: bool) -> str:
         if self.tools is not None:
-            start, cpu = time.perf_counter(), time.thread_time()
+            start, cpu = time.perf_counter(), time.process_time()  # all threads: a write fsyncs in several
             result = self.tools.call({"command": kind, **arguments})
-            took, used = (time.perf_counter() - start) * 1000, (time.thread_time() - cpu) * 1000
+            took, used = (time.perf_counter() - start) * 1000, (time.process_time() - cpu) * 1000
             assert not result.is_error, result.text
             text = result.text
         else:
