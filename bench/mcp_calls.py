@@ -3,11 +3,12 @@
     python bench/mcp_calls.py                 # 10,000 memories, 200 calls of each kind
     python bench/mcp_calls.py --size 2000 --calls 50
     python bench/mcp_calls.py --polling       # the server finds changes by polling every file
-    python bench/mcp_calls.py --compare ../main   # also that checkout's server, in the same run
+    python bench/mcp_calls.py --compare ../main   # also that checkout's server (mcp_main), same run
 
 The server is a real `memfs mcp` process driven by the MCP SDK's own client (the handshake era,
-as desktop clients speak it); the baseline is `MemoryTools.call` in this process. How the two
-sides are kept alike:
+as desktop clients speak it); the baseline is `MemoryTools.call`, timed inside a process of its
+own (so the client's process, like a real client's, does nothing but speak MCP: a direct search's
+CPU in it delayed its next wake-up). How the sides are kept alike:
 
 - Same vault state: each side has its own copy of one vault, made after the vault was committed
   and indexed, so neither process's writes make the other reopen its index; both processes sign
@@ -20,7 +21,7 @@ sides are kept alike:
 
 The overhead is the difference of the p50s, and the median of each MCP call's time minus the
 direct call's of the same round (paired, so load that comes and goes cancels). On Linux, CPU
-time is given too (it moves much less with load): this process's during the direct call, and the
+time is given too (it moves much less with load): the direct process's during the direct call, the
 server process's during the MCP call, each over all its threads. A view of a small file shows the
 protocol's cost alone. JSON on stdout.
 """
@@ -31,12 +32,14 @@ import argparse
 import contextlib
 import itertools
 import json
+import multiprocessing
 import os
 import shutil
 import statistics
 import sys
 import tempfile
 import time
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
@@ -89,22 +92,35 @@ def process_cpu_ms(pid: int | None) -> float:
     return total / 1e6
 
 
-class Side:
-    """One way of calling: MemoryTools in this process, or a `memfs mcp` process over stdio."""
+def direct_calls(root: str, calls: Connection) -> None:
+    """MemoryTools on ``root`` in a process of its own: each call timed here; time, CPU and answer sent back.
 
-    def __init__(self, name: str, tools: memfs.MemoryTools | None = None, client: Client | None = None,
+    Not in the benchmark's process: there, a direct search's 30-40 ms of CPU delayed the MCP client's
+    next wake-up, which a real client's process does not pay.
+    """
+    with memfs.Vault.open(root, durable=True) as vault:
+        tools = memfs.MemoryTools(vault, NS)
+        while (arguments := calls.recv()) is not None:
+            start, cpu = time.perf_counter(), time.process_time()  # all threads: a write fsyncs in several
+            result = tools.call(arguments)
+            took, used = (time.perf_counter() - start) * 1000, (time.process_time() - cpu) * 1000
+            calls.send((took, used, result.text, result.is_error))
+
+
+class Side:
+    """One way of calling: MemoryTools in a process of its own, or a `memfs mcp` process over stdio."""
+
+    def __init__(self, name: str, direct: Connection | None = None, client: Client | None = None,
                  pid: int | None = None) -> None:  # fmt: skip
-        self.name, self.tools, self.client, self.pid = name, tools, client, pid
+        self.name, self.direct, self.client, self.pid = name, direct, client, pid
         self.ms: dict[str, list[float]] = {kind: [] for kind in KINDS}
         self.cpu: dict[str, list[float]] = {kind: [] for kind in KINDS}
 
     async def call(self, kind: str, arguments: dict[str, Any], keep: bool) -> str:
-        if self.tools is not None:
-            start, cpu = time.perf_counter(), time.process_time()  # all threads: a write fsyncs in several
-            result = self.tools.call({"command": kind, **arguments})
-            took, used = (time.perf_counter() - start) * 1000, (time.process_time() - cpu) * 1000
-            assert not result.is_error, result.text
-            text = result.text
+        if self.direct is not None:
+            self.direct.send({"command": kind, **arguments})
+            took, used, text, is_error = self.direct.recv()
+            assert not is_error, text
         else:
             assert self.client is not None
             before = process_cpu_ms(self.pid)
@@ -132,8 +148,10 @@ async def measure(copies: dict[str, Path], calls: int, server_args: tuple[str, .
                   checkouts: dict[str, Path]) -> dict[str, Any]:  # fmt: skip
     """Direct calls on ``copies["direct"]``, each server's on its own copy, alternating round by round."""
     questions = corpus.questions(calls + WARM_ROUNDS)
-    vault = memfs.Vault.open(copies["direct"], durable=True)
-    sides = [Side("direct", tools=memfs.MemoryTools(vault, NS))]
+    here, there = multiprocessing.get_context("spawn").Pipe()
+    worker = multiprocessing.get_context("spawn").Process(target=direct_calls, args=(str(copies["direct"]), there))
+    worker.start()
+    sides = [Side("direct", direct=here)]
     async with contextlib.AsyncExitStack() as stack:
         for name, checkout in checkouts.items():
             client = await stack.enter_async_context(
@@ -150,7 +168,8 @@ async def measure(copies: dict[str, Path], calls: int, server_args: tuple[str, .
                 answers = [await side.call(kind, arguments, keep) for side in order]
                 if kind == "search":  # the same first hit on every side
                     assert len({a.split("\n")[0] for a in answers}) == 1, answers
-    vault.close()
+    here.send(None)
+    worker.join()
     direct = sides[0]
     out: dict[str, Any] = {}
     for side in sides:
@@ -174,12 +193,12 @@ def main() -> int:
     parser.add_argument("--size", type=int, default=10_000, help="memories in the served namespace")
     parser.add_argument("--calls", type=int, default=200, help="calls of each kind, each way")
     parser.add_argument("--polling", action="store_true", help="serve with --polling (no file events)")
-    parser.add_argument("--compare", type=Path, metavar="CHECKOUT",
-                        help="also measure the server of this checkout (another branch) in the same run")  # fmt: skip
+    parser.add_argument("--compare", type=Path, metavar="CHECKOUT", action="append", default=[],
+                        help="another checkout's server too, in the same run (repeatable)")  # fmt: skip
     args = parser.parse_args()
     checkouts = {"mcp": REPO}
-    if args.compare is not None:
-        checkouts["mcp_compared"] = args.compare.resolve()
+    for checkout in args.compare:
+        checkouts[f"mcp_{checkout.resolve().name}"] = checkout.resolve()
     folder = Path(tempfile.mkdtemp(prefix="memfs-mcp-bench-"))
     try:
         items = [{**m, "namespace": NS} for m in corpus.memories(args.size)]
