@@ -7,12 +7,12 @@
 
 The server is a real `memfs mcp` process driven by the MCP SDK's own client (the handshake era,
 as desktop clients speak it); the baseline is `MemoryTools.call`, timed inside a process of its
-own (so the client's process, like a real client's, does nothing but speak MCP: a direct search's
-CPU in it delayed its next wake-up). How the sides are kept alike:
+own, so the client's process, like a real client's, does nothing but speak MCP. How the sides are
+kept alike:
 
 - Same vault state: each side has its own copy of one vault, made after the vault was committed
-  and indexed, so neither process's writes make the other reopen its index; both processes sign
-  indexes with the same key (the same state folder), so neither rebuilds its copy's index.
+  and indexed, so no process's writes make another reopen its index; every process signs
+  indexes with the same key (the same state folder), so none rebuilds its copy's index.
 - Equally warm: before anything is timed, each side runs the whole sequence (view, search,
   str_replace) ten times, so index readers, git helpers and imports are loaded on both.
 - Same calls, same load: each round makes every call once each way, in an order that changes
@@ -95,8 +95,8 @@ def process_cpu_ms(pid: int | None) -> float:
 def direct_calls(root: str, calls: Connection) -> None:
     """MemoryTools on ``root`` in a process of its own: each call timed here; time, CPU and answer sent back.
 
-    Not in the benchmark's process: there, a direct search's 30-40 ms of CPU delayed the MCP client's
-    next wake-up, which a real client's process does not pay.
+    Not in the benchmark's process, which runs the MCP client: sharing it, the direct side often came
+    out slower than the server itself (docs/benchmarks.md, "MCP").
     """
     with memfs.Vault.open(root, durable=True) as vault:
         tools = memfs.MemoryTools(vault, NS)

@@ -677,8 +677,8 @@ async def _stdio() -> AsyncIterator[tuple[Any, Any]]:
     """The SDK's stdio transport, with the pipes read and written by the event loop itself.
 
     The SDK reads each line, writes each message and flushes it in worker threads: three more
-    hand-offs between threads per call, each a wake-up that a busy machine delays, and about a
-    millisecond of the server's CPU per call (docs/benchmarks.md, "MCP"). Pipes and sockets can be
+    trips to a thread and back per call, each two wake-ups that a busy machine delays, and about
+    0.7 ms of the server's CPU per call (docs/benchmarks.md, "MCP"). Pipes and sockets can be
     waited on by the event loop instead; a terminal, a file or Windows get the SDK's own transport.
     As the SDK does, fd 0 and 1 point at the null device and stderr while serving, so nothing a
     library prints reaches the wire, and are given back at the end.
