@@ -41,6 +41,20 @@ _IGNORED_SUFFIXES = ("~", ".swp", ".swx", ".swo", ".tmp", ".vsctmp", ".crswap", 
 Listener = Callable[[str, list[str]], None]
 
 
+def _wanted_events() -> list[type[Any]]:
+    """The watchdog events memfs acts on: what can change a file's content or where it is.
+
+    Given to each ``schedule`` call, they become inotify's mask, so the kernel does not report
+    a file opened or closed after reading. Those came from memfs's own reads (a search reads
+    each hit's file, its freshness check lists folders) and from every reader of the vault, and
+    each cost two watchdog threads a wake-up and the GIL, only to be dropped here.
+    """
+    from watchdog import events
+
+    return [events.FileCreatedEvent, events.FileModifiedEvent, events.FileDeletedEvent, events.FileMovedEvent,
+            events.FileClosedEvent, events.DirCreatedEvent, events.DirDeletedEvent, events.DirMovedEvent]  # fmt: skip
+
+
 def ignored(name: str) -> bool:
     """True for names that are editor or memfs scratch files, not memories."""
     return name.startswith((".", "#")) or name == "4913" or name.endswith(_IGNORED_SUFFIXES)
@@ -144,7 +158,8 @@ class Watcher:
         try:
             for folder in self._folders:
                 observer = PollingObserver(timeout=1.0) if self.polling else Observer()
-                observer.schedule(handler, str(folder), recursive=True)  # type: ignore[arg-type]  # duck-typed
+                observer.schedule(handler, str(folder), recursive=True,  # type: ignore[arg-type]  # duck-typed
+                                  event_filter=_wanted_events())  # fmt: skip
                 observer.start()
                 observers.append(observer)
             return observers
@@ -167,7 +182,7 @@ class Watcher:
         handler = _Handler(self)
         for observer, folder in zip(self._observer, self._folders, strict=True):
             observer.unschedule_all()
-            observer.schedule(handler, str(folder), recursive=True)
+            observer.schedule(handler, str(folder), recursive=True, event_filter=_wanted_events())
 
     def stop(self) -> None:
         """Stop watching, after indexing and committing what was already seen."""
@@ -392,7 +407,8 @@ class FileEvents:
         try:
             for folder in self._existing():  # one observer per folder, as for the Watcher
                 observer = Observer()
-                observer.schedule(handler, str(self.root / folder), recursive=True)  # type: ignore[arg-type]
+                observer.schedule(handler, str(self.root / folder), recursive=True,  # type: ignore[arg-type]
+                                  event_filter=_wanted_events())  # fmt: skip
                 observer.start()
                 self._observers.append(observer)
         except OSError as exc:  # inotify watch or instance limit, a folder gone meanwhile

@@ -384,6 +384,7 @@ def test_every_tool_answers_as_memory_tools_do(alice: Remote, vault_dir: Path, t
             ("view", {"path": "/memories/users/alice/tea.md", "view_range": [5, -1]}),
             ("search", {"query": "jasmine tea"}),
             ("rename", {"old_path": "/memories/users/alice/tea.md", "new_path": "/memories/users/alice/drinks.md"}),
+            ("supersede", {"path": "/memories/users/alice/drinks.md", "new_text": "Alice drinks oolong tea now."}),
             ("view", {"path": "/memories/users/alice/nothing.md"}),
             ("create", {"path": "/memories/shared/company/x.md", "file_text": "no"}),
             ("delete", {"path": "/memories/users/alice/drinks.md"}),
@@ -397,7 +398,13 @@ def test_every_tool_answers_as_memory_tools_do(alice: Remote, vault_dir: Path, t
                     or text.split("score")[0] == (expected.text.split("score")[0])
                 ), text
                 continue
-            assert (text, is_error) == (expected.text, expected.is_error), name
+            wanted = expected.text
+            if name == "supersede":  # the old memory holds until now: the second of each call
+                text, wanted = (re.sub(r"until [0-9T:-]+Z", "until NOW", t) for t in (text, wanted))
+            assert (text, is_error) == (wanted, expected.is_error), name
+    successor = "/memories/users/alice/tea.md"  # the supersede wrote the changed fact anew, under the old title
+    assert "oolong" in alice.ok("memory_view", path=successor)
+    alice.ok("memory_delete", path=successor)
     history = alice.ok("memory_history", path="/memories/users/alice/drinks.md")
     assert history.startswith("History of /memories/users/alice/drinks.md (newest first):")
     assert "claude-desktop" in history and "[tool delete]" in history
@@ -549,6 +556,16 @@ def test_read_only_offers_and_accepts_no_write(reader: Remote, vault_dir: Path) 
     assert "It is read-only here." in (reader.client.instructions or "")
 
 
+def test_tools_offers_only_the_commands_chosen(servers: Servers, vault_dir: Path) -> None:
+    chosen = servers.stdio("chosen", vault_dir, "-n", ALICE, "--tools", "view,search,recall")
+    assert chosen.tool_names() == ["memory_view", "memory_search", "memory_recall"]
+    assert {p.name for p in chosen.run(chosen.client.list_prompts).prompts} == {"use_memory"}  # remember needs create
+    before = head(vault_dir)
+    assert "Unknown tool 'memory_create'" in chosen.err("memory_create", path="/memories/x.md", file_text="x")
+    assert "Window seats" in chosen.ok("memory_view", path="/memories/window-seats.md")
+    assert head(vault_dir) == before
+
+
 # -- streamable HTTP on 127.0.0.1 --------------------------------------------------------------
 
 
@@ -619,6 +636,47 @@ def test_http_with_the_token_serves_and_streams_changes(servers: Servers, http: 
     remote.run(listen)
     assert any(getattr(e, "uri", None) == uri for e in events)
     assert remote.run(remote.client.read_resource, uri).contents[0].text == "Edited by a person.\n"
+
+
+def test_http_lists_everything_and_calls_every_tool(servers: Servers, http: HttpServer, vault_dir: Path) -> None:
+    """The 2026-07-28 era over HTTP, as the SDK's client speaks it: every listing, prompt and tool."""
+    remote = http_client(servers, http.url, TOKEN)
+    assert remote.client.protocol_version == "2026-07-28"
+    offered = remote.tool_names()
+    assert offered == [f"memory_{c}" for c in ALL_COMMANDS if c != "search_messages"]  # no --sessions given
+    assert "memfs://users/alice/window-seats.md" in [r.uri for r in remote.run(remote.client.list_resources).resources]
+    templates = remote.run(remote.client.list_resource_templates).resource_templates
+    assert [t.uri_template for t in templates] == ["memfs://users/alice/{+name}"]
+    assert {p.name for p in remote.run(remote.client.list_prompts).prompts} == {"use_memory", "remember"}
+    assert "One fact per file" in remote.run(remote.client.get_prompt, "use_memory").messages[0].content.text
+    path, moved = "/memories/plants.md", "/memories/ferns.md"
+    called = {
+        "create": remote.ok("memory_create", path=path, file_text="# Plants\nAlice waters the ferns on Sundays.\n")
+    }
+    assert called["create"] == f"File created successfully at: {path}"
+    called["view"] = remote.ok("memory_view", path=path)
+    assert "Sundays" in called["view"]
+    called["str_replace"] = remote.ok("memory_str_replace", path=path, old_str="Sundays", new_str="Saturdays")
+    called["insert"] = remote.ok("memory_insert", path=path, insert_line=7, insert_text="Twice a week in summer.")
+    assert "Saturdays.\nTwice a week" in (vault_dir / "memories/users/alice/plants.md").read_text()
+    called["search"] = remote.ok("memory_search", query="ferns saturdays")
+    assert path in called["search"]
+    called["recall"] = remote.ok("memory_recall", query="when does Alice water the ferns")
+    assert f'path="{path}"' in called["recall"]
+    called["history"] = remote.ok("memory_history", path=path)
+    first = called["history"].splitlines()[-1].split()[0]  # the oldest version: the create
+    called["restore"] = remote.ok("memory_restore", path=path, revision=first)
+    assert called["restore"] == f"Restored {path} to revision {first}."
+    assert "Sundays" in (vault_dir / "memories/users/alice/plants.md").read_text()
+    called["rename"] = remote.ok("memory_rename", old_path=path, new_path=moved)
+    called["supersede"] = remote.ok("memory_supersede", path=moved, new_text="Alice waters the ferns daily.")
+    assert called["supersede"].startswith(f"Superseded {moved} by /memories/")
+    called["delete"] = remote.ok("memory_delete", path=moved)
+    assert set(called) == {name.removeprefix("memory_") for name in offered}
+    successor = called["supersede"].split(" by ", 1)[1].split(":", 1)[0]
+    assert "daily" in remote.ok("memory_view", path=successor)
+    remote.ok("memory_delete", path=successor)
+    assert log_of(vault_dir)[0].startswith("cursor|")
 
 
 def test_http_without_the_token_is_refused(servers: Servers, http: HttpServer) -> None:
@@ -714,37 +772,41 @@ def _has_surrogate(value: Any) -> bool:
     return isinstance(value, (list, tuple)) and any(_has_surrogate(v) for v in value)
 
 
+HANDSHAKE = [
+    {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+     "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}},
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+]  # fmt: skip
+
+
+def wire_of(*messages: Any) -> str:
+    """JSON-RPC messages as a client writes them on stdio: one line each (a str is sent as it is)."""
+    return "".join((m if isinstance(m, str) else json.dumps(m)) + "\n" for m in messages)
+
+
+def answers_until(read_line: Callable[[], str], last: int) -> dict[Any, Any]:
+    """The server's answers by request id, read until the one to request ``last``."""
+    answers: dict[Any, Any] = {}
+    while last not in answers:
+        line = read_line()
+        assert line, answers
+        message = json.loads(line)
+        answers[message.get("id")] = message
+    return answers
+
+
 def test_a_lone_surrogate_is_refused_on_the_wire(vault_dir: Path, home: Path) -> None:
     """The SDK's client cannot even encode one; a raw line carrying the escape gets an error, and the server goes on."""
-    lines = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "raw", "version": "1"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-    ]
     bad = ('{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "memory_create", "arguments": '
            '{"path": "/memories/s.md", "file_text": "ok \\udc80"}}}')  # fmt: skip
     after = {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
              "params": {"name": "memory_view", "arguments": {"path": "/memories/s.md"}}}  # fmt: skip
-    wire = "".join(json.dumps(m) + "\n" for m in lines) + bad + "\n" + json.dumps(after) + "\n"
     args = [sys.executable, *command("--vault", str(vault_dir), "-n", "users/carol")]
     server = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=server_env(home))
     assert server.stdin is not None and server.stdout is not None
-    server.stdin.write(wire)
+    server.stdin.write(wire_of(*HANDSHAKE, bad, after))
     server.stdin.flush()
-    answers: dict[Any, Any] = {}
-    while 3 not in answers:  # the request after the bad line is answered: the server went on
-        line = server.stdout.readline()
-        assert line, answers
-        message = json.loads(line)
-        answers[message.get("id")] = message
+    answers = answers_until(server.stdout.readline, 3)  # the request after the bad line is answered: the server went on
     server.stdin.close()
     server.wait(timeout=60)
     server.stdout.close()
@@ -752,6 +814,65 @@ def test_a_lone_surrogate_is_refused_on_the_wire(vault_dir: Path, home: Path) ->
     assert answers[3]["result"]["isError"] is True  # and no file was created by it
     assert "does not exist" in answers[3]["result"]["content"][0]["text"]
     assert not (vault_dir / "memories/users/carol/s.md").exists()
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="reads where a process's descriptors point in /proc")
+def test_stdio_over_pipes_keeps_the_wire_to_itself(vault_dir: Path, home: Path, tmp_path: Path) -> None:
+    """While serving, fd 0 is the null device and fd 1 is stderr: a library's stray print never reaches the wire."""
+    args = [sys.executable, *command("--vault", str(vault_dir), "-n", "users/carol")]
+    with (tmp_path / "stderr").open("wb") as stderr:
+        server = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, text=True,
+                                  env=server_env(home))  # fmt: skip
+    assert server.stdin is not None and server.stdout is not None
+    server.stdin.write(wire_of(*HANDSHAKE, {"jsonrpc": "2.0", "id": 2, "method": "ping"}))
+    server.stdin.flush()
+    assert answers_until(server.stdout.readline, 2)[2]["result"] == {}
+    fds = Path(f"/proc/{server.pid}/fd")
+    try:
+        assert os.readlink(fds / "0") == os.devnull
+        assert os.readlink(fds / "1") == os.readlink(fds / "2") == str(tmp_path / "stderr")
+    finally:
+        server.stdin.close()
+        server.wait(timeout=60)
+        server.stdout.close()
+
+
+def test_stdio_to_a_file_is_served_by_the_sdks_transport(vault_dir: Path, home: Path, tmp_path: Path) -> None:
+    """Only pipes and sockets are read on the event loop; a file (or a terminal) gets the SDK's own transport."""
+    out = tmp_path / "answers.jsonl"
+    args = [sys.executable, *command("--vault", str(vault_dir), "-n", "users/alice")]
+    with out.open("w") as stdout:
+        server = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=stdout, text=True, env=server_env(home))
+    assert server.stdin is not None
+    view = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "memory_view", "arguments": {"path": "/memories/home-airport.md"}}}  # fmt: skip
+    server.stdin.write(wire_of(*HANDSHAKE, view))
+    server.stdin.flush()
+    wait_for(lambda: out.read_text().count("\n") >= 2, timeout=60)
+    server.stdin.close()
+    server.wait(timeout=60)
+    with out.open() as answers:
+        found = answers_until(answers.readline, 2)
+    assert found[2]["result"]["isError"] is False
+    assert found[2]["result"]["content"][0]["text"].startswith("Here's the content of /memories/home-airport.md")
+
+
+def test_large_messages_cross_the_pipes_whole(alice: Remote, vault_dir: Path) -> None:
+    """A call and an answer larger than a pipe holds, in many reads and writes; multi-byte text cut anywhere."""
+    line = "café, 東京, naïve, 🌍 — a long memory to move through the pipes."
+    text = "".join(f"Line {i}: {line}\n" for i in range(6000))
+    assert len(text.encode()) > 4 * 65536
+    path = "/memories/users/alice/long.md"
+    try:
+        alice.ok("memory_create", path=path, file_text=text)
+        on_disk = (vault_dir / "memories/users/alice/long.md").read_text()
+        assert on_disk.startswith("---\nid: mem_") and on_disk.endswith("---\n" + text)  # memfs adds its front matter
+        shown = alice.ok("memory_view", path=path)
+        assert shown.count("\n") > 6000 and f"Line 5999: {line}\n" in shown
+        read = alice.run(alice.client.read_resource, "memfs://users/alice/long.md").contents[0]
+        assert read.text == on_disk
+    finally:
+        alice.ok("memory_delete", path=path)
 
 
 def check(hostile: Hostile, answer: tuple[str, bool], expect_error: bool) -> None:

@@ -8,12 +8,13 @@ import shutil
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import wait_for
 
 import memfs
-from memfs.watch import Watcher, ignored
+from memfs.watch import FileEvents, Watcher, ignored
 
 PERSON = "Alice Editor <alice@example.com>"
 
@@ -280,3 +281,44 @@ def test_git_checkout_of_another_branch_is_absorbed_without_person_commits(tmp_p
     assert person_commits(vault) == []  # the files match the new HEAD: nothing to commit
     assert vault.history.status() == []
     vault.close()
+
+
+class _Recorder:
+    """A watchdog handler that keeps (event type, file name) of what the observer hands on."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, str]] = []
+
+    def dispatch(self, event: Any) -> None:
+        self.seen.append((event.event_type, os.path.basename(os.fsdecode(event.src_path))))
+
+
+@pytest.mark.parametrize("kind", ["watcher", "file events"])
+def test_reading_a_watched_memory_wakes_no_observer(tmp_path: Path, kind: str) -> None:
+    """Reads are not asked of the OS: a search reads each hit's file, and each read woke two threads for nothing."""
+    vault = memfs.Vault.open(tmp_path / "vault", create=True, durable=False, person=PERSON)
+    tea = vault.root / "memories/users/alice/tea.md"
+    vault.memories("users/alice").add("Alice drinks green tea.", title="Tea")
+    watcher = vault.watch(index_delay=0.05, commit_delay=30) if kind == "watcher" else None
+    events = FileEvents(vault.root, ["memories"]) if kind == "file events" else None
+    assert events is None or events.start()
+    recorder = _Recorder()
+    try:
+        observers = watcher._observer if watcher is not None else events._observers  # type: ignore[union-attr]
+        for observer in observers:
+            for emitter in list(observer.emitters):
+                observer.add_handler_for_watch(recorder, emitter.watch)
+        for _ in range(20):
+            tea.read_bytes()
+            os.listdir(tea.parent)
+        vault.search("tea")
+        (tea.parent / "coffee.md").write_text("Alice drinks no coffee.\n")  # events come in order: after the reads'
+        wait_for(lambda: ("closed", "coffee.md") in recorder.seen)
+    finally:
+        if watcher is not None:
+            watcher.stop()
+        if events is not None:
+            events.stop()
+        vault.close()
+    assert [e for e in recorder.seen if e[1] == "tea.md"] == []
+    assert {"created", "modified", "closed"} <= {t for t, name in recorder.seen if name == "coffee.md"}
