@@ -541,6 +541,9 @@ class ObjectWriter:
                 raise HistoryError(f"git index-pack failed: {errors.read().decode('utf-8', 'replace').strip()}")
 
 
+_Patch = tuple[list[bytes | memoryview], int, int, tuple[int, int, int]]  # see GitIndex._patched
+
+
 class GitIndex:
     """git's own index (the staging area ``git status`` reads), patched in place after a commit.
 
@@ -591,7 +594,7 @@ class GitIndex:
             return False
         pieces, entries_end, mode, read = patched
         checkpoint("git:update-index")
-        self._spare.unlink(missing_ok=True)  # a killed patch's: removed, never truncated (it may be linked as git's lock)
+        self._spare.unlink(missing_ok=True)  # a killed patch's: removed, never truncated (it may be git's lock too)
         fd = os.open(self._spare, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
         try:
             for piece in pieces:
@@ -624,10 +627,10 @@ class GitIndex:
         self.patched += 1
         return True
 
-    def _patched(self, changes: Mapping[str, str | None],
-                 before: Callable[[str], str | None]) -> tuple[list[bytes | memoryview], int, int, tuple[int, int, int]] | None:  # fmt: skip
-        """The new index file (in pieces), where its entries end, its mode and the stat of the file
-        read (ino, size, mtime_ns); None: leave it to git.
+    def _patched(self, changes: Mapping[str, str | None], before: Callable[[str], str | None]) -> _Patch | None:
+        """The new index file (in pieces), where its entries end, its mode and the file read's stat.
+
+        None: leave it to git. The stat (inode, size, mtime_ns) tells whether git wrote the file since.
 
         The pieces are views of the file read and the few new bytes: a 10 MB index (100,000 files)
         is read once and written once, never copied in between.

@@ -996,9 +996,11 @@ class GitHistory:
             self._lagging.unlink(missing_ok=True)
 
     def index_as_at_head(self, rels: Iterable[str]) -> None:
-        """Put ``rels`` (vault paths) in git's index as HEAD has them: what a commit whose process
-        was killed before it could refresh git's index left undone. Never raises: on failure the
-        paths are noted and caught up after a later commit."""
+        """Put ``rels`` (vault paths) in git's index as HEAD has them.
+
+        What a commit whose process was killed before it refreshed git's index left undone. Never
+        raises: on failure the paths are noted and caught up after a later commit.
+        """
         paths = sorted(self.prefix + rel for rel in rels)
         if not paths:
             return

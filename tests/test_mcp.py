@@ -640,6 +640,8 @@ def test_http_with_the_token_serves_and_streams_changes(servers: Servers, http: 
 
 def test_http_lists_everything_and_calls_every_tool(servers: Servers, http: HttpServer, vault_dir: Path) -> None:
     """The 2026-07-28 era over HTTP, as the SDK's client speaks it: every listing, prompt and tool."""
+    from memfs.integrations.mcp import ALL_COMMANDS
+
     remote = http_client(servers, http.url, TOKEN)
     assert remote.client.protocol_version == "2026-07-28"
     offered = remote.tool_names()
