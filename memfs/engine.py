@@ -741,7 +741,7 @@ class WriteEngine:
                 except BaseException:
                     with contextlib.suppress(OSError):  # leave no partial entry behind
                         os.ftruncate(fd, before.st_size)
-                        self._restamp_own(rel, (before.st_ino, before.st_size, before.st_mtime_ns))
+                        self._restamp_own(rel, (before.st_ino, before.st_size, before.st_mtime_ns), fd)
                     raise
                 finally:
                     self._rewind_wrote(rel, before.st_ino)
@@ -825,12 +825,12 @@ class WriteEngine:
                 os.ftruncate(fd, cut)
                 if self.durable:
                     os.fsync(fd)
+                if record is not None and cut == record[1]:
+                    self._restamp_own(rel, (record[0], record[1], record[2]), fd)  # again what memfs last wrote
             finally:
                 os.close(fd)
             log.warning("%s: cut off %d bytes of an interrupted append after byte %d (kept in %s)",
                         rel, st.st_size - cut, cut, salvage)  # fmt: skip
-            if record is not None and cut == record[1]:
-                self._restamp_own(rel, (record[0], record[1], record[2]))  # again what memfs last wrote
             if rel in self._rewinds:
                 self._rewinds[rel] = self._rewind_base(rel)
             self.mark_pending([rel])
@@ -1034,12 +1034,18 @@ class WriteEngine:
                 own[rel] = [*seen, 1]
         self._save_own(own)
 
-    def _restamp_own(self, rel: str, was: Stat) -> None:
-        """The file is back to what memfs recorded as ``was``: record its new stat the same way."""
+    def _restamp_own(self, rel: str, was: Stat, fd: int) -> None:
+        """The file open as ``fd`` is back to what memfs recorded as ``was``: record its new stat the same way.
+
+        Only while ``rel`` still names that file: if another program renamed a new file over it,
+        the record stays what memfs last wrote, so the next append sees the file was replaced
+        (and puts back what the replacement dropped) instead of taking it for memfs's own.
+        """
         own = self._own_record()
         entry = own.get(rel)
-        now = _stat(self.root / rel)
-        if entry is not None and tuple(entry[:3]) == was and now is not None:
+        st = os.fstat(fd)
+        now = (st.st_ino, st.st_size, st.st_mtime_ns)
+        if entry is not None and tuple(entry[:3]) == was and _stat(self.root / rel) == now:
             own[rel] = [*now, entry[3]]
             self._save_own(own)
 

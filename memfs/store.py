@@ -12,6 +12,7 @@ import builtins
 import contextlib
 import os
 import secrets
+import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -46,6 +47,8 @@ from .similar import CONTAINMENT, JACCARD, Likeness, query_words, terms
 from .similar import likeness as measure
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+_id_lock = threading.Lock()
+_last_id = 0  # the last id new_id made, as a number
 _RESERVED_KEYS = ("id", "created", "updated")
 #: What a near-duplicate takes from the memory an add would have made (``add(if_similar="update")``):
 #: where it came from, who wrote it, a review marker (an instruction stays held), and when it holds.
@@ -1019,8 +1022,18 @@ class MemoryStore:
 
 
 def new_id() -> str:
-    """A new memory id: ``mem_`` and a ULID (time-ordered, 26 Crockford base32 characters)."""
-    value = (int(time.time() * 1000) << 80) | secrets.randbits(80)
+    """A new memory id: ``mem_`` and a ULID (time-ordered, 26 Crockford base32 characters).
+
+    Monotonic within a process, as the ULID spec allows: an id made in the same millisecond as
+    the last one (or with the clock set back) is the last one plus one, so ids sort in the order
+    they were made (the parts of a change proposed together are accepted in that order).
+    """
+    global _last_id
+    with _id_lock:
+        value = (int(time.time() * 1000) << 80) | secrets.randbits(80)
+        if value >> 80 <= _last_id >> 80:
+            value = _last_id + 1
+        _last_id = value
     chars = []
     for _ in range(26):
         value, digit = divmod(value, 32)

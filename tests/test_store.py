@@ -6,6 +6,7 @@ import pytest
 
 import memfs
 from memfs.documents import loads
+from memfs.store import new_id
 
 
 def test_add_writes_a_file_with_front_matter(store: memfs.MemoryStore, vault: memfs.Vault) -> None:
@@ -20,6 +21,13 @@ def test_add_writes_a_file_with_front_matter(store: memfs.MemoryStore, vault: me
     assert doc.metadata["tags"] == ["travel"]
     assert doc.body == "Alice prefers window seats on long flights.\n"
     assert m.created == m.updated
+
+
+def test_ids_sort_in_the_order_they_were_made() -> None:
+    """Many in one millisecond: the parts of a supersede proposed together are accepted in order."""
+    made = [new_id() for _ in range(2000)]
+    assert sorted(made) == made and len(set(made)) == len(made)
+    assert all(re.fullmatch(r"mem_[0-9A-HJKMNP-TV-Z]{26}", m) for m in made)
 
 
 def test_get_by_id_and_by_path(store: memfs.MemoryStore) -> None:
