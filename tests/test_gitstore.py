@@ -184,6 +184,7 @@ def test_fsync_together_waits_for_every_file_and_reports_a_failure(tmp_path: Pat
 NAMES = [f"m/{folder}/{name}.md" for folder in ("a", "b", "a/c", "a.b") for name in ("k", "m", "x", "y", "a-b")]
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rounds=st.lists(st.dictionaries(st.sampled_from(NAMES), st.one_of(st.none(), st.binary(max_size=6)),
                                        min_size=1, max_size=4), min_size=2, max_size=8))  # fmt: skip

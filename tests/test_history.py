@@ -389,6 +389,7 @@ def plumbing_tree(root: Path, tmp: Path, base: str | None, contents: dict[str, b
     return str(run("write-tree").stdout.decode().strip())
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @example(rounds=[{"a/a": b"", "a.b": b""}, {"a": b"", "a/a": b""}])  # a file and a folder of one name at once
 @given(rounds=st.lists(st.dictionaries(st.lists(st.sampled_from(NAMES), min_size=1, max_size=3).map("/".join),

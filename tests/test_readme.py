@@ -7,6 +7,7 @@ import re
 import shlex
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from memfs.cli import cli
@@ -18,6 +19,7 @@ def blocks(language: str) -> list[str]:
     return re.findall(rf"```{language}\n(.*?)```", README, re.S)
 
 
+@pytest.mark.slow
 def test_python_quick_start_runs() -> None:
     code = blocks("python")
     assert code, "README has no python example"

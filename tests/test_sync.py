@@ -271,6 +271,7 @@ def test_a_watcher_commits_nothing_a_sync_wrote(pair: tuple[memfs.Vault, memfs.V
     assert "outside memfs" not in git(b.root, "log", "--format=%s", "-3")
 
 
+@pytest.mark.slow
 def test_a_watcher_syncs_periodically_and_after_commits_and_outlives_failures(
     pair: tuple[memfs.Vault, memfs.Vault],
 ) -> None:
@@ -353,6 +354,7 @@ def test_what_a_vault_never_holds_is_refused_and_reported(
     assert not os.path.lexists(a.root / "memories/users/alice/link.md")
 
 
+@pytest.mark.slow
 def test_a_huge_file_a_remote_sends_is_refused_without_being_read(
     pair: tuple[memfs.Vault, memfs.Vault], tmp_path: Path, remote: Path
 ) -> None:
