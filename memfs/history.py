@@ -15,6 +15,7 @@ any git config.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 import os
 import re
@@ -29,10 +30,11 @@ from pathlib import Path
 
 import git
 
-from ._fs import checkpoint, fsync_together
+from ._fs import checkpoint, fsync_together, read_vault_file
 from .errors import (
     GitLockError,
     HistoryError,
+    MemfsError,
     RepositoryStateError,
     RevisionNotFoundError,
     ShallowHistoryError,
@@ -48,6 +50,8 @@ ZERO_SHA = "0" * 40
 _LOCK_MESSAGE = re.compile(r"Unable to create '([^']+\.lock)': File exists")
 _TRAILER = re.compile(r"^([A-Za-z][A-Za-z0-9-]*): (.*)$")
 _CHUNK = 500  # paths per git command line
+_FEW_PATHS = 16  # changed(): up to this many paths are compared with HEAD by memfs before asking git
+_FAST_COMPARE_BYTES = 8 << 20  # ...each read whole for that only up to this size
 _INCOMING = "refs/memfs/incoming/"  # where a sync's fetch waits until it is accepted
 _WRITING_COMMANDS = frozenset({"read-tree", "update-index", "write-tree", "commit-tree", "update-ref", "hash-object"})
 _TREES_KEPT = 64  # trees kept parsed by id: the folders a run of commits touches
@@ -1252,14 +1256,53 @@ class GitHistory:
     def changed(self, paths: Sequence[str]) -> list[str]:
         """Which of ``paths`` (vault-relative) differ from the last commit.
 
-        Many paths are asked as their top folders in one ``git status``: each status reads git's
-        whole index, so asking 500 paths at a time would read it once per 500 files.
+        A few paths are first compared with HEAD by memfs itself (:meth:`_as_at_head`): a write's
+        check for a person's edit of its file then starts no git process, where ``git status``
+        reads git's whole index (30 ms at 100,000 files). Only those it cannot vouch for go to
+        ``git status``. Many paths are asked as their top folders in one ``git status``: each
+        status reads git's whole index, so asking 500 paths at a time would read it once per 500
+        files.
         """
+        if len(paths) <= _FEW_PATHS:
+            _, root = self._head()
+            paths = [p for p in paths if not self._as_at_head(p, root)]
+            if not paths:
+                return []
         if len(paths) > _CHUNK:
             wanted = set(paths)
             folders = sorted({path.split("/", 1)[0] for path in paths})
             return sorted({p for line in self.status(folders) if (p := self._unprefix(line[3:]) or "") in wanted})
         return sorted({self._unprefix(line[3:]) or "" for line in self.status(paths)} - {""})
+
+    def _as_at_head(self, rel: str, root: str | None) -> bool:
+        """True when vault file ``rel`` is certainly as tree ``root`` (HEAD's) holds it; False: ask git.
+
+        Certain: absent from both, or a regular, non-executable file whose bytes (with git's
+        line-ending conversion, as a commit stores them) make the blob HEAD names there. Anything
+        else (a link, a folder, an executable bit, a file too large to read here, another object
+        format) is left to ``git status``, whose word is final.
+        """
+        path = self.prefix + rel
+        tree: str | None = root
+        *folders, name = path.split("/")
+        for folder in folders:
+            found = None if tree is None else self._tree(tree).get(folder.encode("utf-8", "surrogateescape"))
+            tree = found[1] if found is not None and found[0] == TREE_MODE else None
+        entry = None if tree is None else self._tree(tree).get(name.encode("utf-8", "surrogateescape"))
+        try:
+            read = read_vault_file(self.vault_root, rel, limit=_FAST_COMPARE_BYTES)
+        except (OSError, MemfsError):  # a link on the way, too large, unreadable
+            return False
+        if read is None:
+            return entry is None and not os.path.lexists(self.vault_root / rel)
+        data, mode = read
+        if entry is None or entry[0] != b"100644" or mode & 0o111 or self._format not in ("", "sha1"):
+            return False
+        if self._converts_crlf():
+            data = _to_lf(data)
+        digest = hashlib.sha1(b"blob %d\0" % len(data), usedforsecurity=False)
+        digest.update(data)
+        return digest.hexdigest() == entry[1]
 
     # -- remotes (memfs.sync) ----------------------------------------------------------
     # A sync fetches, joins and pushes through these. Credentials are git's business: the

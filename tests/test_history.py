@@ -442,3 +442,39 @@ def test_head_moved_by_a_person_between_commits_is_seen(repo: tuple[GitHistory, 
     history.commit({"c.md": b"c\n"}, "two", author=ALICE)
     assert [r.subject for r in history.log()] == ["two", "by hand", "one"]
     assert git(root, "ls-tree", "--name-only", "HEAD").split() == ["a.md", "b.md", "c.md"]
+
+
+@pytest.mark.parametrize("crlf", [False, True])
+def test_a_few_paths_compared_with_head_by_memfs_agree_with_git_status(
+    repo: tuple[GitHistory, Path], crlf: bool
+) -> None:
+    """changed() answers a few paths without git where it can be sure; every answer is git status's."""
+    history, root = repo
+    if crlf:
+        git(root, "config", "core.autocrlf", "true")
+    names = ["same.md", "edited.md", "gone.md", "exec.md", "linked.md", "folder.md", "crlf.md", "d/same.md"]
+    contents = {name: f"{name} as committed\n".encode() for name in names}
+    history.commit(contents, "start", author=ALICE)
+    for name, data in contents.items():
+        (root / name).parent.mkdir(exist_ok=True)
+        (root / name).write_bytes(data)
+    (root / "edited.md").write_bytes(b"a person's words\n")
+    (root / "gone.md").unlink()
+    (root / "exec.md").chmod(0o755)
+    (root / "linked.md").unlink()
+    (root / "linked.md").symlink_to("same.md")
+    (root / "folder.md").unlink()
+    (root / "folder.md").mkdir()
+    (root / "folder.md" / "inside.md").write_text("x\n")
+    (root / "crlf.md").write_bytes(b"crlf.md as committed\r\n")  # the same file to git when it converts
+    (root / "new.md").write_text("never committed\n")
+    (root / ".gitignore").write_text("ignored.md\n")
+    (root / "ignored.md").write_text("ignored\n")
+    asked = [*names, "new.md", "ignored.md", "never.md", "d/never.md"]
+    for path in asked:  # one at a time (memfs's own comparison first), and beside git status alone
+        assert history.changed([path]) == sorted({line[3:] for line in history.status([path])}), path
+    changed = history.changed(asked)
+    assert changed == sorted({line[3:] for line in history.status(asked)})
+    assert {"edited.md", "gone.md", "linked.md", "folder.md", "new.md"} <= set(changed)
+    assert {"same.md", "d/same.md", "never.md", "d/never.md", "ignored.md"}.isdisjoint(changed)
+    assert ("crlf.md" in changed) is not crlf
