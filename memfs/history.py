@@ -991,10 +991,7 @@ class GitHistory:
                 self._git("update-index", "-z", "--index-info", input=index_info)
         except (HistoryError, OSError) as exc:
             log.warning("could not refresh git's index after a commit (will retry): %s", exc)
-            try:
-                self._lagging.write_text("".join(f"{p}\n" for p in sorted(set(behind) | set(blobs))), "utf-8")
-            except OSError as again:
-                log.warning("could not note the paths git's index lags on: %s", again)
+            self._note_lagging([*behind, *blobs])
             return
         if behind:
             self._lagging.unlink(missing_ok=True)
@@ -1013,10 +1010,17 @@ class GitHistory:
         except HistoryError as exc:
             log.warning("could not refresh git's index (will retry): %s", exc)
             try:
-                behind = set(self._lagging.read_text("utf-8").splitlines()) if self._lagging.exists() else set()
-                self._lagging.write_text("".join(f"{p}\n" for p in sorted((behind | set(paths)) - {""})), "utf-8")
-            except OSError as again:
-                log.warning("could not note the paths git's index lags on: %s", again)
+                noted = self._lagging.read_text("utf-8").splitlines()
+            except OSError:
+                noted = []
+            self._note_lagging([*noted, *paths])
+
+    def _note_lagging(self, paths: Iterable[str]) -> None:
+        """Note repository ``paths`` as lagging in git's index (caught up from HEAD after a later commit)."""
+        try:
+            self._lagging.write_text("".join(f"{p}\n" for p in sorted(set(paths) - {""})), "utf-8")
+        except OSError as exc:
+            log.warning("could not note the paths git's index lags on: %s", exc)
 
     def _as_committed(self, blobs: Mapping[str, str | None]) -> bool:
         """Whether the last commit holds each of ``blobs`` as a file of that id (None: as no file).
@@ -1028,25 +1032,30 @@ class GitHistory:
         if root is None:
             return False
         for path, oid in blobs.items():
-            tree: str | None = root
-            *folders, name = path.split("/")
-            for folder in folders:
-                found = None if tree is None else self._tree(tree).get(folder.encode("utf-8", "surrogateescape"))
-                tree = found[1] if found is not None and found[0] == TREE_MODE else None
-            entry = None if tree is None else self._tree(tree).get(name.encode("utf-8", "surrogateescape"))
+            entry = self._entry_at(root, path)
             if (None if entry is None or entry[0] == TREE_MODE else entry[1]) != oid:
                 return False
         return True
 
+    def _folder_at(self, root: str | None, folders: Sequence[str]) -> str | None:
+        """The id of the tree at ``folders`` (names from the top) in tree ``root``; None if no folder is there."""
+        tree = root
+        for folder in folders:
+            found = None if tree is None else self._tree(tree).get(folder.encode("utf-8", "surrogateescape"))
+            tree = found[1] if found is not None and found[0] == TREE_MODE else None
+        return tree
+
+    def _entry_at(self, root: str | None, path: str) -> tuple[bytes, str] | None:
+        """``(mode, id)`` of repository path ``path`` in tree ``root``, or None."""
+        *folders, name = path.split("/")
+        tree = self._folder_at(root, folders)
+        return None if tree is None else self._tree(tree).get(name.encode("utf-8", "surrogateescape"))
+
     def _neighbours(self, path: str) -> str | None:
         """The file just before repository path ``path`` in its folder at HEAD (git's order), if a file is."""
-        _, oid = self._last_commit() or (None, None)
+        _, root = self._last_commit() or (None, None)
         *folders, name = path.split("/")
-        for folder in folders:
-            found = None if oid is None else self._tree(oid).get(folder.encode("utf-8", "surrogateescape"))
-            if found is None or found[0] != TREE_MODE:
-                return None
-            oid = found[1]
+        oid = self._folder_at(root, folders)
         if oid is None:
             return None
         tree = self._tree(oid)
@@ -1282,13 +1291,7 @@ class GitHistory:
         else (a link, a folder, an executable bit, a file too large to read here, another object
         format) is left to ``git status``, whose word is final.
         """
-        path = self.prefix + rel
-        tree: str | None = root
-        *folders, name = path.split("/")
-        for folder in folders:
-            found = None if tree is None else self._tree(tree).get(folder.encode("utf-8", "surrogateescape"))
-            tree = found[1] if found is not None and found[0] == TREE_MODE else None
-        entry = None if tree is None else self._tree(tree).get(name.encode("utf-8", "surrogateescape"))
+        entry = self._entry_at(root, self.prefix + rel)
         try:
             read = read_vault_file(self.vault_root, rel, limit=_FAST_COMPARE_BYTES)
         except (OSError, MemfsError):  # a link on the way, too large, unreadable
