@@ -45,8 +45,10 @@ from pathlib import Path
 from .errors import FileTooLargeError, LinkError, LockTimeoutError
 
 TEMP_PREFIX = ".memfs-tmp-"
-FAULTS = ("enospc", "eio", "short", "full", "kill")
+FAULTS = ("enospc", "eio", "short", "full", "kill", "stall")
 _ALLOCATING = ("create", "write", "mkdir", "git")  # what a full disk refuses; unlink, rename, truncate go on
+_WRITING = ("write", "overwrite")  # a stall's first write; later ones too, but for room just freed (full)
+_STALLS_BEFORE_SPINNING = 100
 
 
 @dataclass
@@ -59,16 +61,20 @@ class FaultPlan:
         fault: ``enospc`` or ``eio`` (the operation raises that OSError), ``short`` (a write
             writes half its bytes and then raises ENOSPC, like a disk filling up mid-write), ``full``
             (that operation and every later one that needs room fail with ENOSPC, as on a full
-            disk, while removing and renaming still work), or ``kill`` (the process is killed
-            with SIGKILL before the operation).
+            disk, while removing and renaming still work), ``stall`` (that write, and later ones
+            as a full disk refuses them, write nothing: ``os.write`` returns 0, as some full or FUSE
+            file systems answer, instead of raising), or ``kill`` (the process is killed with
+            SIGKILL before the operation).
         only: Count only operations whose name starts with this (``write``, ``git``, ...).
         seen: The names of the operations counted so far (what a test can loop over).
+        stalls: How many writes a ``stall`` answered with 0 bytes written.
     """
 
     at: int
     fault: str = "enospc"
     only: str = ""
     seen: list[str] = field(default_factory=list)
+    stalls: int = 0
 
     def __post_init__(self) -> None:
         if self.fault not in FAULTS:
@@ -172,6 +178,11 @@ def faults(plan: FaultPlan) -> Iterator[FaultPlan]:
 def checkpoint(op: str, size: int | None = None) -> int | None:
     """Called before every operation that changes the vault; returns a byte limit for a short write."""
     plan = _plan
+    if plan is not None and plan.fired and plan.fault == "stall" and op.startswith("write"):
+        plan.stalls += 1
+        if plan.stalls > _STALLS_BEFORE_SPINNING:  # a loop that retries a write which wrote nothing
+            raise RuntimeError(f"{op} was retried {plan.stalls} times after writes that wrote nothing")
+        return 0
     if plan is not None and plan.fired and plan.fault == "full" and op.startswith(_ALLOCATING):
         raise OSError(errno.ENOSPC, f"{os.strerror(errno.ENOSPC)} (the disk is still full at {op})")
     if plan is None or not op.startswith(plan.only) or plan.fired:
@@ -183,6 +194,9 @@ def checkpoint(op: str, size: int | None = None) -> int | None:
         os.kill(os.getpid(), signal.SIGKILL)
     if plan.fault == "short" and size:
         return size // 2
+    if plan.fault == "stall" and op.startswith(_WRITING):
+        plan.stalls += 1
+        return 0
     code = errno.EIO if plan.fault == "eio" else errno.ENOSPC
     raise OSError(code, f"{os.strerror(code)} (fault injected at {op})")
 
@@ -242,13 +256,19 @@ def _fill(fd: int, data: bytes, *, mode: int, durable: bool) -> None:
 
 
 def write_all(fd: int, data: bytes | bytearray | memoryview) -> None:
-    """Write every byte of ``data`` to ``fd``: ``os.write`` may write fewer than it was given."""
+    """Write every byte of ``data`` to ``fd``: ``os.write`` may write fewer than it was given.
+
+    A write that writes nothing of what is left raises ENOSPC: a file system that answers 0 (full,
+    FUSE) would otherwise be asked again forever, with the vault lock held.
+    """
     view = memoryview(data)
     while view:
         limit = checkpoint("write", len(view))
         written = os.write(fd, view[:limit] if limit is not None else view)
+        if not written:
+            raise _no_progress(len(view))
         view = view[written:]
-        if limit is not None:  # a fault planned as a short write: the disk is full after it
+        if limit:  # a fault planned as a short write: the disk is full after it
             raise OSError(errno.ENOSPC, f"{os.strerror(errno.ENOSPC)} (fault injected after a short write)")
 
 
@@ -258,10 +278,19 @@ def write_back(fd: int, data: bytes) -> None:
     Counted as an ``overwrite``: a disk that is full still takes it, since the blocks are the ones
     the file freed a moment ago.
     """
-    checkpoint("overwrite")
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view) :]
+        limit = checkpoint("overwrite")
+        written = os.write(fd, view[:limit] if limit is not None else view)
+        if not written:
+            raise _no_progress(len(view))
+        view = view[written:]
+
+
+def _no_progress(size: int) -> OSError:
+    """A write that wrote nothing of a non-empty buffer: the disk is full (retrying would spin forever)."""
+    return OSError(errno.ENOSPC, f"{os.strerror(errno.ENOSPC)} (a write of {size} bytes wrote nothing; "
+                                 "the file system takes no more)")  # fmt: skip
 
 
 def read_file(path: Path | str, *, limit: int | None, name: str | None = None) -> bytes | None:
