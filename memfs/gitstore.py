@@ -362,6 +362,33 @@ class RefUpdates:
                     pipe.close()
 
 
+_TYPES = (b"blob", b"tree", b"commit", b"tag")
+
+
+def askable(spec: str) -> bool:
+    """Whether ``git cat-file --batch`` can be asked for ``spec``: one line, no carriage return git would cut.
+
+    A path with a newline would be two questions, and git drops a carriage return before the
+    newline; such a file is found by walking its trees instead.
+    """
+    return "\n" not in spec and not spec.endswith("\r")
+
+
+def parse_header(line: bytes) -> tuple[str, str, int] | None:
+    """``(id, type, size)`` from a ``git cat-file --batch`` or ``--batch-check`` answer; None for any other answer.
+
+    Anything but exactly an object id (hex), one of git's four types and a size (digits) is not a
+    header: ``Trip plan.md missing`` has three words too.
+    """
+    words = line.split()
+    if len(words) != 3 or words[1] not in _TYPES or not words[2].isdigit():
+        return None
+    oid = words[0]
+    if len(oid) not in (40, 64) or oid.strip(b"0123456789abcdef"):
+        return None
+    return oid.decode("ascii"), words[1].decode("ascii"), int(words[2])
+
+
 class ObjectReader:
     """Raw git objects through one long-running ``git cat-file --batch`` (replace refs ignored)."""
 
@@ -393,34 +420,38 @@ class ObjectReader:
             OSError: The ``git cat-file`` process is gone.
             FileTooLargeError: The object is larger than ``limit`` (its content was skipped).
         """
-        self._in.write(spec.encode("utf-8") + b"\n")
-        self._in.flush()
-        line = self._out.readline()
-        if not line:
-            raise BrokenPipeError("git cat-file --batch ended")
-        header = line.split()
-        if len(header) != 3:
+        header = self._ask(spec)
+        if header is None:
             return None
-        data = self._content(spec, int(header[2]), limit)
-        return header[0].decode("ascii"), header[1].decode("ascii"), data
+        data = self._content(spec, header[2], limit)
+        return header[0], header[1], data
 
     def blob_at(self, spec: str, *, limit: int | None = None) -> bytes | None:
         """The bytes of the blob ``REV:PATH`` names; None if there is no such file (or it is not a file).
 
         A blob larger than ``limit`` bytes raises FileTooLargeError without being read into memory.
         """
-        if "\n" in spec:
+        header = self._ask(spec)
+        if header is None:
             return None
-        self._in.write(spec.encode("utf-8") + b"\n")
+        data = self._content(spec, header[2], limit)
+        return data if header[1] == "blob" else None
+
+    def _ask(self, spec: str) -> tuple[str, str, int] | None:
+        """Ask for ``spec``; ``(id, type, size)`` of the object git is about to send, or None if none is.
+
+        git answers ``<id> <type> <size>`` or ``<spec> missing`` (``ambiguous``...), and the spec is a
+        path that may hold spaces, or end in `` blob 12``: only an answer whose three words are an
+        object id, a type and a size is a header. A spec git cannot be asked (:func:`askable`) names nothing.
+        """
+        if not askable(spec):
+            return None
+        self._in.write(spec.encode("utf-8", "surrogateescape") + b"\n")
         self._in.flush()
         line = self._out.readline()
         if not line:  # not "no such file": git is gone
             raise BrokenPipeError("git cat-file --batch ended")
-        header = line.split()
-        if len(header) != 3:
-            return None
-        data = self._content(spec, int(header[2]), limit)
-        return data if header[1] == b"blob" else None
+        return parse_header(line)
 
     def _content(self, name: str, size: int, limit: int | None) -> bytes:
         """The ``size`` bytes of the object being sent, or FileTooLargeError past ``limit`` (bytes skipped)."""

@@ -41,12 +41,23 @@ from .errors import (
     SyncError,
     UnsafeRepositoryError,
 )
-from .gitstore import TREE_MODE, GitIndex, LooseObjects, ObjectReader, ObjectWriter, RefUpdates, Tree
+from .gitstore import (
+    TREE_MODE,
+    GitIndex,
+    LooseObjects,
+    ObjectReader,
+    ObjectWriter,
+    RefUpdates,
+    Tree,
+    askable,
+    parse_header,
+)
 from .layout import one_line
 
 log = logging.getLogger(__name__)
 
 ZERO_SHA = "0" * 40
+_GITLINK_MODE = b"160000"  # a submodule's entry in a tree: a commit, not a file
 _LOCK_MESSAGE = re.compile(r"Unable to create '([^']+\.lock)': File exists")
 _TRAILER = re.compile(r"^([A-Za-z][A-Za-z0-9-]*): (.*)$")
 _CHUNK = 500  # paths per git command line
@@ -1185,11 +1196,12 @@ class GitHistory:
             shallow=shallow,
         )  # fmt: skip
 
-    def _unprefix(self, path: str | None) -> str | None:
+    def _unprefix(self, path: str | None, *, quoted: bool = True) -> str | None:
+        """The vault path of a repository path git printed (``quoted``: as git quotes a name on a line)."""
         if path is None:
             return None
-        if path.startswith('"'):
-            path = path[1:-1].encode("latin-1", "backslashreplace").decode("unicode_escape")
+        if quoted and path.startswith('"') and path.endswith('"') and len(path) > 1:
+            path = unquote(path)
         return path[len(self.prefix) :] if path.startswith(self.prefix) else path
 
     def files_changed(self, sha: str) -> list[tuple[str, str]]:
@@ -1200,13 +1212,13 @@ class GitHistory:
                 the repository (git would list every file as added).
         """
         self._check_history_before(sha if len(sha) == 40 else self.resolve(sha))
-        out = self._git("-c", "core.quotepath=off", "diff-tree", "--no-commit-id", "--name-status", "-r",
-                        "--no-renames", "--root", sha, "--", self.prefix or ".")  # fmt: skip
+        out = self._git("diff-tree", "-z", "--no-commit-id", "--name-status", "-r", "--no-renames", "--root", sha,
+                        "--", self.prefix or ".")  # fmt: skip
+        fields = out.split("\0")  # status, path, status, path...: a name is never quoted nor split
         changes = []
-        for line in out.splitlines():
-            status, _, path = line.partition("\t")
-            rel = self._unprefix(path)
-            if rel is not None:
+        for status, path in zip(fields[0::2], fields[1::2], strict=False):
+            rel = self._unprefix(path, quoted=False)
+            if rel is not None and status:
                 changes.append((status[:1], rel))
         return changes
 
@@ -1390,7 +1402,7 @@ class GitHistory:
         for meta, path in zip(fields[0::2], fields[1::2], strict=False):  # a last empty field has no pair
             if not meta.startswith(":"):
                 continue
-            rel = self._unprefix(path)
+            rel = self._unprefix(path, quoted=False)
             if rel is not None:
                 changes[rel] = meta[1:].split(" ")[1]
         return changes
@@ -1404,29 +1416,49 @@ class GitHistory:
     def tracked(self, rev: str) -> list[str]:
         """Every file of the vault at ``rev`` (vault-relative paths)."""
         out = self._git("ls-tree", "-r", "-z", "--name-only", rev, "--", self.prefix or ".")
-        return [rel for path in out.split("\0") if path for rel in [self._unprefix(path)] if rel is not None]
+        found = (self._unprefix(path, quoted=False) for path in out.split("\0") if path)
+        return [rel for rel in found if rel is not None]
 
     def files_at(self, rev: str, paths: Sequence[str]) -> dict[str, bytes | None]:
         """The bytes of ``paths`` (vault-relative) at ``rev``, through one ``git cat-file --batch``."""
         found: dict[str, bytes | None] = {}
         with self.object_reader() as reader:
             for rel in paths:
-                found[rel] = reader.blob_at(f"{rev}:{self.prefix}{rel}")
+                spec = f"{rev}:{self.prefix}{rel}"
+                if askable(spec):
+                    found[rel] = reader.blob_at(spec)
+                else:
+                    oid = self._blob_id_at(rev, rel)
+                    found[rel] = None if oid is None else reader.read(oid)[1]
         return found
+
+    def _blob_id_at(self, rev: str, rel: str) -> str | None:
+        """The id of the file (a blob: a regular file or a link) at vault path ``rel`` in ``rev``, found tree by tree.
+
+        For names ``git cat-file --batch`` cannot be asked about (:func:`~memfs.gitstore.askable`).
+        """
+        found = self._lookup(f"{rev}^{{tree}}")
+        entry = self._entry_at(found[0], self.prefix + rel) if found is not None and found[1] == "tree" else None
+        return entry[1] if entry is not None and entry[0] not in (TREE_MODE, _GITLINK_MODE) else None
 
     def sizes_at(self, rev: str, paths: Sequence[str]) -> dict[str, int | None]:
         """The size in bytes of each of ``paths`` at ``rev`` (None: no such file), reading no content.
 
         One ``git cat-file --batch-check``: what a remote sends is measured before any of it is read.
         """
-        specs = "".join(f"{rev}:{self.prefix}{rel}\n" for rel in paths if "\n" not in rel)
-        out = self._git("cat-file", "--batch-check=%(objecttype) %(objectsize)", input=specs,
-                        env={"GIT_NO_REPLACE_OBJECTS": "1"})  # fmt: skip
-        lines = iter(out.splitlines())
-        found: dict[str, int | None] = {}
+        asked: list[tuple[str, str]] = []  # (vault path, what git is asked: REV:PATH, or a blob's id)
         for rel in paths:
-            kind, _, size = next(lines, "").partition(" ") if "\n" not in rel else ("", "", "")
-            found[rel] = int(size) if kind == "blob" and size.isdigit() else None
+            spec = f"{rev}:{self.prefix}{rel}"
+            oid = None if askable(spec) else self._blob_id_at(rev, rel)
+            if askable(spec) or oid is not None:
+                asked.append((rel, spec if oid is None else oid))
+        out = self._git("cat-file", "--batch-check", input="".join(f"{spec}\n" for _, spec in asked),
+                        env={"GIT_NO_REPLACE_OBJECTS": "1"})  # fmt: skip
+        answers = iter(out.encode("utf-8", "surrogateescape").split(b"\n"))  # an answer a line: no spec has a newline
+        found: dict[str, int | None] = dict.fromkeys(paths)
+        for rel, _ in asked:
+            header = parse_header(next(answers, b""))
+            found[rel] = header[2] if header is not None and header[1] == "blob" else None
         return found
 
     def new_blobs(self, include: str, exclude: str | None, *, limit: int | None = None) -> Iterator[bytes]:
@@ -1434,11 +1466,16 @@ class GitHistory:
 
         An object larger than ``limit`` raises FileTooLargeError without being read into memory.
         """
-        out = self._git("rev-list", "--objects", include, *(["--not", exclude] if exclude else []))
+        # Object ids alone, then their types: ``--objects`` prints each name as it is, so a name
+        # holding a newline and an id would read as another object.
+        out = self._git("rev-list", "--objects", "--no-object-names", include, *(["--not", exclude] if exclude else []))
+        oids = [oid for oid in out.split() if oid]
+        kinds = self._git("cat-file", "--batch-check", input="".join(f"{oid}\n" for oid in oids),
+                          env={"GIT_NO_REPLACE_OBJECTS": "1"})  # fmt: skip
         with self.object_reader() as reader:
-            for line in out.splitlines():
-                oid, _, path = line.partition(" ")
-                if path:  # commits are listed without a path; trees and blobs with one
+            for oid, answer in zip(oids, kinds.encode("ascii", "replace").split(b"\n"), strict=False):
+                header = parse_header(answer)
+                if header is not None and header[1] == "blob" and header[0] == oid:
                     kind, data = reader.read(oid, limit=limit)
                     if kind == "blob":
                         yield data
@@ -1531,12 +1568,12 @@ class GitHistory:
             return str(out)
         # GitPython's execute takes no text for stdin
         proc = subprocess.run(
-            ["git", *args], input=input.encode("utf-8") if isinstance(input, str) else input,
+            ["git", *args], input=input.encode("utf-8", "surrogateescape") if isinstance(input, str) else input,
             capture_output=True, cwd=self.top, env={**os.environ, **overrides}, check=False,
         )  # fmt: skip
         if proc.returncode:
             raise git.GitCommandError(["git", *args], proc.returncode, proc.stderr)
-        return proc.stdout.decode("utf-8")
+        return proc.stdout.decode("utf-8", "surrogateescape")  # a file name may be any bytes
 
     def _clear_if_stale(self, lock: Path, *, min_age: float = 10.0) -> bool:
         """Remove a git lock file left by a killed process; never one a live git holds."""
@@ -1618,3 +1655,31 @@ class _Change:
 def _to_lf(data: bytes) -> bytes:
     """Text with CRLF line endings as LF (what core.autocrlf stores); binary data (a NUL byte) as is."""
     return data if b"\0" in data or b"\r\n" not in data else data.replace(b"\r\n", b"\n")
+
+
+_C_ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
+
+
+def unquote(quoted: str) -> str:
+    r"""A name git printed in C-style quotes (``"a\tb \"c\".md"``, octal ``\303\251``) as the name itself.
+
+    git quotes a name on a line (``--name-status``, ``status --porcelain``) when it holds a
+    control character, a quote or a backslash (and, unless ``core.quotepath=off``, any byte past
+    ASCII); the bytes between are UTF-8 or, for a name that is not, kept as surrogate escapes.
+    """
+    body = quoted[1:-1].encode("utf-8", "surrogateescape")
+    out = bytearray()
+    at = 0
+    while at < len(body):
+        char = body[at]
+        if char != 92 or at + 1 == len(body):  # not a backslash
+            out.append(char)
+            at += 1
+            continue
+        if len(body[at + 1 : at + 4]) == 3 and not body[at + 1 : at + 4].strip(b"01234567"):
+            out.append(int(body[at + 1 : at + 4], 8) & 0xFF)
+            at += 4
+        else:
+            out.append(_C_ESCAPES.get(chr(body[at + 1]), body[at + 1]))
+            at += 2
+    return out.decode("utf-8", "surrogateescape")
