@@ -45,12 +45,15 @@ from .layout import (
     ARCHIVE_DIR,
     CONFLICTS_DIR,
     CONTENT_DIRS,
+    MEMORIES_DIR,
     PROPOSALS_DIR,
+    SESSIONS_DIR,
     TOMBSTONES,
     conflict_copy,
     conflicted_path,
     is_memory,
     label,
+    split_memory_path,
 )
 from .merge import merge_file
 from .paths import clean_relpath
@@ -58,6 +61,11 @@ from .purge import Tombstones, tombstones
 
 MAX_ROUNDS = 5  # fetch-join-push rounds before giving up on a remote that keeps moving
 MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024
+#: What one sync takes into this vault's purge list from a remote's. Every new text length costs a
+#: SHA-256 per byte of every file version a sync checks, in this sync and every later one.
+MAX_NEW_TOMBSTONES = 1000
+MAX_NEW_TEXT_LENGTHS = 16
+_TRACED_COMMITS = 200  # the other side's commits searched for who deleted what a sync deleted
 _FILE_MODES = ("100644", "100755")
 _DELETED = "000000"
 
@@ -82,6 +90,9 @@ class SyncResult:
         conflicts: Files changed on both sides in the same place (the other side kept as a copy).
         skipped: ``path: reason`` for what the remote sent that a vault never holds.
         notes: Decisions a person may want to know of (an edit kept over a deletion, a rename followed).
+        deleted: Vault paths (memories and transcripts) the sync deleted because the other side had.
+        deletions: What was deleted, a line per namespace, with who deleted it and the command that
+            brings it back (``memfs sync`` prints them).
         pushed: True when this sync sent commits to the remote.
         head: The commit both sides are at afterwards.
         rounds: Fetch-join-push rounds it took (more than one when the remote moved meanwhile).
@@ -94,6 +105,8 @@ class SyncResult:
     conflicts: list[ConflictCopy] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    deletions: list[str] = field(default_factory=list)
     pushed: bool = False
     head: str | None = None
     rounds: int = 0
@@ -241,6 +254,8 @@ def _join(engine: WriteEngine, ours: str | None, theirs: str, report: SyncResult
             report.merged.append(target)
         if merged.data != here[target]:
             files[target] = (here[target], merged.data)
+            if merged.data is None and target.split("/", 1)[0] in CONTENT_DIRS:
+                report.deleted.append(target)
         report.received.append(target)
     for rel, (expected, _) in list(files.items()):
         if expected is None and os.path.lexists(engine.root / rel) and rel.startswith(CONFLICTS_DIR + "/"):
@@ -249,12 +264,62 @@ def _join(engine: WriteEngine, ours: str | None, theirs: str, report: SyncResult
     if report.conflicts:
         message += f", {len(report.conflicts)} conflicts kept as copies"
     engine.integrate(files, merge=theirs, message=message, trailers={"Memfs-Op": "sync"})
+    if report.deleted:
+        report.deletions += _deletions(engine, ours, report.deleted)
+
+
+def _deletions(engine: WriteEngine, ours: str | None, deleted: list[str]) -> list[str]:
+    """A line per namespace for what a sync deleted: how many, who deleted them, how to bring them back.
+
+    Each file is traced to the newest commit of the other side that deleted it. ``memfs undo --by
+    EMAIL`` is offered only when that commit is the newest change of its author that undo would
+    pick; otherwise each file's ``memfs restore`` is named.
+    """
+    history = engine.history
+    by_commit: dict[str, list[str]] = {}
+    left = set(deleted)
+    newest: dict[str, str] = {}  # author email -> the newest commit undo --by EMAIL would pick
+    for rev in history.log(None, after=ours, limit=_TRACED_COMMITS) if ours else []:
+        op = rev.trailers.get("Memfs-Op")
+        if op in ("init", "undo", "purge", "sync"):
+            continue
+        newest.setdefault(rev.author.email.lower(), rev.sha)
+        if left:
+            gone = {rel for status, rel in history.files_changed(rev.sha) if status == "D"} & left
+            if gone:
+                by_commit[rev.sha] = sorted(gone)
+                left -= gone
+    authors = {rev.sha: rev.author for rev in history.log(None, after=ours, limit=_TRACED_COMMITS)} if ours else {}
+    lines = []
+    for sha, paths in [*by_commit.items(), *([("", sorted(left))] if left else [])]:
+        who = authors.get(sha)
+        if who is not None and newest.get(who.email.lower()) == sha:
+            back = f"`memfs undo --by {who.email}` brings them back"
+        else:
+            back = f"`memfs restore PATH --to {(sha or ours or '')[:10]}{'~1' if sha else ''}` brings each back"
+        by = f" by {who.name} <{who.email}> in {sha[:10]}" if who is not None else ""
+        lines += [f"deleted {what}{by}; {back}" for what in sorted(_by_place(paths))]
+    return lines
+
+
+def _by_place(paths: list[str]) -> dict[str, int]:
+    """How many of ``paths`` each namespace holds (``sessions/`` for transcripts), as ``N memories from PLACE``."""
+    counts: dict[tuple[str, str], int] = {}
+    for rel in paths:
+        if is_memory(rel):
+            key = ("memory", split_memory_path(rel)[0] or MEMORIES_DIR + "/")
+        else:
+            key = ("transcript", SESSIONS_DIR + "/")
+        counts[key] = counts.get(key, 0) + 1
+    nouns = {"memory": "memories", "transcript": "transcripts"}
+    return {f"{n} {noun if n == 1 else nouns[noun]} from {place}": n for (noun, place), n in counts.items()}
 
 
 def _refuse_purged(engine: WriteEngine, ours: str | None, theirs: str, sent: bytes | None) -> None:
     """Raise SyncError rather than let a purged file version or text back into either history."""
     here = tombstones(engine)
     there = Tombstones.parse(sent) if sent is not None else Tombstones()
+    _check_tombstones_sent(here, there)
     every = here | there
     if not (every.blobs or every.texts):
         return
@@ -273,6 +338,19 @@ def _refuse_purged(engine: WriteEngine, ours: str | None, theirs: str, sent: byt
         if any(there.is_purged(data) for data in history.new_blobs(ours, theirs)):
             raise SyncError("the remote purged content this vault still holds; clone the vault again "
                             "from the remote (`memfs clone`), or purge the same content here first")  # fmt: skip
+
+
+def _check_tombstones_sent(here: Tombstones, there: Tombstones) -> None:
+    """Raise SyncError when the remote's purge list adds more than a sync takes (checked before any hashing)."""
+    added = len(there.blobs - here.blobs) + len(there.texts - here.texts)
+    lengths = {n for _, n in there.texts} - {n for _, n in here.texts}
+    if added > MAX_NEW_TOMBSTONES or len(lengths) > MAX_NEW_TEXT_LENGTHS:
+        raise SyncError(
+            f"the remote's {TOMBSTONES} adds {added:,} purged entries with {len(lengths):,} new text lengths; "
+            f"a sync takes at most {MAX_NEW_TOMBSTONES:,} entries and {MAX_NEW_TEXT_LENGTHS} text lengths from a "
+            "remote (each length is checked against every byte synced, forever after); nothing was taken in. "
+            "If those purges are meant, clone the vault again from the remote (`memfs clone`)"
+        )  # fmt: skip
 
 
 def _limit(path: str) -> int:
@@ -410,6 +488,7 @@ def report_lines(report: SyncResult) -> list[str]:
              + ("; pushed" if report.pushed else "; nothing to push")]  # fmt: skip
     lines += [f"conflict: {c.path} (theirs kept as {c.copy}; `memfs resolve {c.path} --keep local|remote|FILE`)"
               for c in report.conflicts]  # fmt: skip
+    lines += report.deletions
     lines += [f"skipped: {s}" for s in report.skipped]
     lines += [f"note: {n}" for n in report.notes]
     return lines

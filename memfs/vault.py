@@ -757,10 +757,13 @@ class Vault:
                     current: bytes | None = engine.read_bytes(rel)
                 except MemoryNotFoundError:
                     current = None
+                before = None if status == "A" else history.show(rel, target.sha + "~1")
+                if current == before and current != at_target:  # already as before (a sync never took it)
+                    continue
                 if current != at_target and not history.matches_worktree(rel, target.sha):  # autocrlf...
                     raise ConflictError(f"{label(rel)} changed after {target.short}; undo would lose that "
                                         f"change. Use `memfs restore {label(rel)} --to REV` instead.")  # fmt: skip
-                restore[rel] = None if status == "A" else history.show(rel, target.sha + "~1")
+                restore[rel] = before
             with engine.batch(f"undo: {target.subject} ({target.short})",
                               trailers={"Memfs-Op": "undo", "Memfs-Undoes": target.sha}):  # fmt: skip
                 for rel, data in restore.items():
