@@ -336,7 +336,7 @@ def read_head(path: Path | str, size: int) -> bytes | None:
 def _open_regular(path: Path | str) -> int | None:
     """A descriptor open for reading on a regular file, never through a final link; None if there is none."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY)  # a FIFO's open never waits
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as exc:

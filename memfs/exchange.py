@@ -64,6 +64,9 @@ FIELDS = ("id", "title", "type", "tags", "valid_from", "valid_until", "expires",
 MAX_ITEMS = 20_000
 #: The largest JSON or JSON Lines source read (the notes of a folder are limited one by one).
 MAX_SOURCE_BYTES = 256 * 1024 * 1024
+#: How deep a JSON source, a record's metadata or a folder may nest: deeper is refused with a
+#: sentence, never a RecursionError (a memory's front matter is a few levels deep).
+MAX_NESTING = 32
 #: Folder names a folder import never goes into: an editor's settings, version control, a trash.
 SKIPPED_FOLDERS = frozenset({".obsidian", ".git", ".trash", ".memfs", "node_modules"})
 _AGENT_FILES = ("CLAUDE.md", "CLAUDE.local.md", "AGENTS.md")
@@ -238,6 +241,10 @@ def import_source(
             raise ImportSourceError(f"{path}: no such file or folder to import")
         if path.is_symlink():
             raise ImportSourceError(f"{path} is a symbolic link; memfs does not follow links: give its target")
+        kind_of = stat.S_IFMT(os.lstat(path).st_mode)
+        if kind_of not in (stat.S_IFREG, stat.S_IFDIR):  # a FIFO or a device would block or never end
+            raise ImportSourceError(f"{path} is not a regular file or a folder (a FIFO, a socket or a device); "
+                                    "import a file or a folder")  # fmt: skip
         kind = format if format != "auto" else detect(path)
         if in_place:
             if kind not in ("markdown", "claude-code"):
@@ -341,24 +348,32 @@ def _read_folder(root: Path, kind: str, ns: str) -> tuple[list[_Candidate], list
 
 def _walk(root: Path, skipped: list[Skipped]) -> Iterator[str]:
     """The files under ``root`` (relative, sorted), never through a link and never into a skipped folder."""
-    for folder, dirs, files in os.walk(root):
-        here = Path(folder)
-        keep = []
-        for name in sorted(dirs):
-            rel = (here / name).relative_to(root).as_posix()
-            if (here / name).is_symlink():
-                skipped.append(Skipped(rel, "a symbolic link; memfs does not follow links"))
-            elif name not in SKIPPED_FOLDERS and not name.startswith("."):
-                keep.append(name)
-        dirs[:] = keep
-        for name in sorted(files):
-            rel = (here / name).relative_to(root).as_posix()
-            if name.startswith("."):
+    folders = [""]  # a stack, not recursion: a folder tree may be thousands deep
+    while folders:
+        rel_folder = folders.pop()
+        here = root / rel_folder if rel_folder else root
+        try:
+            entries = sorted(os.scandir(here), key=lambda e: e.name)
+        except OSError as exc:
+            skipped.append(Skipped(rel_folder or ".", f"cannot be read ({exc.strerror})"))
+            continue
+        below = []
+        for entry in entries:
+            rel = f"{rel_folder}/{entry.name}" if rel_folder else entry.name
+            if entry.name.startswith("."):
                 continue
-            if (here / name).is_symlink():
+            if entry.is_symlink():
                 skipped.append(Skipped(rel, "a symbolic link; memfs does not follow links"))
-                continue
-            yield rel
+            elif entry.is_dir(follow_symlinks=False):
+                if entry.name in SKIPPED_FOLDERS:
+                    continue
+                if rel.count("/") + 1 > MAX_NESTING:
+                    skipped.append(Skipped(rel, f"a folder deeper than {MAX_NESTING} levels; nothing below it is read"))
+                else:
+                    below.append(rel)
+            else:
+                yield rel
+        folders.extend(reversed(below))
 
 
 def _note_text(path: Path, rel: str) -> str | Skipped:
@@ -526,22 +541,48 @@ def _json_records(text: str, source: str) -> tuple[list[tuple[str, Any]], list[S
             data = json.loads(text)
         except ValueError as exc:
             raise ImportSourceError(f"{source} is not valid JSON: {exc}") from None
+        except RecursionError:  # the parser nests a call per level; deeper than it goes is no memory
+            raise ImportSourceError(f"{source} nests lists or objects too deep to read; a memory's data "
+                                    f"is never deeper than {MAX_NESTING} levels") from None  # fmt: skip
         if isinstance(data, dict):
             items = data.get("results", data.get("memories", [data]))
         else:
             items = data
         if not isinstance(items, list):
             raise ImportSourceError(f"{source}: expected a list of memories (or an object with 'results')")
+        _check_count(len(items), source)
         return [(f"{source} item {i}", item) for i, item in enumerate(items, 1)], []
     records, skipped = [], []
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
+        _check_count(len(records) + len(skipped) + 1, source)
         try:
             records.append((f"{source} line {n}", json.loads(line)))
+        except RecursionError:
+            skipped.append(Skipped(f"{source} line {n}", f"nested too deep to read (over {MAX_NESTING} levels)"))
         except ValueError as exc:
             skipped.append(Skipped(f"{source} line {n}", f"not JSON ({exc})"))
     return records, skipped
+
+
+def _check_count(count: int, source: str) -> None:
+    """Refuse a source as soon as it holds more than one import takes (before any record is built)."""
+    if count > MAX_ITEMS:
+        raise ImportSourceError(f"{source} holds more than the {MAX_ITEMS:,} memories one import takes; "
+                                "split it and import the parts one by one")  # fmt: skip
+
+
+def _too_deep(value: Any, limit: int = MAX_NESTING) -> bool:
+    """Whether lists and objects nest deeper than ``limit`` in ``value`` (walked with a stack, not recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            if depth > limit:
+                return True
+            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return False
 
 
 def _from_memfs(record: Any, where: str, ns: str | None) -> _Candidate | Skipped:
@@ -551,6 +592,8 @@ def _from_memfs(record: Any, where: str, ns: str | None) -> _Candidate | Skipped
     body, meta = record.get("body"), record.get("front_matter")
     if not isinstance(body, str):
         return Skipped(where, "no 'body' text")
+    if _too_deep(record):
+        return Skipped(where, f"nests deeper than {MAX_NESTING} levels")
     namespace = ns or record.get("namespace")
     if not isinstance(namespace, str) or not namespace:
         return Skipped(where, "no 'namespace' (give --namespace)")
@@ -600,6 +643,8 @@ def _from_mem0(record: Any, where: str, ns: str | None) -> _Candidate | Skipped:
             meta[ours] = moment
     origin = {k: record[k] for k in ("id", "user_id", "agent_id", "run_id", "hash") if isinstance(record.get(k), str)}
     extra = record.get("metadata")
+    if _too_deep(extra, MAX_NESTING - 2):
+        return Skipped(where, f"its metadata nests deeper than {MAX_NESTING - 2} levels")
     if isinstance(extra, dict) and extra:
         origin["metadata"] = extra
     if origin:
