@@ -486,6 +486,7 @@ class WriteEngine:
         trailers: dict[str, str] | None = None,
         create: bool | None = None,
         expect: bytes | None = None,
+        exact: bool = False,
     ) -> str | None:
         """Write a file atomically, mark it for the index and commit exactly the bytes written.
 
@@ -500,6 +501,9 @@ class WriteEngine:
             trailers: Extra commit trailers.
             create: True: the file must not exist yet. False: it must exist. None: either.
             expect: The bytes the caller last read; if the file now differs, ConflictError.
+            exact: Write ``content``'s bytes as they are. By default a file that has only CRLF line
+                endings keeps them (a person's Windows editor); an old version put back (undo,
+                restore) is the bytes it had, whatever endings the file has now.
 
         Returns:
             The commit id, or None inside a batch or when nothing changed.
@@ -517,7 +521,7 @@ class WriteEngine:
                 if expect is not None and original != expect:
                     raise ConflictError(f"{rel} changed since it was read; read it again and retry")
                 _refuse_conflict_markers(rel, original)
-                data = _line_endings_of(original, data)
+                data = data if exact else _line_endings_of(original, data)
                 self._remember(change, rel, original, data, mode)
                 self._swap_in(change, dfd, rel, data, original)
             self.mark_pending([rel])
@@ -632,7 +636,8 @@ class WriteEngine:
         short = self.history.resolve(rev)[:10]
         self.commit_edits_first([rel])
         return self.write(rel, data.decode("utf-8"), message=f"restore: {label(rel)} to {short}",
-                          trailers={"Memfs-Op": "restore", **(trailers or {})})  # fmt: skip
+                          trailers={"Memfs-Op": "restore", **(trailers or {})},
+                          exact=not self.history.converts_line_endings())  # fmt: skip
 
     def integrate(self, files: Mapping[str, tuple[bytes | None, bytes | None]], *, merge: str, message: str,
                   trailers: dict[str, str] | None = None) -> str | None:  # fmt: skip

@@ -687,6 +687,15 @@ class GitHistory:
         """The bytes git keeps for a file holding ``data``: line endings as ``core.autocrlf`` says."""
         return _to_lf(data) if self._converts_crlf() else data
 
+    def converts_line_endings(self) -> bool:
+        """Whether git may change line endings between a commit and the files (``core.autocrlf``, attributes).
+
+        When it does not, the bytes of a commit are the file's bytes, and putting an old version
+        back (undo, restore) writes exactly them.
+        """
+        return self._converts_crlf() or (self.top / ".gitattributes").exists() or (
+            Path(self.repo.common_dir) / "info" / "attributes").exists()  # fmt: skip
+
     def _converts_crlf(self) -> bool:
         """True when ``core.autocrlf`` is ``true`` or ``input``: git stores text files with LF endings."""
         return (self._env.value("core.autocrlf") or "false").lower() in ("true", "input", "yes", "on", "1")

@@ -764,13 +764,14 @@ class Vault:
                     raise ConflictError(f"{label(rel)} changed after {target.short}; undo would lose that "
                                         f"change. Use `memfs restore {label(rel)} --to REV` instead.")  # fmt: skip
                 restore[rel] = before
+            exact = not history.converts_line_endings()  # the bytes as they were, unless git converts them
             with engine.batch(f"undo: {target.subject} ({target.short})",
                               trailers={"Memfs-Op": "undo", "Memfs-Undoes": target.sha}):  # fmt: skip
                 for rel, data in restore.items():
                     if data is None:
                         engine.delete(rel, message=f"undo: delete {label(rel)}")
                     else:
-                        engine.write(rel, data.decode("utf-8"), message=f"undo: restore {label(rel)}")
+                        engine.write(rel, data.decode("utf-8"), message=f"undo: restore {label(rel)}", exact=exact)
             return target
 
 
