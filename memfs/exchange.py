@@ -552,7 +552,8 @@ def _json_records(text: str, source: str) -> tuple[list[tuple[str, Any]], list[S
             raise ImportSourceError(f"{source}: expected a list of memories (or an object with 'results')")
         _check_count(len(items), source)
         return [(f"{source} item {i}", item) for i, item in enumerate(items, 1)], []
-    records, skipped = [], []
+    records: list[tuple[str, Any]] = []
+    skipped: list[Skipped] = []
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
