@@ -1074,7 +1074,7 @@ class WriteEngine:
             del own[rel]
         tmp = self._own_file.with_name("own.new")
         _private_folder(self.state_dir)  # .memfs/ may have been deleted: it is made again
-        tmp.write_text(json.dumps(own), "utf-8")
+        _write_private(tmp, json.dumps(own).encode("utf-8"))
         os.replace(tmp, self._own_file)
         seen = _stat(self._own_file)
         self._own_cache = None if seen is None else (seen, {k: list(v) for k, v in own.items()})
@@ -1462,7 +1462,7 @@ class WriteEngine:
             report = self._index_now(staged, wanted, progress, fresh=fresh, walked=walked)
             if paths is None:
                 with contextlib.suppress(FileNotFoundError):
-                    self._pending_file.write_bytes(b"")
+                    _write_private(self._pending_file, b"")
             changed = report.added + report.updated + report.removed
             if staged is not None and differ is not None:  # git already said which of those differ from HEAD
                 changed = [p for p in changed if p not in staged.as_built or p in differ]
@@ -1595,6 +1595,15 @@ def _refuse_conflict_markers(rel: str, data: bytes | None) -> None:
         raise ConflictMarkersError(f"{rel} holds git's conflict markers (<<<<<<<, =======, >>>>>>>) from a "
                                    "merge nobody resolved yet; memfs does not change it until a person "
                                    "resolves the conflict in the file", rel)  # fmt: skip
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    """Replace the state file ``path``'s content with ``data``; a new file is the owner's alone (0600)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        _fs.write_all(fd, data)
+    finally:
+        os.close(fd)
 
 
 def _line_endings_of(original: bytes | None, data: bytes) -> bytes:

@@ -76,9 +76,10 @@ class LooseObjects:
     unreferenced until git prunes them, as git's own do).
     """
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, *, private: bool = False) -> None:
         self.folder = folder
         self.growing = GrowingBlobs()
+        self.private = private  # as git writes them under core.sharedRepository=0600: 0400, folders 0700
         self._waiting: dict[str, str] = {}  # id -> its temporary file, written and closed
 
     def put(self, kind: str, data: bytes, *, grows: str | None = None) -> str:
@@ -104,13 +105,13 @@ class LooseObjects:
         try:
             fd, tmp = tempfile.mkstemp(dir=self.folder / oid[:2], prefix="tmp_obj_")
         except FileNotFoundError:  # the object's fan-out folder is new (or git's gc removed it empty)
-            (self.folder / oid[:2]).mkdir(exist_ok=True)
+            (self.folder / oid[:2]).mkdir(exist_ok=True, mode=0o700 if self.private else 0o777)
             fd, tmp = tempfile.mkstemp(dir=self.folder / oid[:2], prefix="tmp_obj_")
         try:
             try:
                 for piece in pieces:
                     write_all(fd, piece)
-                os.fchmod(fd, 0o444)
+                os.fchmod(fd, 0o400 if self.private else 0o444)
             finally:
                 os.close(fd)
         except BaseException:

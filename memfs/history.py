@@ -20,6 +20,7 @@ import logging
 import os
 import re
 import shlex
+import stat
 import subprocess
 import threading
 import time
@@ -391,6 +392,29 @@ class GitEnvironment:
         return [str(file) for file in files]
 
 
+_PRIVATE_REPOSITORY = "0600"  # core.sharedRepository: every file git writes is 0600, every folder 0700
+
+
+def make_git_private(git_dir: Path) -> None:
+    """Make a repository memfs created (init, clone) private: git's files 0600 from now on, and those it has now.
+
+    ``core.sharedRepository=0600`` makes git write its index, objects, refs and logs for the
+    owner alone whatever the umask; what ``git init`` already wrote is narrowed the same way.
+    """
+    subprocess.run(["git", "--git-dir", str(git_dir), "config", "core.sharedRepository", _PRIVATE_REPOSITORY],
+                   capture_output=True, check=False, env=base_env())  # fmt: skip
+    os.chmod(git_dir, 0o700)
+    for folder, dirs, files in os.walk(git_dir):
+        for name in dirs:
+            with contextlib.suppress(OSError):
+                os.chmod(os.path.join(folder, name), 0o700, follow_symlinks=False)
+        for name in files:
+            path = os.path.join(folder, name)
+            with contextlib.suppress(OSError):
+                if not os.path.islink(path):
+                    os.chmod(path, stat.S_IMODE(os.lstat(path).st_mode) & 0o700)
+
+
 def check_git_version(version: tuple[int, ...]) -> None:
     """Raise HistoryError for a git older than :data:`OLDEST_GIT`, which would not take the settings."""
     if tuple(version[:2]) < OLDEST_GIT:
@@ -548,7 +572,7 @@ class GitHistory:
         self.top = top
         self.prefix = "" if rel == "." else rel + "/"
         self._format, folder = self._object_store()
-        self._objects = LooseObjects(folder) if folder is not None else None
+        self._objects = LooseObjects(folder, private=self._private_repository()) if folder is not None else None
         self.git_index = GitIndex(Path(self.repo.git_dir) / "index", enabled=folder is not None)
         self._oid_bytes = 32 if self._format == "sha256" else 20
 
@@ -589,8 +613,12 @@ class GitHistory:
             raise HistoryError(f"{root}: git init failed: {_stderr(exc)}") from exc
         repo.git.update_environment(**_safe_overrides(_FIXED_CONFIG))
         if not shared:
-            os.chmod(repo.git_dir, 0o700)  # a private vault's history is as private as its files
+            make_git_private(Path(repo.git_dir))  # a private vault's history is as private as its files
         return repo
+
+    def _private_repository(self) -> bool:
+        """True when git's own files are private here (``core.sharedRepository=0600``, set at init and clone)."""
+        return self._git("config", "--get", "core.sharedRepository", check=False).strip() == _PRIVATE_REPOSITORY
 
     def shared(self) -> bool:
         """True if the repository is shared with a group (``core.sharedRepository`` says so).
@@ -612,7 +640,7 @@ class GitHistory:
         if shared:
             self._git("config", "core.sharedRepository", "group")
         else:
-            self._git("config", "--unset", "core.sharedRepository", check=False)
+            self._git("config", "core.sharedRepository", _PRIVATE_REPOSITORY)
 
     def close(self) -> None:
         """Stop GitPython's helper processes and memfs's own git processes."""
@@ -1339,10 +1367,12 @@ class GitHistory:
             raise SyncError(f"{url!r} is not a git remote URL")
         if folder.exists() and any(folder.iterdir()):
             raise SyncError(f"{folder} exists and is not empty; clone into a new folder")
+        # umask 077: what git checks out and writes is the owner's alone, as in a vault memfs made
         proc = subprocess.run(["git", *safe_args(["clone", "--quiet", "--end-of-options", url, str(folder)])],
-                              capture_output=True, check=False, env=base_env())  # fmt: skip
+                              capture_output=True, check=False, env=base_env(), umask=0o077)  # fmt: skip
         if proc.returncode:
             raise SyncError(f"could not clone {url}: {proc.stderr.decode('utf-8', 'replace').strip()}")
+        make_git_private(folder / ".git")
 
     def remotes(self) -> list[str]:
         """The names of the configured remotes."""

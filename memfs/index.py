@@ -392,8 +392,15 @@ class _Storage(FileStorage):  # type: ignore[misc]
 
     def create_file(self, name: str, excl: bool = False, mode: str = "wb", **kwargs: Any) -> Any:
         f = super().create_file(name, excl, mode, **kwargs)
+        os.fchmod(f.fileno(), 0o600)  # Whoosh creates files as the umask allows; the index is the owner's alone
         self.own[name] = os.fstat(f.fileno()).st_ino
         return f
+
+    def lock(self, name: str) -> Any:
+        path = self._fpath(name)
+        with contextlib.suppress(FileExistsError):  # Whoosh would make its lock file as the umask allows
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
+        return super().lock(name)
 
     def rename_file(self, oldname: str, newname: str, safe: bool = False) -> None:
         super().rename_file(oldname, newname, safe)
@@ -758,7 +765,7 @@ class SearchIndex:
             self._release()
             tmp = self.folder.with_name(self.folder.name + ".new")
             shutil.rmtree(tmp, ignore_errors=True)
-            tmp.mkdir(parents=True)
+            tmp.mkdir(parents=True, mode=0o700)
             storage = _Storage(str(tmp))
             FileIndex.create(storage, _schema(), INDEX_NAME)
             self._id = secrets.token_hex(16)
@@ -795,7 +802,7 @@ class SearchIndex:
                 "files": {n: list(v) for n, v in sorted(files.items())}}  # fmt: skip
         data = _seal(body, index_key())
         tmp = os.path.join(storage.folder, MANIFEST + ".new")
-        with open(tmp, "wb") as handle:
+        with open(tmp, "wb", opener=lambda path, flags: os.open(path, flags, 0o600)) as handle:
             handle.write(data)
         os.replace(tmp, os.path.join(storage.folder, MANIFEST))
         return data
