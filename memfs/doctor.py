@@ -11,6 +11,7 @@ transcript longer than message search covers is reported with what is indexed of
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 
@@ -21,7 +22,7 @@ from .errors import FileTooLargeError, SettingsError
 from .history import has_conflict_markers
 from .layout import MEMORIES_DIR
 from .settings import load as load_settings
-from .sync import conflicts
+from .sync import conflicts, links_in_content
 
 MAX_LISTED = 20  # uncommitted edits named one by one
 _STATES = {"M": "changed", "A": "added", "?": "added", "D": "deleted", "T": "changed"}
@@ -94,6 +95,9 @@ def examine(engine: WriteEngine) -> list[Finding]:
             findings.append(Finding("warning", "git", message))
         elif not edits and not secret:
             findings.append(Finding("ok", "git", "working tree matches the last commit"))
+        for link in links_in_content(engine.root):
+            findings.append(Finding("warning", "links", f"{link} is a symbolic link (to {_target(engine, link)}); "
+                                    "memfs never follows it, but an editor would: remove it"))  # fmt: skip
         for conflict in conflicts(engine):
             findings.append(Finding("warning", "conflict",
                 f"{conflict.path}: changed on both sides of a sync; the other side's version is {conflict.copy}; "
@@ -158,3 +162,10 @@ def _repository_state(engine: WriteEngine, busy: tuple[str, str] | None,
             f"HEAD is detached at {head}: commits, memfs's too, go on no branch and are left behind by the "
             "next `git switch`; keep them with `git switch -c NAME`, or switch to a branch"))  # fmt: skip
     return findings
+
+
+def _target(engine: WriteEngine, rel: str) -> str:
+    try:
+        return repr(os.readlink(engine.root / rel))
+    except OSError:
+        return "somewhere unreadable"

@@ -22,9 +22,12 @@ Credentials are git's business: memfs never asks for them or keeps them.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 import unicodedata
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from .documents import load_bytes
@@ -58,6 +61,8 @@ from .layout import (
 from .merge import merge_file
 from .paths import clean_relpath
 from .purge import Tombstones, tombstones
+
+log = logging.getLogger(__name__)
 
 MAX_ROUNDS = 5  # fetch-join-push rounds before giving up on a remote that keeps moving
 MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024
@@ -156,6 +161,10 @@ def sync(engine: WriteEngine, remote: str = "origin", branch: str | None = None,
                     raise
             if theirs is not None:
                 history.accept_fetched(remote, branch, theirs)
+            removed = remove_links(engine.root)  # a person's `git pull` may have checked some out
+            if removed:
+                commit_removed_links(engine, removed, "sync")
+                report.notes += [f"{rel}: a symbolic link, removed (memfs never follows links)" for rel in removed]
             head = history.head()
         report.head = head
         if head is None or head == theirs:
@@ -164,6 +173,59 @@ def sync(engine: WriteEngine, remote: str = "origin", branch: str | None = None,
             report.pushed = True
             return report
     raise SyncError(f"{remote}/{branch} kept moving during {max_rounds} rounds of sync; try again")
+
+
+#: The folders memfs reads and writes: no symbolic link is left in them after a clone or a sync.
+LINK_FREE_DIRS = (*CONTENT_DIRS, ARCHIVE_DIR, PROPOSALS_DIR, CONFLICTS_DIR)
+
+
+def links_in_content(root: Path) -> list[str]:
+    """The symbolic links under the folders memfs reads and writes (vault paths, sorted), never followed.
+
+    memfs never reads through a link, but a person's editor does: ``memories/passwd.md ->
+    /etc/passwd`` opens the system's file, ``memories/keys -> /root`` a home folder.
+    """
+    found = []
+    for top in LINK_FREE_DIRS:
+        if os.path.islink(root / top):
+            found.append(top)
+            continue
+        folders = [top]  # a stack: a folder tree may be deep
+        while folders:
+            rel = folders.pop()
+            try:
+                entries = list(os.scandir(root / rel))
+            except OSError:
+                continue
+            for entry in entries:
+                child = f"{rel}/{entry.name}"
+                if entry.is_symlink():
+                    found.append(child)
+                elif entry.is_dir(follow_symlinks=False):
+                    folders.append(child)
+    return sorted(found)
+
+
+def remove_links(root: Path) -> list[str]:
+    """Remove every symbolic link under the content folders (the link itself, never what it names)."""
+    removed = []
+    for rel in links_in_content(root):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(root / rel)  # its folders are real ones: the walk never went through a link
+            removed.append(rel)
+    return removed
+
+
+def commit_removed_links(engine: WriteEngine, removed: list[str], why: str) -> None:
+    """Commit the removal of links git tracked (one commit), so the next sync sends it on."""
+    head = engine.history.head()
+    tracked = set(engine.history.tracked(head)) if head else set()
+    gone = [rel for rel in removed if rel in tracked]
+    if gone:
+        engine.commit(gone, f"{why}: removed {len(gone)} symbolic links memfs never follows",
+                      {"Memfs-Op": "sync"}, contents=dict.fromkeys(gone))  # fmt: skip
+    for rel in removed:
+        log.warning("%s: removed the symbolic link %s (memfs never follows links; an editor would)", why, rel)
 
 
 def _fetch(engine: WriteEngine, remote: str, branch: str) -> str | None:

@@ -48,7 +48,7 @@ from .sessions import MarkdownSession, SessionInfo, keys_id, read_info
 from .settings import Settings
 from .settings import load as load_settings
 from .store import Memory, MemoryStore, awaits_review
-from .sync import ConflictCopy, SyncResult, conflicts, resolve, sync
+from .sync import ConflictCopy, SyncResult, commit_removed_links, conflicts, remove_links, resolve, sync
 from .usage import UsageLog
 from .watch import Watcher
 
@@ -685,7 +685,11 @@ class Vault:
         """
         root = Path(path).expanduser()
         GitHistory.clone(url, root)
-        return cls.open(root, create=True, **options)
+        removed = remove_links(root)  # before anything opens them: a remote's links name this machine's files
+        vault = cls.open(root, create=True, **options)
+        if removed:
+            commit_removed_links(vault.engine, removed, "clone")
+        return vault
 
     def sync(self, remote: str = "origin", branch: str | None = None) -> SyncResult:
         """Fetch ``branch`` of ``remote``, join it with this vault's history by meaning, push.

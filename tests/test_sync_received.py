@@ -141,3 +141,57 @@ def test_deletions_in_two_commits_are_traced_to_each_and_undo_is_offered_only_wh
         assert bob.startswith("deleted 1 memory from users/bob") and f"--to {older}~1" in bob
         assert (b / "memories/users/bob").exists() is False
         assert memfs.Vault.show(vault, "memories/users/bob/tea.md", f"{older}~1").startswith(b"---")
+
+
+# -- links a remote checks out ---------------------------------------------------------------------
+
+LINKS = {"memories/passwd.md": "/etc/passwd", "memories/keys": "/root", "sessions/chat.md": "../memories/users",
+         "memories/users/alice/notes.md": "/etc/hostname"}  # fmt: skip
+
+
+def plant_links(folder: Path) -> None:
+    for rel, target in LINKS.items():
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        os.symlink(target, folder / rel)
+
+
+def test_a_clone_of_a_remote_holding_links_removes_them_and_commits_it(clones: tuple[Path, Path, Path]) -> None:
+    remote, a, _ = clones
+    plant_links(a)
+    push(a, "links")
+    clone = a.parent / "c"
+    with memfs.Vault.clone(remote.as_uri(), clone, durable=False) as vault:
+        assert [p for p in LINKS if os.path.lexists(clone / p)] == []
+        assert (clone / "memories/users/alice").is_dir() and list((clone / "memories/users/alice").glob("*.md"))
+        assert vault.history.status() == []
+        assert "removed 4 symbolic links" in vault.history.log(None, limit=1)[0].subject
+        assert not [f for f in vault.doctor() if f.check == "links"]
+        vault.sync()  # the removal goes back to the remote
+    assert git(a, "pull", "-q", "--no-rebase", "origin", "main") is not None
+    assert [p for p in LINKS if os.path.lexists(a / p)] == []
+
+
+def test_links_a_person_pulled_in_are_removed_by_the_next_sync_and_doctor_names_them(
+    clones: tuple[Path, Path, Path],
+) -> None:
+    _, a, b = clones
+    plant_links(a)
+    push(a, "links")
+    with memfs.Vault.open(b, durable=False) as vault:
+        git(b, "pull", "-q", "--no-rebase", "origin", "main")  # a person's own git checks the links out
+        found = [f.message for f in vault.doctor() if f.check == "links"]
+        assert len(found) == 4 and any("memories/keys is a symbolic link (to '/root')" in m for m in found)
+        report = vault.sync()
+        assert [p for p in LINKS if os.path.lexists(b / p)] == []
+        assert sum("a symbolic link, removed" in n for n in report.notes) == 4
+        assert not [f for f in vault.doctor() if f.check == "links"]
+
+
+def test_a_sync_never_checks_out_a_link_the_remote_sends(clones: tuple[Path, Path, Path]) -> None:
+    _, a, b = clones
+    plant_links(a)
+    push(a, "links")
+    with memfs.Vault.open(b, durable=False) as vault:
+        report = vault.sync()
+        assert [p for p in LINKS if os.path.lexists(b / p)] == []
+        assert sum("symbolic link" in s for s in report.skipped) == 4
