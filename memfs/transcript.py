@@ -44,8 +44,11 @@ _HEADER = re.compile(rb"^## [^\n]*?<!-- memfs:entry (\{[^\n]*\}) -->[ \t]*\r?\n"
 _BOUNDARY = re.compile(rb"^## [^\n]*?<!-- memfs:entry\b[^\n]*(?:\n|\Z)", re.MULTILINE)
 _LEN = re.compile(rb'"len": ?(\d{1,12})\b')
 _LABEL_UNSAFE = re.compile(r"[^\w .:/@-]+")
-# The start of a heading memfs writes (``## label · 2026-...``), cut short before its line ended.
-_PARTIAL_HEADING = re.compile(rb"## [^\n]{0,120}? \xc2\xb7 \d[^\n]*\Z")
+# The start of a heading memfs writes (``## label · 2026-...``), cut short anywhere before its line
+# ended: ``#``, ``## ``, ``## assis`` (one word, the label), ``## user \xc2`` (inside its ``·``), or
+# anything once the ``·`` or the marker's ``<`` is there; the entry before it keeps its exact bytes.
+# A person's heading of several words (``## My notes``) is theirs.
+_PARTIAL_HEADING = re.compile(rb"(?:##? ?|## [^\s<]{1,64}(?: \xc2?)?|## [^\n]{0,120}? (?:\xc2\xb7|<)[^\n]*)\Z")
 _KIND = b'"kind": '
 
 
@@ -227,7 +230,7 @@ def parse_entries(data: bytes, start: int = 0) -> tuple[list[Entry], list[Broken
             continue
         end = body_start + length if isinstance(length, int) and length >= 0 else -1
         after = end + 2
-        torn = end >= 0 and _partial_at(data, after)
+        torn = end >= 0 and (_partial_at(data, after) or _unended_heading_at(data, after))
         if end >= 0 and data[end:after] == b"\n\n" and (after >= len(data) or torn or _BOUNDARY.match(data, after)):
             body, following = data[body_start:end], (_BOUNDARY.match(data, after) if after < len(data) else None)
             if torn:  # a heading cut short at the very end: an interrupted append, not a broken entry
@@ -346,6 +349,15 @@ def _strict_chain(data: bytes, start: int) -> list[Entry] | None:
 def _partial_at(data: bytes, pos: int) -> bool:
     """True if ``data`` ends, from ``pos`` (a line start), with a memfs heading line cut short."""
     return 0 < pos < len(data) and data[pos - 1] == 0x0A and _PARTIAL_HEADING.fullmatch(data, pos) is not None
+
+
+def _unended_heading_at(data: bytes, pos: int) -> bool:
+    """True if ``data`` ends, from ``pos`` (a line start), with a line that starts like a heading and never ends.
+
+    Read after an entry whose length lands exactly before it: the entry is memfs's, whole, and
+    keeps its exact bytes; the line (a heading cut short, ``## assistant functio``) is no part of it.
+    """
+    return 0 < pos < len(data) and data[pos - 1] == 0x0A and data.startswith(b"#", pos) and b"\n" not in data[pos:]
 
 
 def partial_heading(data: bytes) -> int | None:
