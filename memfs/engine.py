@@ -1599,11 +1599,9 @@ def _refuse_conflict_markers(rel: str, data: bytes | None) -> None:
 
 def _write_private(path: Path, data: bytes) -> None:
     """Replace the state file ``path``'s content with ``data``; a new file is the owner's alone (0600)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        _fs.write_all(fd, data)
-    finally:
-        os.close(fd)
+    # derived state, written as before (no fault point of its own): only its mode is new
+    with open(path, "wb", opener=lambda name, flags: os.open(name, flags, 0o600)) as handle:
+        handle.write(data)
 
 
 def _line_endings_of(original: bytes | None, data: bytes) -> bytes:
