@@ -1206,7 +1206,7 @@ class GitHistory:
         if after is not None:
             args.append(f"{self.resolve(after)}..HEAD")
         target = self.prefix + path if path is not None else (self.prefix or ".")
-        out = self._git(*args, "--", target)
+        out = self._git(*args, "--", literal(target))
         boundary = self.shallow_boundary()
         return [rev for rec in out.split("\x1e") if rec.strip() for rev in [self._parse(rec, boundary)]]
 
@@ -1299,7 +1299,7 @@ class GitHistory:
         """A unified diff of ``path`` (or the vault) from ``rev_a`` to ``rev_b`` (or the files)."""
         revs = [self.resolve(rev_a)] + ([self.resolve(rev_b)] if rev_b else [])
         target = self.prefix + path if path else (self.prefix or ".")
-        return self._git("-c", "core.quotepath=off", "diff", "--no-color", "-M", *revs, "--", target)
+        return self._git("-c", "core.quotepath=off", "diff", "--no-color", "-M", *revs, "--", literal(target))
 
     def status(self, paths: Sequence[str] | None = None) -> list[str]:
         """``git status --porcelain`` lines for the vault (or some of its paths)."""
@@ -1307,7 +1307,8 @@ class GitHistory:
         lines = []
         for chunk in _chunks(targets):
             out = self._git("-c", "core.quotepath=off", "status", "--porcelain", "--no-renames",
-                            "--untracked-files=all", "--", *chunk, env={"GIT_OPTIONAL_LOCKS": "0"})  # fmt: skip
+                            "--untracked-files=all", "--", *map(literal, chunk),
+                            env={"GIT_OPTIONAL_LOCKS": "0"})  # fmt: skip
             lines += [line for line in out.splitlines() if line.strip()]
         return lines
 
@@ -1694,6 +1695,11 @@ class _Change:
 def _to_lf(data: bytes) -> bytes:
     """Text with CRLF line endings as LF (what core.autocrlf stores); binary data (a NUL byte) as is."""
     return data if b"\0" in data or b"\r\n" not in data else data.replace(b"\r\n", b"\n")
+
+
+def literal(pathspec: str) -> str:
+    """A path as a pathspec git takes literally: ``[draft] x.md`` is that file, not a pattern matching ``d x.md``."""
+    return pathspec if pathspec == "." else f":(literal){pathspec}"
 
 
 _C_ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}

@@ -153,3 +153,16 @@ def test_a_remote_name_holding_a_newline_and_an_object_id_is_not_read_as_an_obje
 )  # fmt: skip
 def test_unquote_reads_every_escape_git_writes(printed: str, name: str) -> None:
     assert unquote(printed) == name
+
+
+def test_a_name_that_reads_as_a_pattern_is_only_itself(clones: tuple[Path, Path, Path]) -> None:
+    _, a, _ = clones
+    person_commits(a, ["[draft] x.md", "d x.md", "*star*.md"], "one", "add")
+    person_commits(a, ["d x.md"], "two", "change d only")
+    with memfs.Vault.open(a, durable=False) as vault:
+        log = vault.history.log(f"{NS}/[draft] x.md")
+        assert [r.subject for r in log] == ["add"] and log[0].path == f"{NS}/[draft] x.md"
+        (a / NS / "d x.md").write_text("edited by hand\n")
+        assert vault.history.changed([f"{NS}/[draft] x.md"]) == []
+        assert vault.history.status([f"{NS}/[draft] x.md"]) == []
+        assert vault.history.diff(f"{NS}/[draft] x.md", "HEAD") == ""
