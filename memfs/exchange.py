@@ -325,8 +325,7 @@ def _read_folder(root: Path, kind: str, ns: str) -> tuple[list[_Candidate], list
     found: list[_Candidate] = []
     skipped: list[Skipped] = []
     for rel in _walk(root, skipped):
-        if len(found) > MAX_ITEMS:
-            break
+        _check_count(len(found) + len(skipped) + 1, str(root))  # a folder of a million files stops here
         if kind != "anthropic" and not rel.endswith(".md"):
             skipped.append(Skipped(rel, "not a Markdown note (attachments are not imported)"))
             continue

@@ -158,3 +158,14 @@ def test_a_fifo_inside_an_imported_folder_is_skipped(vault: memfs.Vault, tmp_pat
     report = vault.import_from(root, namespace="users/alice", format="markdown", accept=True)
     assert [i.source for i in report.imported] == ["tea.md"]
     assert [(s.source, s.reason) for s in report.skipped] == [("pipe.md", "not a regular file")]
+
+
+def test_a_folder_holding_more_files_than_an_import_takes_is_refused_while_walked(
+    vault: memfs.Vault, tmp_path: Path
+) -> None:
+    root = tmp_path / "notes"
+    root.mkdir()
+    for n in range(MAX_ITEMS + 1):  # attachments, none of them a note: skipped ones count too
+        (root / f"a{n}.png").write_bytes(b"")
+    with pytest.raises(ImportSourceError, match=f"more than the {MAX_ITEMS:,} memories one import takes"):
+        vault.import_from(root, namespace="users/alice", format="markdown", accept=True)
