@@ -195,3 +195,16 @@ def test_a_sync_never_checks_out_a_link_the_remote_sends(clones: tuple[Path, Pat
         report = vault.sync()
         assert [p for p in LINKS if os.path.lexists(b / p)] == []
         assert sum("symbolic link" in s for s in report.skipped) == 4
+
+
+def test_a_clone_whose_remote_made_a_content_folder_a_link_gets_a_real_folder(clones: tuple[Path, Path, Path]) -> None:
+    remote, a, _ = clones
+    os.symlink("/etc", a / "archive")
+    (a / "proposals").mkdir(exist_ok=True)
+    os.symlink("/root", a / "proposals/inbox")
+    push(a, "folders as links")
+    clone = a.parent / "c"
+    with memfs.Vault.clone(remote.as_uri(), clone, durable=False) as vault:
+        assert not os.path.islink(clone / "archive") and not os.path.lexists(clone / "proposals/inbox")
+        assert vault.history.status() == []
+        vault.memories("users/alice").add("Alice likes tea.", title="Tea")  # the vault works as any other
