@@ -1183,7 +1183,7 @@ class WriteEngine:
         if held != sorted(self._held_back()):
             if held:
                 tmp = self._held_file.with_name("held.new")
-                tmp.write_text("".join(f"{rel}\n" for rel in held), "utf-8")
+                _write_private(tmp, "".join(f"{rel}\n" for rel in held).encode("utf-8"))
                 os.replace(tmp, self._held_file)
             else:
                 self._held_file.unlink(missing_ok=True)
@@ -1493,7 +1493,8 @@ class WriteEngine:
     def _note_seen(self, paths: list[str]) -> None:
         """Note files indexed but not committed (possibly a person's edits), one line each."""
         if paths:
-            with open(self._seen_file, "a", encoding="utf-8") as handle:
+            with open(self._seen_file, "a", encoding="utf-8",
+                      opener=lambda name, flags: os.open(name, flags, 0o600)) as handle:  # fmt: skip
                 handle.write("".join(f"{p}\n" for p in paths))
 
     def _seen(self) -> list[str]:

@@ -392,6 +392,12 @@ class GitEnvironment:
         return [str(file) for file in files]
 
 
+def _write_state(path: Path, text: str) -> None:
+    """Replace a state file under ``.memfs/`` with ``text``; a new one is the owner's alone (0600)."""
+    with open(path, "w", encoding="utf-8", opener=lambda name, flags: os.open(name, flags, 0o600)) as handle:
+        handle.write(text)
+
+
 _PRIVATE_REPOSITORY = "0600"  # core.sharedRepository: every file git writes is 0600, every folder 0700
 
 
@@ -1066,7 +1072,7 @@ class GitHistory:
     def _note_lagging(self, paths: Iterable[str]) -> None:
         """Note repository ``paths`` as lagging in git's index (caught up from HEAD after a later commit)."""
         try:
-            self._lagging.write_text("".join(f"{p}\n" for p in sorted(set(paths) - {""})), "utf-8")
+            _write_state(self._lagging, "".join(f"{p}\n" for p in sorted(set(paths) - {""})))
         except OSError as exc:
             log.warning("could not note the paths git's index lags on: %s", exc)
 
@@ -1571,7 +1577,7 @@ class GitHistory:
             return
         kept = [p for p in lagging if p and not (drop and drop.search(p))]
         if len(kept) != len(lagging):
-            self._lagging.write_text("".join(f"{p}\n" for p in kept), "utf-8")
+            _write_state(self._lagging, "".join(f"{p}\n" for p in kept))
 
     # -- plumbing --------------------------------------------------------------
 

@@ -47,8 +47,15 @@ def use(vault: memfs.Vault) -> None:
 def test_a_new_vault_in_use_has_nothing_others_can_read(tmp_path: Path, umask_022: None) -> None:
     with memfs.Vault.open(tmp_path / "v", create=True, durable=False) as vault:
         use(vault)
-        vault.memories("users/bob").add("Bob likes coffee.", title="Coffee")
+        memory = vault.memories("users/bob").add("Bob likes coffee.", title="Coffee")
         assert vault.search("coffee")
+        (vault.root / memory.path).write_text("---\ntitle: Coffee\n---\nBob likes strong coffee.\n")
+        assert vault.search("strong")  # a person's edit, noted by the search
+        lock = vault.root / ".git/index.lock"
+        lock.write_bytes(b"")  # git's index busy: the paths it lags on are noted under .memfs/
+        vault.memories("users/bob").add("Bob likes tea too.", title="Tea")
+        lock.unlink()
+        vault.memories("users/bob").add("Bob likes cake.", title="Cake")
         assert readable_by_others(vault.root) == []
 
 
