@@ -34,11 +34,13 @@ def main() -> int:
     parser.add_argument("--kills", type=int, default=200, help="kill points per write path")
     parser.add_argument("--race", type=int, default=2000, help="edits per side in the agent-editor race")
     parser.add_argument("--only", help="one scenario")
-    parser.add_argument("--seed", default="", help="drawn with each path's name into its kill points (a commit id in CI)")
+    parser.add_argument(
+        "--seed", default="", help="drawn with each path's name into its kill points (a commit id in CI)"
+    )
     args = parser.parse_args()
     names = [args.only] if args.only else sorted(SCENARIOS)
-    report: dict[str, object] = {"date": date.today().isoformat(), "seed": args.seed, "machine": f"{os.cpu_count()} cores, "
-                                 f"{platform.python_implementation()} {platform.python_version()}"}  # fmt: skip
+    machine = f"{os.cpu_count()} cores, {platform.python_implementation()} {platform.python_version()}"
+    report: dict[str, object] = {"date": date.today().isoformat(), "seed": args.seed, "machine": machine}
     total = Tally()
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as scratch:

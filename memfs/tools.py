@@ -114,6 +114,10 @@ def _command(name: str, description: str, *, writes: bool, native: bool,
 
 
 REGISTRY: dict[str, Command] = {}
+#: What the search command says it does, by the vault's model: with one it ranks by meaning too.
+SEARCH_BY_WORDS = "Search all memories for the words of a query; returns paths, titles and snippets."
+SEARCH_BY_MEANING = ("Search all memories by meaning: finds memories that answer the query in other words too; "
+                     "returns paths, titles and snippets.")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -704,7 +708,7 @@ class MemoryTools:
 
     # -- memfs's own commands ----------------------------------------------------
 
-    @_command("search", "Search all memories by meaning of the words; returns paths, titles and snippets.",
+    @_command("search", SEARCH_BY_WORDS,
               writes=False, native=False,
               query=(_STR, True, "What to look for, in plain words."),
               namespace=(_STR, False, "Only this sub-folder of /memories, e.g. travel."),
@@ -863,7 +867,8 @@ class MemoryTools:
         if native and all(c in self.commands for c in NATIVE_COMMANDS):
             extra = [REGISTRY[c] for c in self.commands if c not in NATIVE_COMMANDS]
             return [{"type": "memory_20250818", "name": "memory"}] + [
-                {"name": f"memory_{c.name}", "description": c.description, "input_schema": _schema([c])} for c in extra
+                {"name": f"memory_{c.name}", "description": self._describe(c), "input_schema": _schema([c])}
+                for c in extra
             ]
         return [{"name": name, "description": text, "input_schema": schema}
                 for name, text, schema in self._definitions(single)]  # fmt: skip
@@ -885,10 +890,16 @@ class MemoryTools:
         offered = [REGISTRY[c] for c in self.commands]
         if single:
             text = "Your long-term memory: Markdown files under /memories. Commands:\n" + "\n".join(
-                f"- {c.name}: {c.description}" for c in offered
+                f"- {c.name}: {self._describe(c)}" for c in offered
             )
             return [("memory", text, _schema(offered, with_command=True))]
-        return [(f"memory_{c.name}", c.description, _schema([c])) for c in offered]
+        return [(f"memory_{c.name}", self._describe(c), _schema([c])) for c in offered]
+
+    def _describe(self, command: Command) -> str:
+        """What the model reads of a command: search says "by meaning" only when this vault has a model."""
+        if command.name == "search" and self.engine.vectors is not None:
+            return SEARCH_BY_MEANING
+        return command.description
 
 
 COMMANDS = tuple(REGISTRY)

@@ -44,6 +44,7 @@ from .layout import ARCHIVE_DIR, MEMORIES_DIR, SESSIONS_DIR, is_transcript, labe
 from .paths import clean_memory_path, clean_namespace, clean_relpath
 from .proposals import Proposal
 from .purge import PurgeReport, purge
+from .semantic import Embedder, check_embedder, default_embedder
 from .sessions import MarkdownSession, SessionInfo, keys_id, read_info
 from .settings import Settings
 from .settings import load as load_settings
@@ -94,6 +95,7 @@ class Vault:
         commit_edits: bool = True,
         freshness: float | None = DEFAULT_FRESHNESS,
         shared: bool | None = None,
+        embedder: Embedder | str | None = "auto",
     ) -> Vault:
         """Open the vault at ``path`` (with ``create=True``: make one there if there is none).
 
@@ -123,6 +125,10 @@ class Vault:
                 ``core.sharedRepository=group``), False makes it private from now on, None keeps
                 what the vault says. Never wider than the umask; ``.memfs/`` stays 0700; files
                 that exist keep their modes (docs/security.md, "Permissions").
+            embedder: The model memory search ranks by meaning with (:mod:`memfs.semantic`):
+                ``"auto"`` takes the bundled e5 model when ``memfs-vault[semantic]`` is installed
+                (and ``MEMFS_EMBEDDER`` is not ``none``), an :class:`~memfs.semantic.Embedder`
+                that one, None none (search by words alone).
 
         Raises:
             VaultNotFoundError: No vault at ``path`` and ``create`` is False.
@@ -140,7 +146,7 @@ class Vault:
         engine = WriteEngine(
             root.resolve(), author=_identity(author) or DEFAULT_AGENT, person=_identity(person),
             lock_timeout=lock_timeout, durable=durable, setup=create or commit_edits, freshness=freshness,
-            shared=shared,
+            shared=shared, embedder=default_embedder() if embedder == "auto" else _embedder(embedder),
         )  # fmt: skip
         if reconcile:
             try:
@@ -416,16 +422,24 @@ class Vault:
         since: str | datetime | None = None,
         until: str | datetime | None = None,
         history: bool = False,
+        semantic: bool | None = None,
     ) -> list[Hit]:
         """Search every current memory in the vault; see :meth:`MemoryStore.search` (dates: :mod:`memfs.dates`).
 
         ``history=True`` finds superseded, expired and future memories too (``Hit.state`` says which).
+        ``semantic``: by words and meaning when the vault has a model (None), by words alone (False).
         """
         if namespace is not None:
             namespace = clean_namespace(namespace)
         since, until = iso_range(since, until)
         return self.engine.search(query, k=k, namespace=namespace, type=type, tags=list(tags),
-                                  since=since, until=until, history=history)  # fmt: skip
+                                  since=since, until=until, history=history, semantic=semantic)  # fmt: skip
+
+    @property
+    def semantic(self) -> str | None:
+        """The embedding model memory search ranks by meaning with (its ``model_id``), or None: by words alone."""
+        vectors = self.engine.vectors
+        return vectors.embedder.model_id if vectors is not None else None
 
     def document_frequencies(self, text: str, *, namespaces: Iterable[str] = ()) -> tuple[int, dict[str, int]]:
         """How common the words of ``text`` are among the vault's memories.
@@ -586,8 +600,15 @@ class Vault:
         return self.engine.outside_edits()
 
     def reindex(self, *, full: bool = False, progress: Progress | None = None) -> SyncReport:
-        """Update the index from the files; ``full=True`` rebuilds it from scratch."""
-        return self.engine.reindex(full=full, progress=progress)
+        """Update the index from the files (``full=True``: rebuild it from scratch), and embed every memory.
+
+        With an embedding model, every memory without a vector is embedded (``SyncReport.embedded``
+        says how many), outside the vault lock; ``full=True`` also drops the vectors of contents no
+        longer in the vault.
+        """
+        report = self.engine.reindex(full=full, progress=progress)
+        report.embedded, _ = self.engine.embed(budget=None, compact=full)
+        return report
 
     def doctor(self) -> list[Finding]:
         """Check the index against the files, git's state and malformed files."""
@@ -786,6 +807,15 @@ def _matches(rev: Revision, author: str | None, session: str | None) -> bool:
     if author is not None and author.lower() not in f"{rev.author.name} <{rev.author.email}>".lower():
         return False
     return session is None or rev.trailers.get("Memfs-Session") == session
+
+
+def _embedder(embedder: Any) -> Embedder | None:
+    """``embedder`` checked (None stays None); a string other than ``"auto"`` is refused."""
+    if embedder is None:
+        return None
+    if isinstance(embedder, str):
+        raise InvalidArgumentError(f"embedder must be 'auto', None or an Embedder, got {embedder!r}")
+    return check_embedder(embedder)
 
 
 def _identity(value: str | Identity | None) -> Identity | None:
