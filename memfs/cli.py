@@ -37,7 +37,7 @@ from .items import text_of
 from .layout import ARCHIVE_DIR, label
 from .lifecycle import Validity
 from .paths import clean_namespace
-from .proposals import Proposal
+from .proposals import HERE, Proposal
 from .store import IF_SIMILAR, ON_SECRET, Memory
 from .sync import report_lines
 from .vault import Vault
@@ -795,7 +795,11 @@ def review(vault: Vault, as_json: bool, session: str | None, namespace: str | No
         who = f"{proposal.proposed_by}" + (f" ({proposal.provenance})" if proposal.provenance else "")
         where_from = f" in session {proposal.session}" if proposal.session else ""
         group = f", with {proposal.group}" if proposal.group != proposal.id else ""
-        out.print(f"  proposed by {_m(who + where_from)}, {_m(proposal.created)}{group}")
+        came = vault.proposal_origin(proposal)
+        if came == HERE:
+            out.print(f"  proposed by {_m(who + where_from)}, {_m(proposal.created)}{group}")
+        else:  # what the file says is a claim: a remote or a person can write any name there
+            out.print(f"  {came}; its file says proposed by {_m(who + where_from)}, {_m(proposal.created)}{group}")
         for note in vault.proposal_notes(proposal):
             out.print(f"  [yellow]{_m(note)}[/]")
         if not no_diff:
@@ -807,6 +811,7 @@ def review(vault: Vault, as_json: bool, session: str | None, namespace: str | No
 def _proposal_dict(vault: Vault, proposal: Proposal, *, diff: bool) -> dict[str, Any]:
     keys = ("id", "group", "op", "action", "path", "to", "proposed_by", "provenance", "session", "created", "file")
     data: dict[str, Any] = {key: getattr(proposal, key) for key in keys}
+    data["origin"] = vault.proposal_origin(proposal)
     data["notes"] = vault.proposal_notes(proposal)
     if diff:
         data["diff"] = vault.proposal_diff(proposal)

@@ -479,7 +479,7 @@ class MemoryTools:
         folder = self._rel(target) + "/"
         found: dict[str, tuple[str, str]] = {}
         for store in self.stores.values():
-            for proposal in store.proposals(session=self.session):
+            for proposal in store.own_proposals():
                 path = proposal.path
                 if proposal.action == "write" and path.startswith(folder) and readable(self.scopes, path) \
                         and not os.path.lexists(self.engine.root / path):  # fmt: skip
@@ -655,9 +655,14 @@ class MemoryTools:
             self._seen[rel] = _sha(final.encode("utf-8"))
         return final
 
-    def _proposed(self, target: _Target, *, line: bool = False) -> str:
-        """What a write's result adds when the write became a proposal (``line``: on a line of its own)."""
-        if target.store is None or not target.store.proposes():
+    def _proposed(self, target: _Target, *, line: bool = False, proposing: bool | None = None) -> str:
+        """What a write's result adds when the write became a proposal (``line``: on a line of its own).
+
+        Decided on the path written (``proposing``: decided before a delete or a move, whose source is gone).
+        """
+        if proposing is None:
+            proposing = target.store is not None and target.store.proposes_change(target.name)
+        if not proposing:
             return ""
         return ("\n" if line else " ") + f"(It is a proposal: {PROPOSED_NOTE}.)"
 
@@ -670,6 +675,7 @@ class MemoryTools:
         assert target.store is not None
         file = self._file(target)
         with self.engine.locked():
+            proposing = target.store.proposes_change(target.name)
             if file.is_file():
                 target.store.delete_file(target.name, trailers=self._trailers("delete"))
             elif file.is_dir():
@@ -677,7 +683,7 @@ class MemoryTools:
             else:
                 raise ToolCallError(f"The path {path} does not exist")
         self._seen.pop(self._rel(target), None)
-        return f"Successfully deleted {path}" + self._proposed(target)
+        return f"Successfully deleted {path}" + self._proposed(target, proposing=proposing)
 
     @_command("rename", "Rename or move a memory file or folder.", writes=True, native=True,
               old_path=(_STR, True, "The file or folder to rename."),
@@ -698,9 +704,10 @@ class MemoryTools:
             raise ToolCallError(f"Cannot move {old_path} into itself ({new_path})")
         move = source.store.move_file if old_file.is_file() else source.store.move_folder
         with self.engine.locked():
+            proposing = source.store.proposes_change(source.name, to=dest.name, into=dest.store)
             move(source.name, dest.name, into=dest.store, trailers=self._trailers("rename"))
         self._seen.pop(self._rel(source), None)
-        return f"Successfully renamed {old_path} to {new_path}" + self._proposed(source)
+        return f"Successfully renamed {old_path} to {new_path}" + self._proposed(source, proposing=proposing)
 
     # -- memfs's own commands ----------------------------------------------------
 
@@ -761,7 +768,7 @@ class MemoryTools:
         words = {w for w in re.findall(r"\w+", query.lower()) if len(w) > 1}
         found: dict[str, Proposal] = {}
         for store in self.stores.values():
-            for proposal in store.proposals(session=self.session):
+            for proposal in store.own_proposals():
                 text = (proposal.text or "").lower()
                 if proposal.action == "write" and any(in_namespace(proposal.path, s) for s in scopes) \
                         and readable(self.scopes, proposal.path) and words & set(re.findall(r"\w+", text)):  # fmt: skip
