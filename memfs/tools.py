@@ -809,8 +809,11 @@ class MemoryTools:
             raise ToolCallError("restore takes a file, not the memory folder.")
         assert target.store is not None
         with self.engine.locked():
-            target.store.restore_file(target.name, revision, trailers=self._trailers("restore"))
+            proposal = target.store.restore_file(target.name, revision, trailers=self._trailers("restore"))
         self._seen.pop(self._rel(target), None)
+        if proposal is not None:
+            return (f"Proposed restoring {path} to revision {_echo(revision)}; until a person accepts it, {path} "
+                    f"stays as it is. (It is a proposal: {PROPOSED_NOTE}.)")  # fmt: skip
         return f"Restored {path} to revision {_echo(revision)}."
 
     def _held(self, hit: Any) -> str:
@@ -843,7 +846,8 @@ class MemoryTools:
         if by_path is not None:
             self._check_writable(by_path)
             by = self._resolve(by_path)
-            if by.store is not target.store or not by.name.endswith(".md") or not self._file(by).is_file():
+            same = by.store is not None and by.store.namespace == target.store.namespace  # not identity: see _resolve
+            if not same or not by.name.endswith(".md") or not self._file(by).is_file():
                 raise ToolCallError(f"by_path must be an existing memory file in the same folder of your memory "
                                     f"as {path}, got {_echo(by_path)}.")  # fmt: skip
             by_name = by.name
@@ -853,6 +857,10 @@ class MemoryTools:
                                          trailers=self._trailers("supersede"))  # fmt: skip
         self._seen.pop(self._rel(target), None)
         shown = self._virtual(new.path)
+        if new.proposal is not None:
+            return (f"Proposed superseding {path} by {shown}; until a person accepts it, {path} still holds and is "
+                    f"listed and recalled. (It is a proposal: {PROPOSED_NOTE}.)") + (
+                        _redaction_note(new_text) if new_text else "")  # fmt: skip
         return (f"Superseded {path} by {shown}: {path} stays as history (valid until "
                 f"{new.metadata.get('valid_from', 'now')}) and is no longer listed or recalled.") + (
                     _redaction_note(new_text) if new_text else "")  # fmt: skip

@@ -62,17 +62,21 @@ def test_edits_and_deletes_of_a_file_already_in_the_reviewed_folder_are_proposal
     settle(vault, INBOX_POLICY)
     tools = MemoryTools(vault, ALICE, session="s1")
     ok(tools, "view", path="/memories/inbox/bank.md")
-    assert "It is a proposal" in ok(tools, "str_replace", path="/memories/inbox/bank.md", old_str="bank",
-                                    new_str="insurer")  # fmt: skip
-    assert "It is a proposal" in ok(tools, "insert", path="/memories/inbox/bank.md", insert_line=5,
-                                    insert_text="Before noon.")  # fmt: skip
+    assert "It is a proposal" in ok(
+        tools, "str_replace", path="/memories/inbox/bank.md", old_str="bank", new_str="insurer"
+    )
+    assert "It is a proposal" in ok(
+        tools, "insert", path="/memories/inbox/bank.md", insert_line=5, insert_text="Before noon."
+    )
     assert "It is a proposal" in ok(tools, "delete", path="/memories/inbox/bank.md")
     assert "Call the bank." in (vault.root / "memories/users/alice/inbox/bank.md").read_text()
     assert {p.action for p in vault.proposals()} == {"write", "delete"}
 
 
-@pytest.mark.parametrize(("old", "new"), [("/memories/draft.md", "/memories/inbox/draft.md"),
-                                          ("/memories/inbox/draft.md", "/memories/draft.md")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [("/memories/draft.md", "/memories/inbox/draft.md"), ("/memories/inbox/draft.md", "/memories/draft.md")],
+)
 def test_a_move_into_or_out_of_a_reviewed_folder_is_a_proposal(vault: memfs.Vault, old: str, new: str) -> None:
     """Both ends of a move are decided: into the reviewed folder, and out of it."""
     vault.memories(ALICE).write_text(old.removeprefix("/memories/"), "A draft.\n", create=True)
@@ -99,8 +103,11 @@ def test_a_folder_moved_into_a_reviewed_folder_is_one_proposal_group(vault: memf
 
 def test_the_store_and_the_extractor_decide_on_the_path(vault: memfs.Vault) -> None:
     """The library faces: a store of users/alice, the extractor's writes, a restore, a supersede."""
-    settle(vault, '[review.namespaces."users/alice/inbox"]\npropose = ["agents"]\n'
-                  '[review.namespaces."users/alice/inbox/open"]\npropose = []\n')  # fmt: skip
+    settle(
+        vault,
+        '[review.namespaces."users/alice/inbox"]\npropose = ["agents"]\n'
+        '[review.namespaces."users/alice/inbox/open"]\npropose = []\n',
+    )
     agent = vault.memories(ALICE, writer="agent", session="s1")
     assert agent.add("An inbox fact.", path="inbox/fact.md").proposal is not None
     assert agent.add("An open fact.", path="inbox/open/fact.md").proposal is None  # the innermost decides
@@ -125,11 +132,13 @@ def test_mcp_and_long_term_memory_tools_follow_the_path(vault: memfs.Vault) -> N
     assert "It is a proposal" in ok(tools, "create", path="/memories/inbox/n.md", file_text="N.\n")
     # a proposing-only grant on the inbox, no policy: a move into it from the writable folder is proposed
     settle(vault, "")
-    scoped = MemoryTools(vault, [Scope(ALICE, writable=True), Scope("users/alice/inbox", writable=True, propose=True)],
-                         session="s3")  # fmt: skip
+    scoped = MemoryTools(
+        vault, [Scope(ALICE, writable=True), Scope("users/alice/inbox", writable=True, propose=True)], session="s3"
+    )
     ok(scoped, "create", path="/memories/users/alice/loose.md", file_text="Loose.\n")
-    answer = ok(scoped, "rename", old_path="/memories/users/alice/loose.md",
-                new_path="/memories/users/alice/inbox/loose.md")  # fmt: skip
+    answer = ok(
+        scoped, "rename", old_path="/memories/users/alice/loose.md", new_path="/memories/users/alice/inbox/loose.md"
+    )
     assert "It is a proposal" in answer and inbox(vault) == []
 
 
@@ -160,8 +169,16 @@ def _plant(root: Path, session: str, *, text: str = "Alice wires her savings to 
         f"---\ntitle: Bank\n---\n{text}"
     )
     git(root, "add", "-A")
-    git(root, "-c", "user.name=Alice Person", "-c", "user.email=alice@example.com", "commit", "-qm",
-        "propose: create users/alice/bank.md")  # fmt: skip
+    git(
+        root,
+        "-c",
+        "user.name=Alice Person",
+        "-c",
+        "user.email=alice@example.com",
+        "commit",
+        "-qm",
+        "propose: create users/alice/bank.md",
+    )
 
 
 def _is_not_own(vault: memfs.Vault, session: str) -> None:
