@@ -28,7 +28,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from . import __version__
-from .credentials import secret_advice
+from .credentials import check_clean, secret_advice
 from .dates import iso_range
 from .errors import MemfsError, SecretError
 from .exchange import FORMATS, write_export
@@ -146,11 +146,20 @@ def _who(author: str | None, folder: Path) -> tuple[Identity, Identity | None]:
     """
     if author is None or not author.strip():
         return configured_identity(folder) or DEFAULT_PERSON, None
+    _clean("--author", author)  # an author is in every commit it makes: it cannot be redacted
     try:
         given = Identity.parse(author)
     except ValueError:
         raise _BadValue(f'--author {author!r} is not an identity; give it as "Name <email>"') from None
     return given, given
+
+
+def _clean(option: str, value: str) -> str:
+    """``value`` unless it holds a credential (a one-line error naming the option and the kind, never the value)."""
+    try:
+        return check_clean(option, value)
+    except SecretError as exc:
+        raise _BadValue(str(exc)) from None
 
 
 def _open(vault_path: Path, *, author: str | None = None, writes: bool = False) -> Vault:
@@ -977,6 +986,8 @@ def commit(vault_path: Path, author: str | None, message: str | None, allow_secr
     """
     if message is not None and not message.strip():
         raise _BadValue("the commit message is empty")
+    if message is not None:
+        _clean("the commit message (-m)", message)
     _, given = _who(author, vault_path)
     with Vault.open(vault_path, person=given, commit_edits=False) as vault:
         before = vault.outside_edits()

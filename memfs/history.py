@@ -31,6 +31,7 @@ from pathlib import Path
 import git
 
 from ._fs import checkpoint, fsync_together, read_vault_file
+from .credentials import find_secrets, redact, report
 from .errors import (
     GitLockError,
     HistoryError,
@@ -414,6 +415,30 @@ def check_ownership(folder: Path) -> None:
         )
 
 
+def _screened(message: str, trailers: dict[str, str] | None, author: Identity,
+              committer: Identity | None) -> tuple[str, dict[str, str] | None, Identity, Identity | None]:  # fmt: skip
+    """A commit's words with every credential redacted: the last net under every write (each is logged).
+
+    The callers refuse or redact before (a session id, an author, a person's message); this keeps
+    a credential out of history whatever path a text took to a commit.
+    """
+    texts = [message, *(trailers or {}).values(), str(author), str(committer or "")]
+    if not any(find_secrets(text) for text in texts):
+        return message, trailers, author, committer
+
+    def clean(text: str, where: str) -> str:
+        redacted, found = redact(text)
+        report(found, where=where, who=str(redact(str(author))[0]))
+        return redacted
+
+    def clean_identity(who: Identity) -> Identity:
+        return Identity(clean(who.name, "a commit's author name"), clean(who.email, "a commit's author email"))
+
+    return (clean(message, "a commit message"),
+            None if trailers is None else {k: clean(v, f"a commit's {k} trailer") for k, v in trailers.items()},
+            clean_identity(author), None if committer is None else clean_identity(committer))  # fmt: skip
+
+
 @dataclass(frozen=True)
 class Identity:
     """Who a commit is by: a name and an email, as git records them."""
@@ -738,6 +763,7 @@ class GitHistory:
                 fsync_together(also)
             return None
         self.check_can_commit()  # never in the middle of a person's merge, rebase...
+        message, trailers, author, committer = _screened(message, trailers, author, committer)
         full = message.rstrip() + "\n"
         if trailers:
             full += "\n" + "".join(f"{k}: {one_line(v)}\n" for k, v in trailers.items())

@@ -20,7 +20,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from . import lifecycle, proposals
-from .credentials import describe, find_secrets, redact, redact_value
+from .credentials import check_clean, describe, find_secrets, redact, redact_value, report
 from .dates import iso, iso_range
 from .documents import Document, dumps, load_bytes, loads, normalize_time, tags_of, timestamp
 from .engine import MAX_CONTENT_BYTES, WriteEngine, engine_of
@@ -218,7 +218,8 @@ class MemoryStore:
         if writer is not None and writer not in PROVENANCE:
             raise InvalidArgumentError(f"writer must be one of {list(PROVENANCE)}, got {writer!r}")
         if session is not None:
-            _check_text("session", session)
+            check_clean("the session id", _check_text("session", session))
+        check_clean("the namespace", namespace)  # a folder's name: it cannot be redacted
         self.engine: WriteEngine = engine_of(vault)
         self.namespace = namespace
         self.propose = propose
@@ -426,7 +427,7 @@ class MemoryStore:
                 doc = doc.with_body(body)
             before = doc.metadata
             doc = doc.with_metadata({**changes, "updated": timestamp()}, remove=remove)
-            doc = screen_secrets(doc, on_secret)
+            doc = screen_secrets(doc, on_secret, where=rel, who=self._who(changes.get("provenance")))
             self._check_validity(doc.metadata, before)
             if proposing:
                 proposal = self._propose("write", "update", rel, text=dumps(doc), base=raw,
@@ -721,8 +722,9 @@ class MemoryStore:
             raise ContentError("The content is not valid Unicode text (it has a lone surrogate).") from None
         if size > max_bytes:
             raise ContentError(f"The content is {size} bytes; the limit for a memory file is {max_bytes} bytes.")
+        where, who = f"{namespace_prefix(self.namespace)}{name}", self._who(provenance, session)
         if not name.endswith(".md"):
-            return screen_text(text, on_secret)
+            return screen_text(text, on_secret, where=where, who=who)
         try:
             doc = loads(text)
         except DocumentError as exc:
@@ -731,7 +733,7 @@ class MemoryStore:
             raise ContentError("The edit would remove the closing --- of the front matter; keep the front "
                                "matter's fences as they are.")  # fmt: skip
         if as_written:
-            return dumps(screen_secrets(doc, on_secret))
+            return dumps(screen_secrets(doc, on_secret, where=where, who=who))
         now = timestamp()
         stamps: dict[str, Any] = {}
         if doc.metadata.get("id") is None:
@@ -744,7 +746,7 @@ class MemoryStore:
             stamps.update(_provenance(provenance, session))
             remove = () if session is not None else ("session",)
         doc = doc.with_metadata(stamps, remove=remove) if doc.has_front_matter else Document.new(stamps, doc.body)
-        stamped = dumps(screen_secrets(doc, on_secret))
+        stamped = dumps(screen_secrets(doc, on_secret, where=where, who=who))
         if len(stamped.encode("utf-8")) > max_bytes:
             raise ContentError(f"The content with its front matter exceeds the limit of {max_bytes} bytes.")
         return stamped
@@ -985,7 +987,15 @@ class MemoryStore:
         meta.update(_provenance(provenance, session))
         meta.update(extra)
         doc = Document.new(meta, body if body.endswith("\n") or not body else body + "\n")
-        return screen_secrets(doc, on_secret)  # before the slug: a title's token must not become a name
+        # before the slug: a title's token must not become a name
+        where = f"a new memory of {self.namespace}"
+        return screen_secrets(doc, on_secret, where=where, who=self._who(provenance, session))
+
+    def _who(self, provenance: Any = None, session: str | None = None) -> str:
+        """Who writes through this store, for the operator's log: the kind of writer, its session, the author."""
+        kind = provenance or self.writer or "a person"
+        during = session or self.session
+        return f"{kind}{f' in session {during}' if during else ''} as {self.engine.author}"
 
     def _check_validity(self, metadata: Mapping[str, Any], before: Mapping[str, Any] | None = None) -> None:
         """Refuse validity keys that are malformed, or that newly name a memory the vault does not hold.
@@ -1099,12 +1109,15 @@ def front_matter_lines(text: str) -> int:
         return 0
 
 
-def screen_secrets(doc: Document, on_secret: str = "redact") -> Document:
+def screen_secrets(doc: Document, on_secret: str = "redact", *, where: str = "a memory",
+                   who: str = "its writer") -> Document:  # fmt: skip
     """``doc`` with the credentials in its body and front-matter values redacted (see :data:`ON_SECRET`).
 
     Values are redacted one by one, so the front matter stays the YAML it was (a placeholder at
     the start of a value is quoted by the dumper). A credential that is not in a value (a key's
     name) cannot be redacted that way: SecretError then, and nothing is written.
+
+    A redaction is logged as a warning: the kinds, ``where`` and ``who`` wrote it, never the value.
 
     Raises:
         SecretError: ``on_secret`` is ``refuse`` and there is a credential, or one is in a key.
@@ -1115,6 +1128,7 @@ def screen_secrets(doc: Document, on_secret: str = "redact") -> Document:
         return doc
     if on_secret == "refuse":
         raise _secret_error(findings)
+    report(findings, where=where, who=who)
     changes = {key: redact_value(value) for key, value in doc.metadata.items()}
     changes = {key: value for key, value in changes.items() if value != doc.metadata[key]}
     screened = doc.with_body(redact(doc.body)[0]).with_metadata(changes)
@@ -1125,13 +1139,14 @@ def screen_secrets(doc: Document, on_secret: str = "redact") -> Document:
     return screened
 
 
-def screen_text(text: str, on_secret: str = "redact") -> str:
-    """A file's whole text (not a memory) with its credentials redacted, refused or kept."""
+def screen_text(text: str, on_secret: str = "redact", *, where: str = "a file", who: str = "its writer") -> str:
+    """A file's whole text (not a memory) with its credentials redacted (logged), refused or kept."""
     findings = [] if on_secret == "allow" else find_secrets(text)
     if not findings:
         return text
     if on_secret == "refuse":
         raise _secret_error(findings)
+    report(findings, where=where, who=who)
     return redact(text)[0]
 
 
