@@ -28,7 +28,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from . import __version__
-from .credentials import check_clean, secret_advice
+from .credentials import check_clean, hide_url_credentials, secret_advice
 from .dates import iso_range
 from .errors import MemfsError, SecretError
 from .exchange import FORMATS, write_export
@@ -88,10 +88,10 @@ class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except MemfsError as exc:
-            raise click.ClickException(shown(exc)) from exc
+        except MemfsError as exc:  # a remote's URL in an error never shows its user or password
+            raise click.ClickException(shown(hide_url_credentials(str(exc)))) from exc
         except (ValueError, TypeError, OSError, UnicodeError) as exc:
-            raise click.ClickException(shown(f"{type(exc).__name__}: {exc}")) from exc
+            raise click.ClickException(shown(hide_url_credentials(f"{type(exc).__name__}: {exc}"))) from exc
 
 
 class _BadValue(click.ClickException):
@@ -242,7 +242,7 @@ def init(path: Path, author: str | None, shared: bool, url: str | None) -> None:
     who, _ = _who(author, path)
     if url is not None:
         with Vault.clone(url, path, author=who, shared=True if shared else None) as vault:
-            _out().print(f"vault cloned from {_m(url)} at [bold]{_m(str(vault.root))}[/]")
+            _out().print(f"vault cloned from {_m(hide_url_credentials(url))} at [bold]{_m(str(vault.root))}[/]")
         return
     with Vault.open(path, create=True, author=who, shared=True if shared else None) as vault:
         _out().print(f"vault ready at [bold]{_m(str(vault.root))}[/]")
@@ -256,7 +256,7 @@ def clone(url: str, path: Path, author: str | None) -> None:
     """Start a vault at PATH from the git remote URL (any URL git takes; credentials are git's)."""
     who, _ = _who(author, path)
     with Vault.clone(url, path, author=who) as vault:
-        _out().print(f"vault cloned from {_m(url)} at [bold]{_m(str(vault.root))}[/]")
+        _out().print(f"vault cloned from {_m(hide_url_credentials(url))} at [bold]{_m(str(vault.root))}[/]")
 
 
 @cli.command()

@@ -181,6 +181,18 @@ def report(findings: list[Finding], *, where: str, who: str) -> None:
         log.warning("redacted %s from %s, written by %s", describe(findings), where, who)
 
 
+_URL_USERINFO = re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://)[^/\s@'\"<>]*@")
+
+
+def hide_url_credentials(text: str) -> str:
+    """``text`` with the user and password of every URL in it shown as ``***`` and credentials redacted.
+
+    ``http://alice:s3cret@host/x.git`` becomes ``http://***@host/x.git``: what a person typed into
+    a clone URL, or what git repeats of it in an error, is never printed or logged.
+    """
+    return redact(_URL_USERINFO.sub(r"\1***@", text))[0]
+
+
 def describe(findings: list[Finding], text: str | None = None) -> str:
     """The kinds found (and their lines when ``text`` is given), for a message: never the values."""
     if text is None:

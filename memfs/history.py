@@ -31,7 +31,7 @@ from pathlib import Path
 import git
 
 from ._fs import checkpoint, fsync_together, read_vault_file
-from .credentials import find_secrets, redact, report
+from .credentials import find_secrets, hide_url_credentials, redact, report
 from .errors import (
     GitLockError,
     HistoryError,
@@ -1206,7 +1206,7 @@ class GitHistory:
         shallow = sha.strip() in boundary  # git shows every file of a boundary commit as added
         return Revision(
             sha=sha.strip(), author=Identity(name or "?", email or "?"), date=date,
-            subject=lines[0] if lines else "", trailers=dict(reversed(trailers.items())),
+            subject=hide_url_credentials(lines[0]) if lines else "", trailers=dict(reversed(trailers.items())),
             path=self._unprefix(path), status=None if shallow else status, old_path=self._unprefix(old),
             shallow=shallow,
         )  # fmt: skip
@@ -1341,13 +1341,14 @@ class GitHistory:
     def clone(url: str, folder: Path) -> None:
         """``git clone url folder`` (no hooks run, no checkout filters); SyncError if it fails."""
         if not isinstance(url, str) or not url or url.startswith("-"):
-            raise SyncError(f"{url!r} is not a git remote URL")
+            raise SyncError(f"{hide_url_credentials(str(url))!r} is not a git remote URL")
         if folder.exists() and any(folder.iterdir()):
             raise SyncError(f"{folder} exists and is not empty; clone into a new folder")
         proc = subprocess.run(["git", *safe_args(["clone", "--quiet", "--end-of-options", url, str(folder)])],
                               capture_output=True, check=False, env=base_env())  # fmt: skip
         if proc.returncode:
-            raise SyncError(f"could not clone {url}: {proc.stderr.decode('utf-8', 'replace').strip()}")
+            err = proc.stderr.decode("utf-8", "replace").strip()
+            raise SyncError(hide_url_credentials(f"could not clone {url}: {err}"))  # never the user or password
 
     def remotes(self) -> list[str]:
         """The names of the configured remotes."""
@@ -1390,7 +1391,7 @@ class GitHistory:
                 if flag == "!" and "[rejected]" in rest:  # not a fast-forward: the remote moved
                     return False
             err = proc.stderr.decode("utf-8", "replace").strip() or out.strip()
-            raise HistoryError(f"git push failed: {one_line(err)}")
+            raise HistoryError(f"git push failed: {one_line(hide_url_credentials(err))}")
         with contextlib.suppress(HistoryError):  # only bookkeeping: the push itself is done
             self._git("update-ref", f"refs/remotes/{remote}/{branch}", sha)
         return True
@@ -1629,8 +1630,9 @@ def _chunks(items: Sequence[str]) -> Iterable[Sequence[str]]:
 
 
 def _stderr(exc: git.GitCommandError) -> str:
+    """What git said, on one line, with a remote URL's user and password hidden (a fetch repeats the URL)."""
     err = exc.stderr if isinstance(exc.stderr, str) else (exc.stderr or b"").decode("utf-8", "replace")
-    return " ".join(err.replace("stderr:", "").strip(" '\n").split()) or str(exc)
+    return hide_url_credentials(" ".join(err.replace("stderr:", "").strip(" '\n").split()) or str(exc))
 
 
 @dataclass
