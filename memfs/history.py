@@ -1376,8 +1376,15 @@ class GitHistory:
         self._git("update-ref", "-d", f"{_INCOMING}{remote}/{branch}", check=False)
 
     def drop_fetched(self, remote: str, branch: str) -> None:
-        """Forget a fetch the sync refused: its ref goes and the objects only it reached are pruned."""
+        """Forget a fetch the sync refused: its ref goes and the objects only it reached are pruned.
+
+        A fetch of more than ``fetch.unpackLimit`` objects arrives as a pack, which ``git prune``
+        never opens: the packs are written again from what is reachable (``repack -a -d``, which
+        leaves unreachable packed objects out), then the loose ones are pruned. Without this a
+        refused sync from a remote that still holds purged text would keep that text here.
+        """
         self._git("update-ref", "-d", f"{_INCOMING}{remote}/{branch}", check=False)
+        self._git("repack", "-a", "-d", "-q", check=False)
         self._git("prune", "--expire=now", check=False)
 
     def push(self, remote: str, branch: str, sha: str) -> bool:
