@@ -76,8 +76,8 @@ _KINDS: list[tuple[str, tuple[str, ...], re.Pattern[str], Callable[[str], bool]]
      re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
                 # base64 lines and PEM headers ("Proc-Type: 4,ENCRYPTED"), however the key was pasted:
                 # lines quoted (> ) or commented (//, #, ;, *), indented, CRLF, or escaped once or more
-                # inside a string (\n, \r\n, \\n, \/, %2B): up to the END line, or as far as the body goes
-                r"(?:[A-Za-z0-9+/=\s:,>#;*|%&\\]|-(?!----))*"
+                # inside a string (\n, \r\n, \\n, \/, %2B, <br>): up to the END line, or as far as the body goes
+                r"(?:[A-Za-z0-9+/=\s:,<>#;*|%&\\]|-(?!----))*"
                 r"(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----)?"), _always),
     ("anthropic-key", ("sk-ant-",), re.compile(r"(?<![\w-])sk-ant-[A-Za-z0-9_-]{32,}"), _mixed),
     ("openai-key", ("sk-",),

@@ -53,6 +53,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
 from . import _fs
+from .credentials import redact
 from .documents import Document, dumps, load_bytes, timestamp
 from .engine import MAX_STATE_BYTES, WriteEngine
 from .errors import DocumentError, FileTooLargeError, HistoryError, MemoryNotFoundError, PathError, ProposalError
@@ -148,6 +149,7 @@ def new(proposal_id: str, *, group: str | None, op: str, action: str, path: str,
         base: bytes | None, text: str | None, proposed_by: str, provenance: str | None,
         session: str | None) -> Proposal:  # fmt: skip
     """A proposal not written yet (``base``: the bytes of the file the proposer saw, None for none)."""
+    proposed_by = redact(proposed_by)[0]  # front matter: an author's name never carries a credential
     return Proposal(proposal_id, group or proposal_id, op, action, path, to, digest(base),
                     text if action == "write" else None, proposed_by, provenance, session, timestamp(),
                     file_for(path, proposal_id))  # fmt: skip

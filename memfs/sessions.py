@@ -263,7 +263,7 @@ class MarkdownSession:
                         self._check_unchanged(view, stat, items_needed(manager))
                         with self._all_or_nothing():
                             self._ensure_file()
-                            self._write_entries(entries + _decision_entries(decision), at=view.next_position)
+                            self._write_entries(entries + _decision_entries(decision, self.path), at=view.next_position)
                             self._changed(message)
                     return
                 except ConflictError:  # the view changed under the decision
@@ -453,7 +453,7 @@ class MarkdownSession:
         return self.manager
 
     def _write_decision(self, decision: Decision) -> None:
-        self._write_entries(_decision_entries(decision))
+        self._write_entries(_decision_entries(decision, self.path))
 
     def _resolve_limit(self, limit: int | None) -> int | None:
         if limit is None and self.session_settings is not None:
@@ -570,7 +570,7 @@ class MarkdownSession:
             try:
                 with self._all_or_nothing():
                     self._ensure_file()
-                    self._write_entries(_decision_entries(decision), at=view.next_position)
+                    self._write_entries(_decision_entries(decision, self.path), at=view.next_position)
                     self._changed(f"session: {self.session_id} {decision.kind}")
             except ConflictError:
                 raise
@@ -665,11 +665,13 @@ def _last_items(fd: int, count: int | None) -> tuple[list[transcript.Entry], lis
         want *= 4
 
 
-def _decision_entries(decision: Decision | None) -> list[tuple[Any, ...]]:
-    """The transcript entry that records a manager's decision (none for no decision)."""
+def _decision_entries(decision: Decision | None, path: str) -> list[tuple[Any, ...]]:
+    """The transcript entry that records a manager's decision (none for no decision); a credential in it redacted."""
     if decision is None:
         return []
-    return [(redact_value(decision.entry_item()), timestamp(), decision.kind, dict(decision.meta))]
+    item = decision.entry_item()
+    report(find_secrets(json.dumps(item, default=str)), where=path, who=f"the conversation manager ({decision.kind})")
+    return [(redact_value(item), timestamp(), decision.kind, dict(decision.meta))]
 
 
 def _stat_of(path: Path) -> Stat | None:

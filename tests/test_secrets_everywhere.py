@@ -83,6 +83,8 @@ PASTED = {
     "JSON with CRLF": json.dumps({"private_key": pem(eol="\r\n")}),
     "escaped slashes": json.dumps({"k": pem()}).replace("/", "\\/"),
     "quoted JSON": quoted("> ", json.dumps({"private_key": pem()}, indent=2)),
+    "HTML line breaks": pem().replace("\n", "<br>"),
+    "URL-encoded": pem().replace("\n", "%0A").replace("+", "%2B").replace("/", "%2F"),
 }
 
 
@@ -180,6 +182,15 @@ def test_a_library_commit_never_records_a_token(vault: memfs.Vault, caplog: pyte
     with memfs.Vault.open(vault.root, author=f"Dev {AWS} <dev@example.com>", durable=False) as other:
         other.memories(ALICE).add("Written by a token-named author.")
     assert AWS not in git(vault.root, "log", "-1", "--format=%an %ae %cn %ce %B")
+
+
+def test_a_proposals_front_matter_never_carries_an_authors_token(vault_dir: Path) -> None:
+    with memfs.Vault.open(vault_dir, author=f"Dev {GITHUB} <dev@example.com>", durable=False) as vault:
+        proposer = vault.memories(ALICE, propose=True, writer="agent", session="s1")
+        proposer.add("Alice likes jazz.", title="Jazz")
+        [proposal] = vault.proposals()
+        assert GITHUB not in proposal.proposed_by and "[REDACTED:github-token]" in proposal.proposed_by
+        assert GITHUB not in everything_in_git(vault.root)
 
 
 @pytest.mark.parametrize("token", TOKENS)
