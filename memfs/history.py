@@ -415,8 +415,9 @@ def check_ownership(folder: Path) -> None:
         )
 
 
-def _screened(message: str, trailers: dict[str, str] | None, author: Identity,
-              committer: Identity | None) -> tuple[str, dict[str, str] | None, Identity, Identity | None]:  # fmt: skip
+def _screened(
+    message: str, trailers: dict[str, str] | None, author: Identity, committer: Identity | None
+) -> tuple[str, dict[str, str] | None, Identity, Identity | None]:
     """A commit's words with every credential redacted: the last net under every write (each is logged).
 
     The callers refuse or redact before (a session id, an author, a person's message); this keeps
@@ -434,9 +435,12 @@ def _screened(message: str, trailers: dict[str, str] | None, author: Identity,
     def clean_identity(who: Identity) -> Identity:
         return Identity(clean(who.name, "a commit's author name"), clean(who.email, "a commit's author email"))
 
-    return (clean(message, "a commit message"),
-            None if trailers is None else {k: clean(v, f"a commit's {k} trailer") for k, v in trailers.items()},
-            clean_identity(author), None if committer is None else clean_identity(committer))  # fmt: skip
+    return (
+        clean(message, "a commit message"),
+        None if trailers is None else {k: clean(v, f"a commit's {k} trailer") for k, v in trailers.items()},
+        clean_identity(author),
+        None if committer is None else clean_identity(committer),
+    )
 
 
 @dataclass(frozen=True)

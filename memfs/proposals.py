@@ -177,8 +177,14 @@ def write(engine: WriteEngine, proposal: Proposal, *, trailers: Mapping[str, str
 
 def _signature(engine: WriteEngine, proposal_id: str, session: str | None, data: bytes) -> str:
     """What ``.memfs/proposed`` keeps for a proposal memfs wrote: a MAC over the vault, id, session and bytes."""
-    payload = b"\0".join([str(engine.root).encode("utf-8", "surrogateescape"), proposal_id.encode(),
-                          (session or "").encode("utf-8"), hashlib.sha256(data).digest()])  # fmt: skip
+    payload = b"\0".join(
+        [
+            str(engine.root).encode("utf-8", "surrogateescape"),
+            proposal_id.encode(),
+            (session or "").encode("utf-8"),
+            hashlib.sha256(data).digest(),
+        ]
+    )
     return hmac.new(index_key(), payload, hashlib.sha256).hexdigest()
 
 
@@ -190,8 +196,11 @@ def _record(engine: WriteEngine) -> dict[str, list[str]]:
         return {}
     if not isinstance(raw, dict):
         return {}
-    return {k: v for k, v in raw.items() if isinstance(k, str) and isinstance(v, list) and len(v) == 2
-            and all(isinstance(x, str) for x in v)}  # fmt: skip
+    return {
+        k: v
+        for k, v in raw.items()
+        if isinstance(k, str) and isinstance(v, list) and len(v) == 2 and all(isinstance(x, str) for x in v)
+    }
 
 
 def _note(engine: WriteEngine, proposal: Proposal, data: bytes) -> None:

@@ -184,8 +184,11 @@ class MarkdownSession:
         self.session_settings = session_settings
         self.commit_policy = commit
         self.metadata = redact_value(dict(metadata or {}))  # front matter is content: redacted, as messages are
-        report(find_secrets(json.dumps(metadata or {}, default=str)), where=f"the front matter of {self.path}",
-               who=f"session {session_id}")  # fmt: skip
+        report(
+            find_secrets(json.dumps(metadata or {}, default=str)),
+            where=f"the front matter of {self.path}",
+            who=f"session {session_id}",
+        )
         self.manager = manager
         self._dirty = False
         self._last_commit = float("-inf")  # the first append under an interval policy is due at once

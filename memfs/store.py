@@ -1109,8 +1109,9 @@ def front_matter_lines(text: str) -> int:
         return 0
 
 
-def screen_secrets(doc: Document, on_secret: str = "redact", *, where: str = "a memory",
-                   who: str = "its writer") -> Document:  # fmt: skip
+def screen_secrets(
+    doc: Document, on_secret: str = "redact", *, where: str = "a memory", who: str = "its writer"
+) -> Document:
     """``doc`` with the credentials in its body and front-matter values redacted (see :data:`ON_SECRET`).
 
     Values are redacted one by one, so the front matter stays the YAML it was (a placeholder at

@@ -812,8 +812,10 @@ class MemoryTools:
             proposal = target.store.restore_file(target.name, revision, trailers=self._trailers("restore"))
         self._seen.pop(self._rel(target), None)
         if proposal is not None:
-            return (f"Proposed restoring {path} to revision {_echo(revision)}; until a person accepts it, {path} "
-                    f"stays as it is. (It is a proposal: {PROPOSED_NOTE}.)")  # fmt: skip
+            return (
+                f"Proposed restoring {path} to revision {_echo(revision)}; until a person accepts it, {path} "
+                f"stays as it is. (It is a proposal: {PROPOSED_NOTE}.)"
+            )
         return f"Restored {path} to revision {_echo(revision)}."
 
     def _held(self, hit: Any) -> str:

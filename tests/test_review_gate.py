@@ -241,3 +241,16 @@ def test_an_own_proposal_changed_by_someone_else_is_no_longer_the_sessions_own(v
     assert "door code" not in err(tools, "view", path="/memories/seats.md")
     # and review no longer says it was proposed here
     assert vault.proposal_origin(vault.proposals()[0]) == "not proposed through memfs here"
+
+
+def test_an_own_proposal_stays_the_sessions_own_across_processes(vault_dir: Path) -> None:
+    """The record lives in .memfs/: a new process (here a new open) knows what its session proposed here."""
+    with memfs.Vault.open(vault_dir, durable=False) as vault:
+        settle(vault, '[review]\npropose = ["agents"]\n')
+        ok(MemoryTools(vault, ALICE, session="chat-7"), "create", path="/memories/seats.md", file_text="Aisle.\n")
+    with memfs.Vault.open(vault_dir, durable=False) as vault:
+        tools = MemoryTools(vault, ALICE, session="chat-7")
+        assert "your proposal" in ok(tools, "view", path="/memories/seats.md")
+        ok(tools, "str_replace", path="/memories/seats.md", old_str="Aisle", new_str="Window")
+        [proposal] = vault.proposals()  # the edit joined the session's own proposal
+        assert "Window" in (proposal.text or "") and vault.proposal_origin(proposal) == "proposed here"
