@@ -177,8 +177,8 @@ def check_clean(what: str, text: str) -> str:
 
 def report(findings: list[Finding], *, where: str, who: str) -> None:
     """Tell the operator that credentials were redacted from what ``who`` wrote to ``where`` (never the value)."""
-    if findings:
-        log.warning("redacted %s from %s, written by %s", describe(findings), where, who)
+    if findings:  # where and who are redacted too: an author's name may be the very token
+        log.warning("redacted %s from %s, written by %s", describe(findings), redact(where)[0], redact(who)[0])
 
 
 _URL_USERINFO = re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://)[^/\s@'\"<>]*@")

@@ -237,6 +237,17 @@ def test_every_redaction_is_a_warning_with_kind_place_and_writer(
     assert any("aws-access-key-id" in m and "sessions/chat-9.md" in m and "session chat-9" in m for m in messages)
 
 
+def test_the_warning_never_quotes_a_token_in_the_writers_name(
+    vault_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with memfs.Vault.open(vault_dir, author=f"Dev {SLACK} <dev@example.com>", durable=False) as vault:
+        with caplog.at_level(logging.WARNING, logger="memfs"):
+            vault.memories(ALICE, writer="agent").add(f"The token is {GITHUB}.", title="Token")
+    messages = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any("github-token" in m for m in messages)
+    assert all(SLACK not in m and GITHUB not in m for m in messages), messages
+
+
 def test_the_extractor_redaction_is_told_too(vault: memfs.Vault, caplog: pytest.LogCaptureFixture) -> None:
     from memfs.extract import Operation, screen
 
