@@ -254,3 +254,20 @@ def test_an_own_proposal_stays_the_sessions_own_across_processes(vault_dir: Path
         ok(tools, "str_replace", path="/memories/seats.md", old_str="Aisle", new_str="Window")
         [proposal] = vault.proposals()  # the edit joined the session's own proposal
         assert "Window" in (proposal.text or "") and vault.proposal_origin(proposal) == "proposed here"
+
+
+def test_an_mcp_server_follows_the_path_policy(vault: memfs.Vault) -> None:
+    """The MCP face: a server for users/alice, the policy on its inbox folder."""
+    pytest.importorskip("mcp")
+    from memfs.integrations.mcp import MemoryServer
+
+    settle(vault, INBOX_POLICY)
+    server = MemoryServer(vault, [ALICE])
+    text, is_error = server.call("memory_create", {"path": "/memories/inbox/m.md", "file_text": "Via MCP.\n"})
+    assert not is_error and "It is a proposal" in text and inbox(vault) == []
+    text, is_error = server.call("memory_create", {"path": "/memories/top.md", "file_text": "Direct.\n"})
+    assert not is_error and "proposal" not in text
+    text, is_error = server.call(
+        "memory_rename", {"old_path": "/memories/top.md", "new_path": "/memories/inbox/top.md"}
+    )
+    assert not is_error and "It is a proposal" in text and inbox(vault) == []
