@@ -1200,7 +1200,7 @@ class GitHistory:
             match = _TRAILER.match(line)
             if not match:
                 break
-            trailers[match.group(1)] = match.group(2)
+            trailers[match.group(1)] = hide_url_credentials(match.group(2))
         status = path = old = None
         for line in changes.strip().splitlines():
             cols = line.split("\t")
