@@ -28,7 +28,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from . import __version__
-from .credentials import secret_advice
+from .credentials import check_clean, hide_url_credentials, secret_advice
 from .dates import iso_range
 from .errors import MemfsError, SecretError
 from .exchange import FORMATS, write_export
@@ -37,7 +37,7 @@ from .items import text_of
 from .layout import ARCHIVE_DIR, label
 from .lifecycle import Validity
 from .paths import clean_namespace
-from .proposals import Proposal
+from .proposals import HERE, Proposal
 from .store import IF_SIMILAR, ON_SECRET, Memory
 from .sync import report_lines
 from .vault import Vault
@@ -88,10 +88,10 @@ class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except MemfsError as exc:
-            raise click.ClickException(shown(exc)) from exc
+        except MemfsError as exc:  # a remote's URL in an error never shows its user or password
+            raise click.ClickException(shown(hide_url_credentials(str(exc)))) from exc
         except (ValueError, TypeError, OSError, UnicodeError) as exc:
-            raise click.ClickException(shown(f"{type(exc).__name__}: {exc}")) from exc
+            raise click.ClickException(shown(hide_url_credentials(f"{type(exc).__name__}: {exc}"))) from exc
 
 
 class _BadValue(click.ClickException):
@@ -146,11 +146,20 @@ def _who(author: str | None, folder: Path) -> tuple[Identity, Identity | None]:
     """
     if author is None or not author.strip():
         return configured_identity(folder) or DEFAULT_PERSON, None
+    _clean("--author", author)  # an author is in every commit it makes: it cannot be redacted
     try:
         given = Identity.parse(author)
     except ValueError:
         raise _BadValue(f'--author {author!r} is not an identity; give it as "Name <email>"') from None
     return given, given
+
+
+def _clean(option: str, value: str) -> str:
+    """``value`` unless it holds a credential (a one-line error naming the option and the kind, never the value)."""
+    try:
+        return check_clean(option, value)
+    except SecretError as exc:
+        raise _BadValue(str(exc)) from None
 
 
 def _open(vault_path: Path, *, author: str | None = None, writes: bool = False) -> Vault:
@@ -233,7 +242,7 @@ def init(path: Path, author: str | None, shared: bool, url: str | None) -> None:
     who, _ = _who(author, path)
     if url is not None:
         with Vault.clone(url, path, author=who, shared=True if shared else None) as vault:
-            _out().print(f"vault cloned from {_m(url)} at [bold]{_m(str(vault.root))}[/]")
+            _out().print(f"vault cloned from {_m(hide_url_credentials(url))} at [bold]{_m(str(vault.root))}[/]")
         return
     with Vault.open(path, create=True, author=who, shared=True if shared else None) as vault:
         _out().print(f"vault ready at [bold]{_m(str(vault.root))}[/]")
@@ -247,7 +256,7 @@ def clone(url: str, path: Path, author: str | None) -> None:
     """Start a vault at PATH from the git remote URL (any URL git takes; credentials are git's)."""
     who, _ = _who(author, path)
     with Vault.clone(url, path, author=who) as vault:
-        _out().print(f"vault cloned from {_m(url)} at [bold]{_m(str(vault.root))}[/]")
+        _out().print(f"vault cloned from {_m(hide_url_credentials(url))} at [bold]{_m(str(vault.root))}[/]")
 
 
 @cli.command()
@@ -800,7 +809,11 @@ def review(vault: Vault, as_json: bool, session: str | None, namespace: str | No
         who = f"{proposal.proposed_by}" + (f" ({proposal.provenance})" if proposal.provenance else "")
         where_from = f" in session {proposal.session}" if proposal.session else ""
         group = f", with {proposal.group}" if proposal.group != proposal.id else ""
-        out.print(f"  proposed by {_m(who + where_from)}, {_m(proposal.created)}{group}")
+        came = vault.proposal_origin(proposal)
+        if came == HERE:
+            out.print(f"  proposed by {_m(who + where_from)}, {_m(proposal.created)}{group}")
+        else:  # what the file says is a claim: a remote or a person can write any name there
+            out.print(f"  {came}; its file says proposed by {_m(who + where_from)}, {_m(proposal.created)}{group}")
         for note in vault.proposal_notes(proposal):
             out.print(f"  [yellow]{_m(note)}[/]")
         if not no_diff:
@@ -812,6 +825,7 @@ def review(vault: Vault, as_json: bool, session: str | None, namespace: str | No
 def _proposal_dict(vault: Vault, proposal: Proposal, *, diff: bool) -> dict[str, Any]:
     keys = ("id", "group", "op", "action", "path", "to", "proposed_by", "provenance", "session", "created", "file")
     data: dict[str, Any] = {key: getattr(proposal, key) for key in keys}
+    data["origin"] = vault.proposal_origin(proposal)
     data["notes"] = vault.proposal_notes(proposal)
     if diff:
         data["diff"] = vault.proposal_diff(proposal)
@@ -977,6 +991,8 @@ def commit(vault_path: Path, author: str | None, message: str | None, allow_secr
     """
     if message is not None and not message.strip():
         raise _BadValue("the commit message is empty")
+    if message is not None:
+        _clean("the commit message (-m)", message)
     _, given = _who(author, vault_path)
     with Vault.open(vault_path, person=given, commit_edits=False) as vault:
         before = vault.outside_edits()

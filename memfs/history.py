@@ -31,6 +31,7 @@ from pathlib import Path
 import git
 
 from ._fs import checkpoint, fsync_together, read_vault_file
+from .credentials import find_secrets, hide_url_credentials, redact, report
 from .errors import (
     GitLockError,
     HistoryError,
@@ -414,6 +415,34 @@ def check_ownership(folder: Path) -> None:
         )
 
 
+def _screened(
+    message: str, trailers: dict[str, str] | None, author: Identity, committer: Identity | None
+) -> tuple[str, dict[str, str] | None, Identity, Identity | None]:
+    """A commit's words with every credential redacted: the last net under every write (each is logged).
+
+    The callers refuse or redact before (a session id, an author, a person's message); this keeps
+    a credential out of history whatever path a text took to a commit.
+    """
+    texts = [message, *(trailers or {}).values(), str(author), str(committer or "")]
+    if not any(find_secrets(text) for text in texts):
+        return message, trailers, author, committer
+
+    def clean(text: str, where: str) -> str:
+        redacted, found = redact(text)
+        report(found, where=where, who=str(redact(str(author))[0]))
+        return redacted
+
+    def clean_identity(who: Identity) -> Identity:
+        return Identity(clean(who.name, "a commit's author name"), clean(who.email, "a commit's author email"))
+
+    return (
+        clean(message, "a commit message"),
+        None if trailers is None else {k: clean(v, f"a commit's {k} trailer") for k, v in trailers.items()},
+        clean_identity(author),
+        None if committer is None else clean_identity(committer),
+    )
+
+
 @dataclass(frozen=True)
 class Identity:
     """Who a commit is by: a name and an email, as git records them."""
@@ -738,6 +767,7 @@ class GitHistory:
                 fsync_together(also)
             return None
         self.check_can_commit()  # never in the middle of a person's merge, rebase...
+        message, trailers, author, committer = _screened(message, trailers, author, committer)
         full = message.rstrip() + "\n"
         if trailers:
             full += "\n" + "".join(f"{k}: {one_line(v)}\n" for k, v in trailers.items())
@@ -1170,7 +1200,7 @@ class GitHistory:
             match = _TRAILER.match(line)
             if not match:
                 break
-            trailers[match.group(1)] = match.group(2)
+            trailers[match.group(1)] = hide_url_credentials(match.group(2))
         status = path = old = None
         for line in changes.strip().splitlines():
             cols = line.split("\t")
@@ -1180,7 +1210,7 @@ class GitHistory:
         shallow = sha.strip() in boundary  # git shows every file of a boundary commit as added
         return Revision(
             sha=sha.strip(), author=Identity(name or "?", email or "?"), date=date,
-            subject=lines[0] if lines else "", trailers=dict(reversed(trailers.items())),
+            subject=hide_url_credentials(lines[0]) if lines else "", trailers=dict(reversed(trailers.items())),
             path=self._unprefix(path), status=None if shallow else status, old_path=self._unprefix(old),
             shallow=shallow,
         )  # fmt: skip
@@ -1315,13 +1345,14 @@ class GitHistory:
     def clone(url: str, folder: Path) -> None:
         """``git clone url folder`` (no hooks run, no checkout filters); SyncError if it fails."""
         if not isinstance(url, str) or not url or url.startswith("-"):
-            raise SyncError(f"{url!r} is not a git remote URL")
+            raise SyncError(f"{hide_url_credentials(str(url))!r} is not a git remote URL")
         if folder.exists() and any(folder.iterdir()):
             raise SyncError(f"{folder} exists and is not empty; clone into a new folder")
         proc = subprocess.run(["git", *safe_args(["clone", "--quiet", "--end-of-options", url, str(folder)])],
                               capture_output=True, check=False, env=base_env())  # fmt: skip
         if proc.returncode:
-            raise SyncError(f"could not clone {url}: {proc.stderr.decode('utf-8', 'replace').strip()}")
+            err = proc.stderr.decode("utf-8", "replace").strip()
+            raise SyncError(hide_url_credentials(f"could not clone {url}: {err}"))  # never the user or password
 
     def remotes(self) -> list[str]:
         """The names of the configured remotes."""
@@ -1349,8 +1380,15 @@ class GitHistory:
         self._git("update-ref", "-d", f"{_INCOMING}{remote}/{branch}", check=False)
 
     def drop_fetched(self, remote: str, branch: str) -> None:
-        """Forget a fetch the sync refused: its ref goes and the objects only it reached are pruned."""
+        """Forget a fetch the sync refused: its ref goes and the objects only it reached are pruned.
+
+        A fetch of more than ``fetch.unpackLimit`` objects arrives as a pack, which ``git prune``
+        never opens: the packs are written again from what is reachable (``repack -a -d``, which
+        leaves unreachable packed objects out), then the loose ones are pruned. Without this a
+        refused sync from a remote that still holds purged text would keep that text here.
+        """
         self._git("update-ref", "-d", f"{_INCOMING}{remote}/{branch}", check=False)
+        self._git("repack", "-a", "-d", "-q", check=False)
         self._git("prune", "--expire=now", check=False)
 
     def push(self, remote: str, branch: str, sha: str) -> bool:
@@ -1364,7 +1402,7 @@ class GitHistory:
                 if flag == "!" and "[rejected]" in rest:  # not a fast-forward: the remote moved
                     return False
             err = proc.stderr.decode("utf-8", "replace").strip() or out.strip()
-            raise HistoryError(f"git push failed: {one_line(err)}")
+            raise HistoryError(f"git push failed: {one_line(hide_url_credentials(err))}")
         with contextlib.suppress(HistoryError):  # only bookkeeping: the push itself is done
             self._git("update-ref", f"refs/remotes/{remote}/{branch}", sha)
         return True
@@ -1603,8 +1641,9 @@ def _chunks(items: Sequence[str]) -> Iterable[Sequence[str]]:
 
 
 def _stderr(exc: git.GitCommandError) -> str:
+    """What git said, on one line, with a remote URL's user and password hidden (a fetch repeats the URL)."""
     err = exc.stderr if isinstance(exc.stderr, str) else (exc.stderr or b"").decode("utf-8", "replace")
-    return " ".join(err.replace("stderr:", "").strip(" '\n").split()) or str(exc)
+    return hide_url_credentials(" ".join(err.replace("stderr:", "").strip(" '\n").split()) or str(exc))
 
 
 @dataclass

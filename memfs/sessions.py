@@ -38,7 +38,7 @@ from typing import Any
 
 from . import _fs, transcript
 from .conversation import ConversationManager, Decision, View, extend_view, items_needed, read_view
-from .credentials import redact_value
+from .credentials import check_clean, find_secrets, redact_value, report
 from .documents import timestamp
 from .engine import Stat, WriteEngine, engine_of
 from .errors import ConflictError, DocumentError, InvalidArgumentError, PathError, SessionError
@@ -116,12 +116,19 @@ def keys_id(keys: Mapping[str, Any]) -> str:
     """A session id derived from context keys: the same keys always give the same id."""
     if not isinstance(keys, Mapping) or not keys:
         raise InvalidArgumentError("keys must be a non-empty mapping of names to values")
-    for name, value in keys.items():
-        if not isinstance(name, str) or not isinstance(value, (str, int, float, bool)):
-            raise InvalidArgumentError(f"keys must map strings to plain values, got {name!r}: {value!r}")
+    _check_keys(keys)
     canonical = json.dumps(dict(sorted(keys.items())), separators=(",", ":"), ensure_ascii=False)
     readable = "-".join(slugify(str(v), max_length=20) for _, v in sorted(keys.items()))[:60]
     return f"{readable}-{hashlib.sha256(canonical.encode()).hexdigest()[:10]}"
+
+
+def _check_keys(keys: Mapping[str, Any]) -> None:
+    """Context keys as a transcript's front matter and file name may hold them: plain values, no credential."""
+    for name, value in keys.items():
+        check_clean("a context key's name", str(name))
+        check_clean(f"the value of the context key {name!r}", str(value))
+        if not isinstance(name, str) or not isinstance(value, (str, int, float, bool)):
+            raise InvalidArgumentError(f"keys must map strings to plain values, got {name!r}: {value!r}")
 
 
 class MarkdownSession:
@@ -162,12 +169,26 @@ class MarkdownSession:
                 f"commit must be one of {COMMIT_POLICIES} or a positive number of seconds, got {commit!r}"
             )
         self.engine: WriteEngine = engine_of(vault)
+        # the id names the file and every commit; a key or a folder is a name too: none may hold a credential
+        if isinstance(session_id, str):
+            check_clean("the session id", session_id)
+        if isinstance(folder, str):
+            check_clean("the session folder", folder)
         self.session_id = session_id
         self.path = session_file(session_id, folder)
         self.keys = dict(keys or {})
+        if self.keys:
+            _check_keys(self.keys)
+        for name in metadata or {}:
+            check_clean("a front-matter key", str(name))
         self.session_settings = session_settings
         self.commit_policy = commit
-        self.metadata = dict(metadata or {})
+        self.metadata = redact_value(dict(metadata or {}))  # front matter is content: redacted, as messages are
+        report(
+            find_secrets(json.dumps(metadata or {}, default=str)),
+            where=f"the front matter of {self.path}",
+            who=f"session {session_id}",
+        )
         self.manager = manager
         self._dirty = False
         self._last_commit = float("-inf")  # the first append under an interval policy is due at once
@@ -231,7 +252,9 @@ class MarkdownSession:
             return
         now = timestamp()
         # credentials are redacted before anything is written: the raw text is kept nowhere
-        entries: list[tuple[Any, ...]] = [(redact_value(json.loads(json.dumps(item))), now) for item in items]
+        dumped = [json.dumps(item) for item in items]
+        entries: list[tuple[Any, ...]] = [(redact_value(json.loads(text)), now) for text in dumped]
+        report(find_secrets("\n".join(dumped)), where=self.path, who=f"session {self.session_id}")
         message = f"session: {self.session_id} +{len(items)} message{'s' if len(items) > 1 else ''}"
         manager = self.manager
         if manager is not None:
@@ -243,7 +266,7 @@ class MarkdownSession:
                         self._check_unchanged(view, stat, items_needed(manager))
                         with self._all_or_nothing():
                             self._ensure_file()
-                            self._write_entries(entries + _decision_entries(decision), at=view.next_position)
+                            self._write_entries(entries + _decision_entries(decision, self.path), at=view.next_position)
                             self._changed(message)
                     return
                 except ConflictError:  # the view changed under the decision
@@ -433,7 +456,7 @@ class MarkdownSession:
         return self.manager
 
     def _write_decision(self, decision: Decision) -> None:
-        self._write_entries(_decision_entries(decision))
+        self._write_entries(_decision_entries(decision, self.path))
 
     def _resolve_limit(self, limit: int | None) -> int | None:
         if limit is None and self.session_settings is not None:
@@ -550,7 +573,7 @@ class MarkdownSession:
             try:
                 with self._all_or_nothing():
                     self._ensure_file()
-                    self._write_entries(_decision_entries(decision), at=view.next_position)
+                    self._write_entries(_decision_entries(decision, self.path), at=view.next_position)
                     self._changed(f"session: {self.session_id} {decision.kind}")
             except ConflictError:
                 raise
@@ -645,11 +668,13 @@ def _last_items(fd: int, count: int | None) -> tuple[list[transcript.Entry], lis
         want *= 4
 
 
-def _decision_entries(decision: Decision | None) -> list[tuple[Any, ...]]:
-    """The transcript entry that records a manager's decision (none for no decision)."""
+def _decision_entries(decision: Decision | None, path: str) -> list[tuple[Any, ...]]:
+    """The transcript entry that records a manager's decision (none for no decision); a credential in it redacted."""
     if decision is None:
         return []
-    return [(redact_value(decision.entry_item()), timestamp(), decision.kind, dict(decision.meta))]
+    item = decision.entry_item()
+    report(find_secrets(json.dumps(item, default=str)), where=path, who=f"the conversation manager ({decision.kind})")
+    return [(redact_value(item), timestamp(), decision.kind, dict(decision.meta))]
 
 
 def _stat_of(path: Path) -> Stat | None:

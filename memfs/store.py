@@ -20,7 +20,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from . import lifecycle, proposals
-from .credentials import describe, find_secrets, redact, redact_value
+from .credentials import check_clean, describe, find_secrets, redact, redact_value, report
 from .dates import iso, iso_range
 from .documents import Document, dumps, load_bytes, loads, normalize_time, tags_of, timestamp
 from .engine import MAX_CONTENT_BYTES, WriteEngine, engine_of
@@ -218,7 +218,8 @@ class MemoryStore:
         if writer is not None and writer not in PROVENANCE:
             raise InvalidArgumentError(f"writer must be one of {list(PROVENANCE)}, got {writer!r}")
         if session is not None:
-            _check_text("session", session)
+            check_clean("the session id", _check_text("session", session))
+        check_clean("the namespace", namespace)  # a folder's name: it cannot be redacted
         self.engine: WriteEngine = engine_of(vault)
         self.namespace = namespace
         self.propose = propose
@@ -241,8 +242,13 @@ class MemoryStore:
         finally:
             self._group = outer
 
-    def proposes(self, provenance: str | None = None) -> bool:
+    def proposes(self, provenance: str | None = None, *, paths: Sequence[str] = ()) -> bool:
         """True when a write through this store (by ``provenance``, else its writer) becomes a proposal.
+
+        ``paths``: the vault paths the write changes (both ends of a move). The policy is decided
+        on each of them, the innermost namespace listed that holds it deciding, so a store of
+        ``users/alice`` writing ``inbox/x.md`` follows ``users/alice/inbox``; the write is a
+        proposal when any of them requires one. Without paths: a write at the namespace's top.
 
         Raises:
             SettingsError: The policy decides and ``memfs.toml`` is malformed (fails closed).
@@ -252,7 +258,10 @@ class MemoryStore:
         writer = provenance or self.writer
         if writer is None or writer in ("person", "sync"):
             return False
-        return load_settings(self.engine.root).review.requires(self.namespace, writer)
+        policy = load_settings(self.engine.root).review
+        if not paths:
+            return policy.requires(self.namespace, writer)
+        return any(policy.requires_at(path, writer) for path in paths)
 
     def __repr__(self) -> str:
         return f"MemoryStore({self.namespace!r})"
@@ -312,7 +321,7 @@ class MemoryStore:
                 rel = self._vault_path(clean_memory_path(_check_name(path, on_secret)))
                 self._check_case_clash(rel)
             trailers = {"Memfs-Op": "create", "Memfs-Id": meta["id"]}
-            if self.proposes(provenance):
+            if self.proposes(provenance, paths=[rel]):
                 proposal = self._propose("write", "create", rel, text=dumps(doc), base=None, trailers=trailers,
                                          provenance=provenance)  # fmt: skip
                 return self._memory(rel, doc, proposal)
@@ -410,7 +419,7 @@ class MemoryStore:
             _check_text("body", body)
         with self.engine.locked():
             rel = self.resolve(ref)
-            proposing = self.proposes(str(changes["provenance"]) if changes.get("provenance") else None)
+            proposing = self.proposes(str(changes["provenance"]) if changes.get("provenance") else None, paths=[rel])
             own = proposals.own(self.engine, self.session, rel) if proposing else None
             raw = self.engine.read_bytes(rel) if own is None else (own.text or "").encode("utf-8")
             doc = load_bytes(raw, path=rel)
@@ -418,7 +427,7 @@ class MemoryStore:
                 doc = doc.with_body(body)
             before = doc.metadata
             doc = doc.with_metadata({**changes, "updated": timestamp()}, remove=remove)
-            doc = screen_secrets(doc, on_secret)
+            doc = screen_secrets(doc, on_secret, where=rel, who=self._who(changes.get("provenance")))
             self._check_validity(doc.metadata, before)
             if proposing:
                 proposal = self._propose("write", "update", rel, text=dumps(doc), base=raw,
@@ -554,7 +563,8 @@ class MemoryStore:
             message = f"memory: supersede {label(old_rel)} by {label(new_rel)}"
             keys = {"Memfs-Op": "supersede", "Memfs-Id": str(new.metadata["id"]), "Memfs-Supersedes": old_id,
                     **(trailers or {})}  # fmt: skip
-            if self.proposes(provenance):  # both files proposed as one group, in one commit: accepted whole
+            # both files proposed as one group, in one commit: accepted whole
+            if self.proposes(provenance, paths=[old_rel, new_rel]):
                 with self.engine.batch(f"proposal: supersede {label(old_rel)} by {label(new_rel)}"), self.together():
                     self._propose("write", "update" if by else "create", new_rel, text=dumps(new), base=by_raw,
                                   trailers=keys, provenance=provenance)  # fmt: skip
@@ -626,7 +636,7 @@ class MemoryStore:
             if not create:
                 self.engine.commit_edits_first([rel])
             doc_trailers = {"Memfs-Op": op, **(trailers or {})}
-            if self.proposes(provenance):
+            if self.proposes(provenance, paths=[rel]):
                 self._propose_text(rel, final, op=op, create=create, expect=expect, trailers=doc_trailers,
                                    provenance=provenance)  # fmt: skip
                 return final
@@ -668,6 +678,14 @@ class MemoryStore:
         """The proposals waiting for review in this namespace (and below): all, or one session's."""
         return proposals.pending(self.engine, session=session, namespace=self.namespace)
 
+    def own_proposals(self) -> builtins.list[Proposal]:
+        """The proposals this store's session made in this vault, in this namespace (and below).
+
+        A proposal that only names the session (one that arrived by sync, or a file made by hand)
+        is not among them: see :func:`memfs.proposals.written_here`.
+        """
+        return proposals.mine(self.engine, self.session, self.namespace)
+
     def own_proposal(self, ref: str) -> Proposal | None:
         """The write this store's session proposed for the memory ``ref`` (a name or vault path), if any."""
         if not self.session:
@@ -704,8 +722,9 @@ class MemoryStore:
             raise ContentError("The content is not valid Unicode text (it has a lone surrogate).") from None
         if size > max_bytes:
             raise ContentError(f"The content is {size} bytes; the limit for a memory file is {max_bytes} bytes.")
+        where, who = f"{namespace_prefix(self.namespace)}{name}", self._who(provenance, session)
         if not name.endswith(".md"):
-            return screen_text(text, on_secret)
+            return screen_text(text, on_secret, where=where, who=who)
         try:
             doc = loads(text)
         except DocumentError as exc:
@@ -714,7 +733,7 @@ class MemoryStore:
             raise ContentError("The edit would remove the closing --- of the front matter; keep the front "
                                "matter's fences as they are.")  # fmt: skip
         if as_written:
-            return dumps(screen_secrets(doc, on_secret))
+            return dumps(screen_secrets(doc, on_secret, where=where, who=who))
         now = timestamp()
         stamps: dict[str, Any] = {}
         if doc.metadata.get("id") is None:
@@ -727,7 +746,7 @@ class MemoryStore:
             stamps.update(_provenance(provenance, session))
             remove = () if session is not None else ("session",)
         doc = doc.with_metadata(stamps, remove=remove) if doc.has_front_matter else Document.new(stamps, doc.body)
-        stamped = dumps(screen_secrets(doc, on_secret))
+        stamped = dumps(screen_secrets(doc, on_secret, where=where, who=who))
         if len(stamped.encode("utf-8")) > max_bytes:
             raise ContentError(f"The content with its front matter exceeds the limit of {max_bytes} bytes.")
         return stamped
@@ -741,7 +760,7 @@ class MemoryStore:
     def _delete_file(self, rel: str, trailers: Mapping[str, str] | None, *, group: str | None = None) -> None:
         self.engine.commit_edits_first([rel])
         keys = {"Memfs-Op": "delete", **(trailers or {})}
-        if self.proposes(self.writer):
+        if group is not None or self.proposes(self.writer, paths=[rel]):
             self._propose("delete", "delete", rel, base=self.engine.read_bytes(rel), trailers=keys, group=group)
             return
         self.engine.delete(rel, message=f"memory: delete {label(rel)}", trailers=keys)
@@ -754,7 +773,7 @@ class MemoryStore:
             files = self._files_under(rel)
             self.engine.commit_edits_first(files)
             message = f"memory: delete {label(rel)}/"
-            group = _proposal_id() if self.proposes(self.writer) else None
+            group = _proposal_id() if self.proposes(self.writer, paths=files) else None
             with self.engine.batch(message, trailers={"Memfs-Op": "delete", **(trailers or {})}):
                 for file_rel in files:
                     if group is not None:
@@ -775,7 +794,7 @@ class MemoryStore:
         with self.engine.locked():
             if dest.casefold() != rel.casefold():
                 self._check_case_clash(dest)
-            self._move_file(rel, dest, trailers)
+            self._move_file(rel, dest, trailers, into=into)
 
     def move_folder(self, name: str, new_name: str, *, into: MemoryStore | None = None,
                     trailers: Mapping[str, str] | None = None) -> None:  # fmt: skip
@@ -790,12 +809,13 @@ class MemoryStore:
             message = f"memory: move {label(rel)} -> {label(dest)}"
             files = self._files_under(rel)
             self.engine.commit_edits_first(files)
-            group = _proposal_id() if self.proposes(self.writer) else None
+            moves = [(file_rel, dest + file_rel[len(rel) :]) for file_rel in files]
+            proposing = any(self._proposes_move(old, new, into) for old, new in moves)
+            group = _proposal_id() if proposing else None
             with self.engine.batch(message, trailers={"Memfs-Op": "move", **(trailers or {})}):
-                for file_rel in files:
-                    moved = dest + file_rel[len(rel) :]
+                for file_rel, moved in moves:
                     if group is not None:
-                        self._move_file(file_rel, moved, trailers, group=group)
+                        self._move_file(file_rel, moved, trailers, group=group, into=into)
                     else:
                         self.engine.move(file_rel, moved, message=f"memory: move {label(file_rel)}")
 
@@ -808,7 +828,7 @@ class MemoryStore:
         with self.engine.locked():
             if not os.path.lexists(self.engine.root / rel):
                 self._check_case_clash(rel)
-            if self.proposes(self.writer):
+            if self.proposes(self.writer, paths=[rel]):
                 text = self.engine.history.show_following_renames(rel, rev).decode("utf-8")
                 base = proposals.current(self.engine, rel)
                 return self._propose("write", "restore", rel, text=text, base=base,
@@ -816,11 +836,28 @@ class MemoryStore:
             self.engine.restore(rel, rev, trailers=dict(trailers or {}))
             return None
 
+    def proposes_change(self, name: str, *, to: str | None = None, into: MemoryStore | None = None) -> bool:
+        """True when changing the file or folder ``name`` of the namespace becomes a proposal.
+
+        ``to``: its new name when it is moved (in ``into``, another namespace's store, if given);
+        both ends are decided. A folder is decided on every file in it.
+        """
+        rel = self._vault_path(clean_relpath(name)) if name else memory_path(self.namespace)
+        files = self._files_under(rel) if (self.engine.root / rel).is_dir() else [rel]
+        if to is None:
+            return self.proposes(self.writer, paths=files)
+        dest = (into or self)._vault_path(clean_relpath(to))
+        return any(self._proposes_move(old, dest + old[len(rel) :], into) for old in files)
+
+    def _proposes_move(self, rel: str, dest: str, into: MemoryStore | None) -> bool:
+        """True when moving ``rel`` to ``dest`` is a proposal: either end's policy (or store) asks for one."""
+        return self.proposes(self.writer, paths=[rel]) or (into or self).proposes(self.writer, paths=[dest])
+
     def _move_file(self, rel: str, dest: str, trailers: Mapping[str, str] | None, *,
-                   group: str | None = None) -> Proposal | None:  # fmt: skip
+                   group: str | None = None, into: MemoryStore | None = None) -> Proposal | None:  # fmt: skip
         self.engine.commit_edits_first([rel])
         keys = {"Memfs-Op": "move", **(trailers or {})}
-        if self.proposes(self.writer):
+        if group is not None or self._proposes_move(rel, dest, into):
             return self._propose("move", "rename", rel, to=dest, base=self.engine.read_bytes(rel), trailers=keys,
                                  group=group)  # fmt: skip
         self.engine.move(rel, dest, message=f"memory: move {label(rel)} -> {label(dest)}", trailers=keys)
@@ -959,7 +996,15 @@ class MemoryStore:
         meta.update(_provenance(provenance, session))
         meta.update(extra)
         doc = Document.new(meta, body if body.endswith("\n") or not body else body + "\n")
-        return screen_secrets(doc, on_secret)  # before the slug: a title's token must not become a name
+        # before the slug: a title's token must not become a name
+        where = f"a new memory of {self.namespace}"
+        return screen_secrets(doc, on_secret, where=where, who=self._who(provenance, session))
+
+    def _who(self, provenance: Any = None, session: str | None = None) -> str:
+        """Who writes through this store, for the operator's log: the kind of writer, its session, the author."""
+        kind = provenance or self.writer or "a person"
+        during = session or self.session
+        return f"{kind}{f' in session {during}' if during else ''} as {self.engine.author}"
 
     def _check_validity(self, metadata: Mapping[str, Any], before: Mapping[str, Any] | None = None) -> None:
         """Refuse validity keys that are malformed, or that newly name a memory the vault does not hold.
@@ -981,7 +1026,7 @@ class MemoryStore:
         A change proposed in parts (the new memory, then the old one pointing at it) may name what
         is itself only proposed; accepting it writes each part through the checks of a real write.
         """
-        if not self.proposes(self.writer):
+        if not self._may_propose():
             return False
         for proposal in self.proposals():
             if proposal.action == "write" and proposal.text is not None:
@@ -991,6 +1036,16 @@ class MemoryStore:
                 except DocumentError:
                     continue
         return False
+
+    def _may_propose(self) -> bool:
+        """True when some write through this store may become a proposal (at its top or in a folder below)."""
+        if self.proposes(self.writer):
+            return True
+        if self.propose is not None or self.writer is None:
+            return False
+        policy = load_settings(self.engine.root).review
+        inner = [ns for ns in policy.namespaces if in_namespace(namespace_prefix(ns), self.namespace)]
+        return any(policy.requires(ns, self.writer) for ns in inner)
 
     def _metadata_now(self, rel: str) -> dict[str, Any]:
         """The front matter of a file as it is now ({} if it is missing or unreadable)."""
@@ -1063,12 +1118,16 @@ def front_matter_lines(text: str) -> int:
         return 0
 
 
-def screen_secrets(doc: Document, on_secret: str = "redact") -> Document:
+def screen_secrets(
+    doc: Document, on_secret: str = "redact", *, where: str = "a memory", who: str = "its writer"
+) -> Document:
     """``doc`` with the credentials in its body and front-matter values redacted (see :data:`ON_SECRET`).
 
     Values are redacted one by one, so the front matter stays the YAML it was (a placeholder at
     the start of a value is quoted by the dumper). A credential that is not in a value (a key's
     name) cannot be redacted that way: SecretError then, and nothing is written.
+
+    A redaction is logged as a warning: the kinds, ``where`` and ``who`` wrote it, never the value.
 
     Raises:
         SecretError: ``on_secret`` is ``refuse`` and there is a credential, or one is in a key.
@@ -1079,6 +1138,7 @@ def screen_secrets(doc: Document, on_secret: str = "redact") -> Document:
         return doc
     if on_secret == "refuse":
         raise _secret_error(findings)
+    report(findings, where=where, who=who)
     changes = {key: redact_value(value) for key, value in doc.metadata.items()}
     changes = {key: value for key, value in changes.items() if value != doc.metadata[key]}
     screened = doc.with_body(redact(doc.body)[0]).with_metadata(changes)
@@ -1089,13 +1149,14 @@ def screen_secrets(doc: Document, on_secret: str = "redact") -> Document:
     return screened
 
 
-def screen_text(text: str, on_secret: str = "redact") -> str:
-    """A file's whole text (not a memory) with its credentials redacted, refused or kept."""
+def screen_text(text: str, on_secret: str = "redact", *, where: str = "a file", who: str = "its writer") -> str:
+    """A file's whole text (not a memory) with its credentials redacted (logged), refused or kept."""
     findings = [] if on_secret == "allow" else find_secrets(text)
     if not findings:
         return text
     if on_secret == "refuse":
         raise _secret_error(findings)
+    report(findings, where=where, who=who)
     return redact(text)[0]
 
 

@@ -483,7 +483,7 @@ class MemoryTools:
         folder = self._rel(target) + "/"
         found: dict[str, tuple[str, str]] = {}
         for store in self.stores.values():
-            for proposal in store.proposals(session=self.session):
+            for proposal in store.own_proposals():
                 path = proposal.path
                 if proposal.action == "write" and path.startswith(folder) and readable(self.scopes, path) \
                         and not os.path.lexists(self.engine.root / path):  # fmt: skip
@@ -659,9 +659,14 @@ class MemoryTools:
             self._seen[rel] = _sha(final.encode("utf-8"))
         return final
 
-    def _proposed(self, target: _Target, *, line: bool = False) -> str:
-        """What a write's result adds when the write became a proposal (``line``: on a line of its own)."""
-        if target.store is None or not target.store.proposes():
+    def _proposed(self, target: _Target, *, line: bool = False, proposing: bool | None = None) -> str:
+        """What a write's result adds when the write became a proposal (``line``: on a line of its own).
+
+        Decided on the path written (``proposing``: decided before a delete or a move, whose source is gone).
+        """
+        if proposing is None:
+            proposing = target.store is not None and target.store.proposes_change(target.name)
+        if not proposing:
             return ""
         return ("\n" if line else " ") + f"(It is a proposal: {PROPOSED_NOTE}.)"
 
@@ -674,6 +679,7 @@ class MemoryTools:
         assert target.store is not None
         file = self._file(target)
         with self.engine.locked():
+            proposing = target.store.proposes_change(target.name)
             if file.is_file():
                 target.store.delete_file(target.name, trailers=self._trailers("delete"))
             elif file.is_dir():
@@ -681,7 +687,7 @@ class MemoryTools:
             else:
                 raise ToolCallError(f"The path {path} does not exist")
         self._seen.pop(self._rel(target), None)
-        return f"Successfully deleted {path}" + self._proposed(target)
+        return f"Successfully deleted {path}" + self._proposed(target, proposing=proposing)
 
     @_command("rename", "Rename or move a memory file or folder.", writes=True, native=True,
               old_path=(_STR, True, "The file or folder to rename."),
@@ -702,9 +708,10 @@ class MemoryTools:
             raise ToolCallError(f"Cannot move {old_path} into itself ({new_path})")
         move = source.store.move_file if old_file.is_file() else source.store.move_folder
         with self.engine.locked():
+            proposing = source.store.proposes_change(source.name, to=dest.name, into=dest.store)
             move(source.name, dest.name, into=dest.store, trailers=self._trailers("rename"))
         self._seen.pop(self._rel(source), None)
-        return f"Successfully renamed {old_path} to {new_path}" + self._proposed(source)
+        return f"Successfully renamed {old_path} to {new_path}" + self._proposed(source, proposing=proposing)
 
     # -- memfs's own commands ----------------------------------------------------
 
@@ -765,7 +772,7 @@ class MemoryTools:
         words = {w for w in re.findall(r"\w+", query.lower()) if len(w) > 1}
         found: dict[str, Proposal] = {}
         for store in self.stores.values():
-            for proposal in store.proposals(session=self.session):
+            for proposal in store.own_proposals():
                 text = (proposal.text or "").lower()
                 if proposal.action == "write" and any(in_namespace(proposal.path, s) for s in scopes) \
                         and readable(self.scopes, proposal.path) and words & set(re.findall(r"\w+", text)):  # fmt: skip
@@ -806,8 +813,13 @@ class MemoryTools:
             raise ToolCallError("restore takes a file, not the memory folder.")
         assert target.store is not None
         with self.engine.locked():
-            target.store.restore_file(target.name, revision, trailers=self._trailers("restore"))
+            proposal = target.store.restore_file(target.name, revision, trailers=self._trailers("restore"))
         self._seen.pop(self._rel(target), None)
+        if proposal is not None:
+            return (
+                f"Proposed restoring {path} to revision {_echo(revision)}; until a person accepts it, {path} "
+                f"stays as it is. (It is a proposal: {PROPOSED_NOTE}.)"
+            )
         return f"Restored {path} to revision {_echo(revision)}."
 
     def _held(self, hit: Any) -> str:
@@ -840,7 +852,8 @@ class MemoryTools:
         if by_path is not None:
             self._check_writable(by_path)
             by = self._resolve(by_path)
-            if by.store is not target.store or not by.name.endswith(".md") or not self._file(by).is_file():
+            same = by.store is not None and by.store.namespace == target.store.namespace  # not identity: see _resolve
+            if not same or not by.name.endswith(".md") or not self._file(by).is_file():
                 raise ToolCallError(f"by_path must be an existing memory file in the same folder of your memory "
                                     f"as {path}, got {_echo(by_path)}.")  # fmt: skip
             by_name = by.name
@@ -850,6 +863,10 @@ class MemoryTools:
                                          trailers=self._trailers("supersede"))  # fmt: skip
         self._seen.pop(self._rel(target), None)
         shown = self._virtual(new.path)
+        if new.proposal is not None:
+            return (f"Proposed superseding {path} by {shown}; until a person accepts it, {path} still holds and is "
+                    f"listed and recalled. (It is a proposal: {PROPOSED_NOTE}.)") + (
+                        _redaction_note(new_text) if new_text else "")  # fmt: skip
         return (f"Superseded {path} by {shown}: {path} stays as history (valid until "
                 f"{new.metadata.get('valid_from', 'now')}) and is no longer listed or recalled.") + (
                     _redaction_note(new_text) if new_text else "")  # fmt: skip

@@ -251,6 +251,14 @@ class Vault:
         """A unified diff of what accepting ``proposal`` would change, against the files as they are."""
         return proposals.diff(self.engine, proposal)
 
+    def proposal_origin(self, proposal: Proposal) -> str:
+        """Where ``proposal`` really came from: ``proposed here``, ``arrived by sync``, or neither.
+
+        Its ``proposed_by`` and ``session`` are what its file says; only a proposal memfs wrote in
+        this vault is known to be theirs (:func:`memfs.proposals.origin`).
+        """
+        return proposals.origin(self.engine, proposal)
+
     def proposal_notes(self, proposal: Proposal) -> list[str]:
         """What a person should know before accepting ``proposal`` (stale, or held by a ``review`` marker)."""
         notes = []
