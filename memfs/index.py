@@ -240,6 +240,8 @@ class _WeightedText(fields.TEXT):  # type: ignore[misc]
     def __init__(self) -> None:
         super().__init__(analyzer=ANALYZER, phrase=False)
         self.format = _WeightedFrequencies()
+
+
 MESSAGE_FIELDS = ("message", "speaker")
 
 
