@@ -96,15 +96,23 @@ def test_a_short_turn_still_gets_its_neighbours_context(vault: memfs.Vault) -> N
     assert positions(hits)[0] == 2 and 3 in positions(hits)  # the question, and the answer through it
 
 
-def test_a_short_turn_beside_a_long_reply_gets_its_words_but_is_not_drowned(vault: memfs.Vault) -> None:
+def test_a_short_turn_beside_a_long_reply_gets_its_words(vault: memfs.Vault) -> None:
     session = vault.session("talk")
-    reply = "Yoga helps. " + long_text("kappa", 300)
-    session.append(chat("The weather was fine.", "Three years now.", reply, "Dinner was pasta.",
-                        "My sister moved to Lisbon in March.", long_text("lambda", 300) + " Lisbon is lovely.",
-                        "We watched whales."))  # fmt: skip
+    session.append(chat("The weather was fine.", "Three years now.", "Yoga helps. " + long_text("kappa", 300)))
     assert 2 in positions(session.search("yoga", k=5))  # the short turn is found through the reply
-    hits = session.search("when did my sister move to Lisbon", k=3)
-    assert positions(hits)[0] == 5  # the line that says it, not the page beside it
+
+
+@pytest.mark.parametrize("pages", [1, 2])
+def test_a_line_between_long_replies_is_not_drowned_by_them(vault: memfs.Vault, monkeypatch: pytest.MonkeyPatch,
+                                                            pages: int) -> None:  # fmt: skip
+    """The line that says all of it outranks one that says half of it between short turns."""
+    monkeypatch.setattr(index, "USER_BONUS", 0.0, raising=False)  # both are the user's anyway
+    reply = " ".join(long_text(f"page{n}x", 300) for n in range(pages))
+    said = vault.session("said")
+    said.append(chat(reply, "My sister moved to Lisbon in March.", reply))
+    vault.session("other").append(chat("The weather was fine.", "My sister loves Lisbon.", "Dinner was pasta."))
+    hits = vault.search_messages("when did my sister move to Lisbon in March", k=3)
+    assert (hits[0].session, hits[0].position) == (said.path, 2)
 
 
 def test_long_messages_index_what_a_rebuild_does_after_appends(vault: memfs.Vault) -> None:
