@@ -65,8 +65,13 @@ def beam_conversations(folder: Path, names: list[str]) -> list[dict[str, Any]]:
                     anchor = _ANCHOR.fullmatch(str(message.get("time_anchor") or ""))
                     if anchor and not date:
                         date = f"{int(anchor[2])} {anchor[1]} {anchor[3]}"
-                    items.append({"role": message["role"], "content": _MARKER.sub("", message["content"]),
-                                  "id": str(message["id"])})  # fmt: skip
+                    items.append(
+                        {
+                            "role": message["role"],
+                            "content": _MARKER.sub("", message["content"]),
+                            "id": str(message["id"]),
+                        }
+                    )
             conv_sessions.append({"date": date, "items": items})
         questions = []
         for category, asked in probing.items():
@@ -91,8 +96,14 @@ def locomo_conversations() -> list[dict[str, Any]]:
     out = []
     for conv in sessions.locomo_conversations():
         known = {t["id"] for s in conv["sessions"] for t in s["items"]}
-        questions = [{"question": q["question"], "evidence": sorted(sessions._evidence(q.get("evidence", []), known)),
-                      "category": str(q["category"])} for q in conv["questions"]]  # fmt: skip
+        questions = [
+            {
+                "question": q["question"],
+                "evidence": sorted(sessions._evidence(q.get("evidence", []), known)),
+                "category": str(q["category"]),
+            }
+            for q in conv["questions"]
+        ]
         out.append(conv | {"questions": [q for q in questions if q["evidence"]]})
     return out
 
@@ -105,8 +116,10 @@ def fts_query(question: str) -> str:
 def _scores(ranked: list[str], evidence: set[str], session_of: dict[str, str]) -> dict[str, float]:
     seen = list(dict.fromkeys(session_of[d] for d in ranked if d in session_of))
     wanted = {session_of[d] for d in evidence}
-    return {"R@10": len(evidence & set(ranked[:10])) / len(evidence),
-            "session_R@3": len(wanted & set(seen[:3])) / len(wanted)}  # fmt: skip
+    return {
+        "R@10": len(evidence & set(ranked[:10])) / len(evidence),
+        "session_R@3": len(wanted & set(seen[:3])) / len(wanted),
+    }
 
 
 def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -162,8 +175,10 @@ def measure(conversations: list[dict[str, Any]], sweep: tuple[str, list[Any]] | 
             build["messages"] += len(turns)
             build["chars"] += sum(len(t) for _, _, t in turns)
             retriever = bm25s.BM25()
-            retriever.index(bm25s.tokenize([t for _, _, t in turns], stopwords="en", stemmer=stemmer,
-                                           show_progress=False), show_progress=False)  # fmt: skip
+            retriever.index(
+                bm25s.tokenize([t for _, _, t in turns], stopwords="en", stemmer=stemmer, show_progress=False),
+                show_progress=False,
+            )
             session_of = {d: s for d, s, _ in turns}
             for q in conv["questions"]:
                 evidence = set(q["evidence"]) & set(session_of)
@@ -180,8 +195,9 @@ def measure(conversations: list[dict[str, Any]], sweep: tuple[str, list[Any]] | 
                         swept = vault.search_messages(q["question"], k=DEPTH)
                         ranked[f"memfs {sweep[0]}={value}"] = [str(h.item.get("id")) for h in swept]
                     setattr(index, sweep[0], saved)
-                found = db.execute("SELECT rowid FROM m WHERE m MATCH ? ORDER BY bm25(m) LIMIT ?",
-                                   (fts_query(q["question"]), DEPTH)).fetchall()  # fmt: skip
+                found = db.execute(
+                    "SELECT rowid FROM m WHERE m MATCH ? ORDER BY bm25(m) LIMIT ?", (fts_query(q["question"]), DEPTH)
+                ).fetchall()
                 ranked["fts5"] = [turns[i][0] for (i,) in found]
                 tokens = bm25s.tokenize([q["question"]], stopwords="en", stemmer=stemmer, show_progress=False)
                 idx, _ = retriever.retrieve(tokens, k=min(DEPTH, len(turns)), show_progress=False)
@@ -208,8 +224,13 @@ def main() -> int:
     parser.add_argument("--report", nargs="*", default=[], help="BEAM chats to report on (held out)")
     parser.add_argument("--no-locomo", action="store_true", help="skip LoCoMo dev")
     parser.add_argument("--sweep", metavar="NAME=V1,V2", help="a query-time memfs.index setting's values to try")
-    parser.add_argument("--set", nargs="*", default=[], metavar="NAME=VALUE",
-                        help="memfs.index settings for this run (a grid point: CONTEXT_ALONE_TERMS=96)")  # fmt: skip
+    parser.add_argument(
+        "--set",
+        nargs="*",
+        default=[],
+        metavar="NAME=VALUE",
+        help="memfs.index settings for this run (a grid point: CONTEXT_ALONE_TERMS=96)",
+    )
     args = parser.parse_args()
     from memfs import index
 
@@ -219,14 +240,19 @@ def main() -> int:
             parser.error(f"--set {setting}: memfs.index has no setting {name}")
         setattr(index, name, json.loads(value))
     load = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else []
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                            cwd=Path(__file__).parent).stdout.strip()  # fmt: skip
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=Path(__file__).parent
+    ).stdout.strip()
     sweep = None
     if args.sweep:
         name, _, values = args.sweep.partition("=")
         sweep = (name, [json.loads(v) for v in values.split(",")])
-    result: dict[str, Any] = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "commit": commit,
-                              "load_at_start": load, "settings": args.set}  # fmt: skip
+    result: dict[str, Any] = {
+        "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "commit": commit,
+        "load_at_start": load,
+        "settings": args.set,
+    }
     if not args.no_locomo:
         say("messages: LoCoMo dev")
         result["locomo"] = measure(locomo_conversations(), sweep)

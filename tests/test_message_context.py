@@ -17,8 +17,9 @@ from memfs.index import CONTEXT_ALONE_TERMS, CONTEXT_FULL_TERMS, _context_share,
 
 
 def chat(*texts: str) -> list[dict[str, Any]]:
-    return [{"role": "user" if i % 2 == 0 else "assistant", "content": t, "id": f"m{i + 1}"}
-            for i, t in enumerate(texts)]  # fmt: skip
+    return [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": t, "id": f"m{i + 1}"} for i, t in enumerate(texts)
+    ]
 
 
 def long_text(topic: str, terms: int) -> str:
@@ -42,8 +43,14 @@ def test_a_short_turn_takes_a_short_neighbours_words_whole(own: int, other: int)
 @pytest.mark.parametrize("other", [3, 40, 400])
 def test_the_share_falls_with_the_messages_own_length_and_stops(other: int) -> None:
     """What a neighbour brings, against what the message says itself, falls as the message grows."""
-    lengths = [1, 10, CONTEXT_FULL_TERMS, CONTEXT_FULL_TERMS + 1, (CONTEXT_FULL_TERMS + CONTEXT_ALONE_TERMS) // 2,
-               CONTEXT_ALONE_TERMS - 1]  # fmt: skip
+    lengths = [
+        1,
+        10,
+        CONTEXT_FULL_TERMS,
+        CONTEXT_FULL_TERMS + 1,
+        (CONTEXT_FULL_TERMS + CONTEXT_ALONE_TERMS) // 2,
+        CONTEXT_ALONE_TERMS - 1,
+    ]
     brought = [_context_share(own, other) * other / own for own in lengths]
     assert all(a > b for a, b in zip(brought, brought[1:], strict=False))
     assert _context_share(CONTEXT_ALONE_TERMS, other) == _context_share(10 * CONTEXT_ALONE_TERMS, other) == 0.0
@@ -70,8 +77,9 @@ def test_a_message_of_no_words_takes_nothing_and_gives_nothing(vault: memfs.Vaul
 
 def test_a_long_message_is_not_found_through_its_neighbours_words(vault: memfs.Vault) -> None:
     session = vault.session("talk")
-    session.append(chat(long_text("alpha", 150), "We went kayaking. " + long_text("beta", 150),
-                        long_text("gamma", 150)))  # fmt: skip
+    session.append(
+        chat(long_text("alpha", 150), "We went kayaking. " + long_text("beta", 150), long_text("gamma", 150))
+    )
     assert positions(session.search("kayaking")) == [2]
 
 
@@ -90,8 +98,15 @@ def test_a_long_first_message_takes_nothing_from_the_short_turn_after_it(vault: 
 
 def test_a_short_turn_still_gets_its_neighbours_context(vault: memfs.Vault) -> None:
     session = vault.session("talk")
-    session.append(chat("The weather was fine.", "How long have you been doing yoga?", "Three years now.",
-                        "Dinner was pasta again.", "We watched a film about whales."))  # fmt: skip
+    session.append(
+        chat(
+            "The weather was fine.",
+            "How long have you been doing yoga?",
+            "Three years now.",
+            "Dinner was pasta again.",
+            "We watched a film about whales.",
+        )
+    )
     hits = session.search("how long doing yoga", k=5)
     assert positions(hits)[0] == 2 and 3 in positions(hits)  # the question, and the answer through it
 
@@ -103,8 +118,9 @@ def test_a_short_turn_beside_a_long_reply_gets_its_words(vault: memfs.Vault) -> 
 
 
 @pytest.mark.parametrize("pages", [1, 2])
-def test_a_line_between_long_replies_is_not_drowned_by_them(vault: memfs.Vault, monkeypatch: pytest.MonkeyPatch,
-                                                            pages: int) -> None:  # fmt: skip
+def test_a_line_between_long_replies_is_not_drowned_by_them(
+    vault: memfs.Vault, monkeypatch: pytest.MonkeyPatch, pages: int
+) -> None:
     """The line that says all of it outranks one that says half of it between short turns."""
     monkeypatch.setattr(index, "USER_BONUS", 0.0, raising=False)  # both are the user's anyway
     reply = " ".join(long_text(f"page{n}x", 300) for n in range(pages))
@@ -117,8 +133,15 @@ def test_a_line_between_long_replies_is_not_drowned_by_them(vault: memfs.Vault, 
 
 def test_long_messages_index_what_a_rebuild_does_after_appends(vault: memfs.Vault) -> None:
     session = vault.session("talk", commit="manual")
-    texts = ["Short one about kayaking.", long_text("mu", 90), "Another about kayaking.", long_text("nu", 200),
-             "Kayaking again?", long_text("xi", 40), "Yes, kayaking."]  # fmt: skip
+    texts = [
+        "Short one about kayaking.",
+        long_text("mu", 90),
+        "Another about kayaking.",
+        long_text("nu", 200),
+        "Kayaking again?",
+        long_text("xi", 40),
+        "Yes, kayaking.",
+    ]
     for text in texts:
         session.append(chat(text))
     queries = ["kayaking", "mu3", "nu7", "xi1"]
@@ -147,25 +170,41 @@ def test_neighbour_lengths_are_settings(vault: memfs.Vault, monkeypatch: pytest.
 # -- a question in the first person --------------------------------------------------------------
 
 
-@pytest.mark.parametrize("question", ["What is my job?", "When did I move?", "Where was I’m… I'm lost",
-                                      "Remind me of the plan", "Whose is it? Mine?", "Did i say so"])  # fmt: skip
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What is my job?",
+        "When did I move?",
+        "Where was I’m… I'm lost",
+        "Remind me of the plan",
+        "Whose is it? Mine?",
+        "Did i say so",
+    ],
+)
 def test_a_question_in_the_first_person(question: str) -> None:
     assert first_person(question)
 
 
-@pytest.mark.parametrize("question", ["What is Ada's job?", "When did she move to Myanmar?", "Is mime art?",
-                                      "imagine that", ""])  # fmt: skip
+@pytest.mark.parametrize(
+    "question", ["What is Ada's job?", "When did she move to Myanmar?", "Is mime art?", "imagine that", ""]
+)
 def test_a_question_not_in_the_first_person(question: str) -> None:
     assert not first_person(question)
 
 
-MOVE = [{"role": "user", "content": "I moved to Lisbon in March."},
-        {"role": "assistant", "content": "Moving to Lisbon is big news! Lisbon is lovely, and after a move to "
-                                         "Lisbon the first weeks fly by. Did the move go well?"}]  # fmt: skip
+MOVE = [
+    {"role": "user", "content": "I moved to Lisbon in March."},
+    {
+        "role": "assistant",
+        "content": "Moving to Lisbon is big news! Lisbon is lovely, and after a move to "
+        "Lisbon the first weeks fly by. Did the move go well?",
+    },
+]
 
 
-def test_a_first_person_question_prefers_the_users_own_message(vault: memfs.Vault,
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_a_first_person_question_prefers_the_users_own_message(
+    vault: memfs.Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
     session = vault.session("talk")
     session.append(MOVE)
     assert positions(session.search("when did I move to Lisbon"))[0] == 1
@@ -174,8 +213,9 @@ def test_a_first_person_question_prefers_the_users_own_message(vault: memfs.Vaul
 
 
 @pytest.mark.parametrize("question", ["when did Ana move to Lisbon", "move Lisbon", "when did they move to Lisbon"])
-def test_no_user_bonus_unless_the_question_is_in_the_first_person(vault: memfs.Vault, monkeypatch: pytest.MonkeyPatch,
-                                                                  question: str) -> None:  # fmt: skip
+def test_no_user_bonus_unless_the_question_is_in_the_first_person(
+    vault: memfs.Vault, monkeypatch: pytest.MonkeyPatch, question: str
+) -> None:
     session = vault.session("talk")
     session.append(MOVE)
     with_bonus = [(h.position, h.score) for h in session.search(question)]
@@ -183,8 +223,9 @@ def test_no_user_bonus_unless_the_question_is_in_the_first_person(vault: memfs.V
     assert [(h.position, h.score) for h in session.search(question)] == with_bonus
 
 
-def test_the_user_bonus_is_a_share_of_the_users_messages_score(vault: memfs.Vault,
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_the_user_bonus_is_a_share_of_the_users_messages_score(
+    vault: memfs.Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
     session = vault.session("talk")
     session.append([*MOVE, {"role": "user", "content": "The cat hates boxes."}])
     vault.session("other").append([{"role": "user", "content": "Nothing about that here."}])
