@@ -14,9 +14,11 @@ build of the same messages:
   are cut. A question's evidence is every chat id of its ``source_chat_ids``; abstention
   questions (no evidence) are left out.
 
-``python bench/messages.py --beam <checkout>/chats/500K --tune 1 2 3 4 --report 5 6 7 8`` runs
-LoCoMo and both parts of BEAM; ``--no-locomo`` skips LoCoMo. Tune on ``--tune``, read the
-figures of ``--report``.
+``python bench/messages.py --beam <checkout>/chats/500K --tune 1 2 3 4 5 6 --report 7 8 9 10 11 12
+13 14`` runs LoCoMo and both parts of BEAM (docs/benchmarks.md has the figures); ``--no-locomo``
+skips LoCoMo. Tune on ``--tune`` (``--set`` for an index setting, ``--sweep`` for a query-time
+one), read the figures of ``--report``. The first index is timed as a fresh clone has it: the
+transcripts written, ``.memfs/index`` removed, then the vault opened and searched once.
 """
 
 from __future__ import annotations
