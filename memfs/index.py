@@ -44,6 +44,7 @@ import secrets
 import shutil
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
@@ -51,15 +52,16 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from whoosh import fields, qparser, query, scoring
+from whoosh import fields, formats, qparser, query, scoring
 from whoosh.analysis import Analyzer, Token
-from whoosh.codec.whoosh3 import W3Codec, W3Segment
+from whoosh.codec.whoosh3 import W3Codec, W3FieldWriter, W3Segment
 from whoosh.filedb.filestore import FileStorage
 from whoosh.filedb.structfile import BufferFile
 from whoosh.index import TOC, FileIndex
 from whoosh.lang.snowball.english import EnglishStemmer
 from whoosh.matching import FilterMatcher
 from whoosh.reading import SegmentReader
+from whoosh.system import pack_uint
 from whoosh.util.numeric import byte_to_length
 from whoosh.writing import MERGE_SMALL
 
@@ -75,7 +77,8 @@ from .semantic import SEMANTIC_WEIGHT, VectorStore, z_scores
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "6"  # 4: message fields; 5: ``ns`` holds exact namespace prefixes (an ID field); 6: lifecycle
+SCHEMA_VERSION = "7"  # 4: message fields; 5: ``ns`` holds exact namespace prefixes (an ID field); 6: lifecycle;
+# 7: message terms indexed with their weights, neighbours weighed by the message's length
 MAX_INDEXED_BYTES = 4 * 1024 * 1024  # a memory file larger than this is neither read nor indexed
 MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024  # a transcript larger than this is neither read nor indexed
 MAX_INDEXED_ENTRIES = 5_000  # message search covers the last this many entries of a transcript
@@ -174,17 +177,32 @@ ANALYZER = _ContentAnalyzer()
 
 # A message is indexed with the words of the messages around it, weaker, because a question
 # often repeats the words of the turn before its answer ("How long have you been doing yoga?" /
-# "Three years now"). Whoosh counts whole occurrences only, so weights are repetitions: a
-# message's own words count 4 times, its neighbours' twice, those two away once, and K1 of the
-# ``message`` field is scaled by the first weight, which makes BM25 rank exactly as with
-# weights 1, 1/2, 1/4 (docs/benchmarks.md has the measurements behind these numbers).
-CONTEXT_WEIGHTS = (4, 2, 1)
-DATE_WEIGHT = 1  # the words of the session's date ("8 May 2023") count like a turn two away
+# "Three years now"): its own words weigh 1, its neighbours' 1/2, those two away 1/4. That is a
+# rule for short turns. A long message says what it is about by itself, and a long neighbour
+# would swamp a short one (a user's line between two assistant replies of a page each), so a
+# neighbour's weight also falls with the message's own length (whole up to CONTEXT_FULL_TERMS
+# terms, nothing from CONTEXT_ALONE_TERMS on) and no neighbour brings more words than the message
+# has (at least CONTEXT_FULL_TERMS): see _context_share. docs/benchmarks.md has the measurements.
+CONTEXT_WEIGHTS = (1.0, 0.5, 0.25)
+CONTEXT_FULL_TERMS = 32  # a message of at most this many terms takes its neighbours' words whole ...
+CONTEXT_ALONE_TERMS = 64  # ... and one of this many stands alone (in between, linearly less)
+DATE_WEIGHT = 0.25  # the words of the session's date ("8 May 2023") weigh like a turn two away
+# Whoosh keeps a field's length as a whole number of occurrences: weights are indexed x4 (so a
+# length rounds finely) and K1 of the ``message`` field is scaled by as much, which ranks exactly
+# as the weights above do.
+WEIGHT_SCALE = 4
 # A question that names someone is mostly answered by what that person said ("What did Ada
 # research?" by Ada's "I'm looking into adoption agencies"), and a name is a weak term when its
 # owner speaks half the turns, so a message whose speaker the question names scores this much more
 # (a share of its score). Measured on LoCoMo, tuned leave-one-conversation-out (docs/benchmarks.md).
 SPEAKER_BONUS = 0.4
+# A question in the first person ("What is my homework accuracy?", "When did I move?") is the
+# user asking about what they said, and what they said is in their own messages, while the
+# assistant's replies repeat their words at length; so the user's messages score this much more
+# (a share of their score) for such a question. No LoCoMo question is in the first person.
+# Tuned on part of BEAM and measured on another part (docs/benchmarks.md).
+USER_BONUS = 0.7
+FIRST_PERSON = frozenset("i me my mine myself i'm i've i'd i'll".split())
 K1 = 1.2
 
 
@@ -195,10 +213,36 @@ class _Weighting(scoring.BM25F):  # type: ignore[misc]
         if fieldname != "message":
             return super().scorer(searcher, fieldname, text, qf=qf)
         return scoring.BM25FScorer(searcher, fieldname, text, self._field_B.get(fieldname, self.B),
-                                   self.K1 * CONTEXT_WEIGHTS[0], qf=qf)  # fmt: skip
+                                   self.K1 * WEIGHT_SCALE, qf=qf)  # fmt: skip
 
 
 WEIGHTING = _Weighting(K1=K1)
+
+
+class _WeightedFrequencies(formats.Frequency):  # type: ignore[misc]
+    """Whoosh's term frequencies, given as ``(term, weight)`` pairs already counted.
+
+    A message's terms come weighted (its own, its neighbours', its date's; see
+    :func:`_message_terms`), so they are handed to Whoosh once per distinct term with their
+    weight, rather than as a token stream repeated by weight, which Whoosh would walk token by
+    token. A term's frequency (what Whoosh adds up as the field's length) is its weight rounded.
+    """
+
+    def word_values(self, value: Any, analyzer: Any, **kwargs: Any) -> Iterator[tuple[str, int, float, bytes]]:
+        boost = self.field_boost
+        for term, weight in value:
+            frequency = max(1, round(weight))
+            yield term, frequency, weight * boost, pack_uint(frequency)
+
+
+class _WeightedText(fields.TEXT):  # type: ignore[misc]
+    """The ``message`` field: analysed like any text when queried, indexed from weighted terms."""
+
+    def __init__(self) -> None:
+        super().__init__(analyzer=ANALYZER, phrase=False)
+        self.format = _WeightedFrequencies()
+
+
 MESSAGE_FIELDS = ("message", "speaker")
 
 
@@ -219,7 +263,7 @@ def _schema() -> fields.Schema:
         error=fields.STORED(),
         session=fields.ID(stored=True),
         session_id=fields.STORED(),
-        message=fields.TEXT(analyzer=ANALYZER, phrase=False),  # a message's words and its neighbours'
+        message=_WeightedText(),  # a message's words and its neighbours', weighted (see _message_terms)
         speaker=fields.TEXT(analyzer=ANALYZER, phrase=False),  # who said a message, when known
         date=fields.STORED(),  # a message's session date, as its transcript writes it
         day=fields.ID(stored=True),  # the same as an ISO date, for since/until
@@ -363,6 +407,35 @@ class _Codec(W3Codec):  # type: ignore[misc]
 
     def new_segment(self, storage: Any, indexname: str) -> Any:
         return W3Segment(W3Codec(), indexname, segid="".join(secrets.choice(_SEGMENT_CHARS) for _ in range(16)))
+
+    def field_writer(self, storage: Any, segment: Any) -> Any:
+        return _FieldWriter(self, storage, segment)
+
+
+class _FieldWriter(W3FieldWriter):  # type: ignore[misc]
+    """Whoosh's postings writer, reading each document's field lengths once rather than once per posting.
+
+    Whoosh looks a document's length up for every posting it writes (to bound each block's
+    scores), through a column reader: a fifth of the time of indexing long messages.
+    """
+
+    def add_postings(self, schema: Any, lengths: Any, items: Any) -> None:
+        super().add_postings(schema, _Lengths(lengths) if lengths else lengths, items)
+
+
+class _Lengths:
+    """A segment's field lengths, each field's read into a list the first time it is asked for."""
+
+    def __init__(self, lengths: Any) -> None:
+        self._lengths = lengths
+        self._fields: dict[str, list[int]] = {}
+
+    def doc_field_length(self, docnum: int, fieldname: str, default: int = 0) -> int:
+        column = self._fields.get(fieldname)
+        if column is None:
+            read = self._lengths.doc_field_length
+            column = self._fields[fieldname] = [read(doc, fieldname) for doc in range(self._lengths.doc_count_all())]
+        return column[docnum] if docnum < len(column) else default
 
 
 _SEGMENT_CHARS = "0123456789abcdefghijklmnopqrstuvwxyz"  # what Whoosh's own segment names use
@@ -699,6 +772,7 @@ class SearchIndex:
         self._validities: _Validities | None = None  # of the open searcher: see _not_current
         self._decoded = _Postings()  # what _rank decoded from the open index's segments
         self._live: tuple[Any, Any] = (None, None)  # a searcher, and per document of it: not deleted
+        self._users: tuple[Any, Any] = (None, None)  # a searcher, and per document of it: a user's message
         self._known_all: tuple[bytes | None, dict[str, tuple[Any, ...]]] | None = None  # known() of one manifest
         self._lists: dict[str, indexed.SegmentFiles] = {}  # what each segment indexed, by segment id
         self._segment_digests: dict[str, list[str]] = {}  # per segment: each document's file sha256 (see _digests)
@@ -775,6 +849,7 @@ class SearchIndex:
         self._transcript_stats = {}
         self._validities = None
         self._live = (None, None)
+        self._users = (None, None)
         with contextlib.suppress(Exception):  # closing a damaged index must not fail
             if searcher is not None:
                 searcher.close()
@@ -1294,8 +1369,8 @@ class SearchIndex:
         for problem in problems:
             report.problems.append(Problem(rel, f"byte {problem.offset}: {problem.reason}"))
         day = written_date(meta["date"])
-        date_terms = list(ANALYZER.stems(date_words(day) if day else meta["date"] or "")) * DATE_WEIGHT
-        own = [list(ANALYZER.stems(text_of(e.item))) for e in messages]
+        date_terms = list(ANALYZER.stems(date_words(day) if day else meta["date"] or ""))
+        own = [Counter(ANALYZER.stems(text_of(e.item))) for e in messages]
         for i in range(context, len(messages)):
             entry = messages[i]
             if entry.n <= floor:
@@ -1669,7 +1744,7 @@ class SearchIndex:
                     else:
                         terms = self._terms(text, searcher, "message")
                         pairs = [(f, t) for t in terms for f in MESSAGE_FIELDS]
-                        found = self._rank(searcher, pairs, k, filters[1:])
+                        found = self._rank(searcher, pairs, k, filters[1:], asked_by_user=first_person(text))
                     if session:  # whatever the index returned, nothing from another transcript
                         found = [(s, score) for s, score in found if s.get("session") == session]
                     indexed = {s["session"]: self._transcript_stat(s["session"]) for s, _ in found}
@@ -1693,7 +1768,8 @@ class SearchIndex:
         return hits
 
     def _rank(self, searcher: Any, pairs: list[tuple[str, str]], k: int, filters: list[Any],
-              hidden: set[int] | None = None) -> list[tuple[dict[str, Any], float]]:  # fmt: skip
+              hidden: set[int] | None = None, *,
+              asked_by_user: bool = False) -> list[tuple[dict[str, Any], float]]:  # fmt: skip
         """The top ``k`` documents for an OR of ``(field, term)`` pairs by BM25F, scored straight from the postings.
 
         The same scores and order as Whoosh's search of ``Or([Term(field, term), ...])`` under
@@ -1703,10 +1779,13 @@ class SearchIndex:
         ``title``, ``body`` and ``tags``, and only messages ``message`` and ``speaker``, so no
         filter by kind is needed; ``filters`` are Whoosh queries every hit must match, and no
         document of ``hidden`` is returned. A message whose ``speaker`` the query names scores
-        :data:`SPEAKER_BONUS` more (Whoosh's own search, for queries with syntax, has no such rule).
+        :data:`SPEAKER_BONUS` more, and with ``asked_by_user`` a user's message :data:`USER_BONUS`
+        more (Whoosh's own search, for queries with syntax, has neither rule).
         """
         leaves = [(leaf.reader(), offset) for leaf, offset in searcher.leaf_searchers()]
         scores, matched = self._scores(searcher, leaves, pairs)
+        if asked_by_user and USER_BONUS:
+            scores[self._user_docs(searcher)] *= 1 + USER_BONUS
         matched &= self._allowed(searcher, leaves, filters, hidden)
         best = _top(np.flatnonzero(matched), scores, k)
         return [(searcher.stored_fields(int(doc)), float(scores[doc])) for doc in best]
@@ -1721,7 +1800,7 @@ class SearchIndex:
         for name, term in dict.fromkeys(pairs):
             if (name, term) not in reader:
                 continue
-            k1 = WEIGHTING.K1 * (CONTEXT_WEIGHTS[0] if name == "message" else 1)
+            k1 = WEIGHTING.K1 * (WEIGHT_SCALE if name == "message" else 1)
             b = WEIGHTING._field_B.get(name, WEIGHTING.B)
             avgfl = searcher.avg_field_length(name) or 1
             idf = searcher.idf(name, term)
@@ -1848,6 +1927,14 @@ class SearchIndex:
                     live[np.fromiter(leaf.deleted_docs_set, np.int64) + offset] = False
             self._live = (searcher, live)
         return self._live[1]
+
+    def _user_docs(self, searcher: Any) -> Any:
+        """Per document of ``searcher``: True for a message whose role is ``user`` (made once per searcher)."""
+        if self._users[0] is not searcher:
+            users = np.zeros(searcher.doc_count_all(), dtype=bool)
+            users[np.fromiter(searcher.docs_for_query(query.Term("role", "user")), np.int64)] = True
+            self._users = (searcher, users)
+        return self._users[1]
 
     def _transcript_stat(self, rel: str) -> tuple[int, int] | None:
         """The ``(mtime_ns, size)`` a transcript was indexed at (cached until the searcher changes)."""
@@ -2043,19 +2130,48 @@ def speaker_of(item: dict[str, Any]) -> str | None:
     return match[1] if match else None
 
 
-def _message_terms(own: list[list[str]], i: int, date_terms: list[str]) -> list[str] | None:
-    """The terms of message ``i``: its own words, its neighbours' and its date's, repeated by weight.
+def first_person(text: str) -> bool:
+    """Whether a question is in the first person ("my", "I'm"): the user asking about themselves."""
+    return any(word.replace("’", "'") in FIRST_PERSON for word in _WORD.findall(text.lower()))
 
-    A message with no words of its own gets none: it could only be found by its neighbours'.
+
+def _message_terms(own: list[Counter[str]], i: int, date_terms: list[str]) -> list[tuple[str, float]] | None:
+    """The terms of message ``i`` with their weights: its own words, its neighbours' and its date's.
+
+    Weights are those of :data:`CONTEXT_WEIGHTS` times :func:`_context_share` for neighbours,
+    :data:`DATE_WEIGHT` for the date's words, all times :data:`WEIGHT_SCALE`. A message with no
+    words of its own gets none: it could only be found by its neighbours'.
     """
     if not own[i]:
         return None
-    terms = own[i] * CONTEXT_WEIGHTS[0]
+    length = own[i].total()
+    weights: dict[str, float] = {term: count * CONTEXT_WEIGHTS[0] for term, count in own[i].items()}
     for distance, weight in enumerate(CONTEXT_WEIGHTS[1:], 1):
         for j in (i - distance, i + distance):
-            if 0 <= j < len(own):
-                terms += own[j] * weight
-    return terms + date_terms
+            share = weight * _context_share(length, own[j].total()) if 0 <= j < len(own) and own[j] else 0.0
+            if share > 0:
+                for term, count in own[j].items():
+                    weights[term] = weights.get(term, 0.0) + count * share
+    if DATE_WEIGHT > 0:
+        for term in date_terms:
+            weights[term] = weights.get(term, 0.0) + DATE_WEIGHT
+    return [(term, weight * WEIGHT_SCALE) for term, weight in weights.items()]
+
+
+def _context_share(own: int, other: int) -> float:
+    """How much of a neighbour's words (``other`` terms) a message of ``own`` terms takes, from 0 to 1.
+
+    Whole for a short message beside a neighbour no longer than :data:`CONTEXT_FULL_TERMS`
+    (or than itself); less as the message grows, nothing from :data:`CONTEXT_ALONE_TERMS`
+    terms on; and a longer neighbour's words are scaled down to that many, so what a message
+    takes from a neighbour never outweighs what it says itself.
+    """
+    if own >= CONTEXT_ALONE_TERMS or other <= 0:
+        return 0.0
+    fade = 1.0
+    if own > CONTEXT_FULL_TERMS:
+        fade = (CONTEXT_ALONE_TERMS - own) / (CONTEXT_ALONE_TERMS - CONTEXT_FULL_TERMS)
+    return fade * min(1.0, max(own, CONTEXT_FULL_TERMS) / other)
 
 
 def namespace_terms(namespace: str) -> list[str]:
