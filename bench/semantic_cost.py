@@ -74,8 +74,10 @@ def main() -> int:
         vault = memfs.Vault.open(folder / "vault", create=True, durable=False, embedder=model)
         start = time.process_time()
         embedded = vault.reindex().embedded
-        report["embed"] = {"memories": embedded,
-                           "cpu_ms_per_memory": round((time.process_time() - start) * 1000 / max(1, embedded), 2)}
+        report["embed"] = {
+            "memories": embedded,
+            "cpu_ms_per_memory": round((time.process_time() - start) * 1000 / max(1, embedded), 2),
+        }
         sample = [str(m["body"]) for m in corpus.memories(100, seed=5)]
         start = time.process_time()
         for text in sample:
@@ -94,7 +96,8 @@ def main() -> int:
             both["query_embedding"].append((time.perf_counter() - start) * 1000)
         report["search"] = {name: stats(samples) for name, samples in both.items()}
         report["search"]["meaning_adds_p50_ms"] = round(
-            statistics.median(a - b for a, b in zip(both["by_meaning"], both["by_words"], strict=True)), 2)
+            statistics.median(a - b for a, b in zip(both["by_meaning"], both["by_words"], strict=True)), 2
+        )
         writes: dict[str, list[float]] = {"with_model": [], "without_model": []}
         plain = memfs.Vault.open(folder / "vault", durable=False, embedder=None)
         for i in range(30):
