@@ -261,6 +261,7 @@ def test_a_search_embeds_within_its_budget_and_reindex_embeds_all(vault_dir: Pat
         assert "every memory embedded" in next(f.message for f in vault.doctor() if f.check == "search")
 
 
+@pytest.mark.slow
 def test_two_processes_add_vectors_to_one_file(alice: memfs.Vault, vault_dir: Path) -> None:
     alice.close()
     script = (
