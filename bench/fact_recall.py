@@ -73,7 +73,7 @@ def memfs_rows(conv: dict[str, Any], folder: Path, weights: list[float]) -> dict
     for name, (by_meaning, weight) in settings.items():
         if by_meaning and vault.semantic is None:
             continue
-        semantic.SEMANTIC_WEIGHT = weight
+        vault.engine.semantic_weight = weight
         rows, latencies = [], []
         for q in conv["questions"]:
             start = time.perf_counter()

@@ -87,7 +87,7 @@ from .layout import (
     label,
 )
 from .paths import clean_relpath
-from .semantic import EMBED_BUDGET_SECONDS, Embedder, VectorStore, embed_missing, embed_text
+from .semantic import EMBED_BUDGET_SECONDS, SEMANTIC_WEIGHT, Embedder, VectorStore, embed_missing, embed_text
 from .transcript import classify_tail, partial_heading
 
 log = logging.getLogger(__name__)
@@ -189,6 +189,8 @@ class WriteEngine:
             self.index = SearchIndex(root, self.state_dir / "index", lock_timeout=lock_timeout)
             #: The vectors of the memories for search by meaning, or None (no model: search by words).
             self.vectors = VectorStore(self.state_dir / "vectors", embedder, index_key()) if embedder else None
+            #: The model's share in a fused score (:data:`memfs.semantic.SEMANTIC_WEIGHT`).
+            self.semantic_weight = SEMANTIC_WEIGHT
             self.index.sweep_asides()
         self.freshness = freshness
 
@@ -1540,7 +1542,7 @@ class WriteEngine:
             return None
         try:
             self._embed(budget=EMBED_BUDGET_SECONDS)
-            return Dense(self.vectors.query(query), self.vectors)
+            return Dense(self.vectors.query(query), self.vectors, self.semantic_weight)
         except (SemanticSearchError, OSError) as exc:
             if semantic:
                 raise SemanticSearchError(f"search by meaning failed: {exc}") from exc

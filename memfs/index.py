@@ -73,7 +73,7 @@ from .freshness import ChangeFinder, Stat, file_stat, walk
 from .items import text_of
 from .layout import CONTENT_DIRS, in_namespace, is_transcript, split_memory_path
 from .lifecycle import CURRENT, Validity, check, validity
-from .semantic import SEMANTIC_WEIGHT, VectorStore, z_scores
+from .semantic import VectorStore, z_scores
 
 log = logging.getLogger(__name__)
 
@@ -559,12 +559,12 @@ class Dense:
     Attributes:
         vector: The query's unit vector.
         vectors: The memories' vectors, by the sha256 of their files.
-        weight: The share of the model's similarity in the fused score (:data:`memfs.semantic.SEMANTIC_WEIGHT`).
+        weight: The share of the model's similarity in the fused score (by default :data:`memfs.semantic.SEMANTIC_WEIGHT`).
     """
 
     vector: Any
     vectors: VectorStore
-    weight: float = SEMANTIC_WEIGHT
+    weight: float
 
 
 @dataclass(frozen=True)
