@@ -559,7 +559,7 @@ class Dense:
     Attributes:
         vector: The query's unit vector.
         vectors: The memories' vectors, by the sha256 of their files.
-        weight: The share of the model's similarity in the fused score (by default :data:`memfs.semantic.SEMANTIC_WEIGHT`).
+        weight: The model's share of the fused score (default: :data:`memfs.semantic.SEMANTIC_WEIGHT`).
     """
 
     vector: Any
