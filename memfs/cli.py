@@ -28,13 +28,14 @@ from rich.progress import Progress
 from rich.table import Table
 
 from . import __version__
+from .claudecode import EXPORT_FORMATS, Note, check_parent, claude_md, memory_folder, write_file, write_folder
 from .credentials import secret_advice
 from .dates import iso_range
 from .errors import MemfsError, SecretError
 from .exchange import FORMATS, write_export
 from .history import DEFAULT_PERSON, Identity, configured_identity
 from .items import text_of
-from .layout import ARCHIVE_DIR, label
+from .layout import ARCHIVE_DIR, MEMORIES_DIR, label
 from .lifecycle import Validity
 from .paths import clean_namespace
 from .proposals import Proposal
@@ -460,21 +461,58 @@ def diff(vault: Vault, rev_a: str, rev_b: str | None, path: str | None) -> None:
 @cli.command(name="export")
 @vault_option
 @click.option("--namespace", "-n", help="Only this namespace (and those under it).")
+@click.option("--format", "format_", type=click.Choice(EXPORT_FORMATS), default="jsonl", show_default=True,
+              help="jsonl (what `memfs import` reads back exactly), claude-code (a Claude Code memory folder "
+                   "with its MEMORY.md index) or claude-md (one CLAUDE.md).")  # fmt: skip
 @click.argument("path", required=False, default="-")
 @_with_vault
-def export_(vault: Vault, namespace: str | None, path: str) -> None:
-    """Write every memory as JSON Lines to PATH (default: stdout) that `memfs import` reads back exactly."""
+def export_(vault: Vault, namespace: str | None, format_: str, path: str) -> None:
+    """Write every memory to PATH (default: stdout) as JSON Lines, a Claude Code folder or a CLAUDE.md.
+
+    JSON Lines is what `memfs import` reads back exactly; a folder or a file already there is
+    never written over, and a missing folder is an error, never made.
+    """
+    if format_ != "jsonl":
+        _export_to_claude(vault, namespace, format_, path)
+        return
+    target = None if path == "-" else Path(path).expanduser()
+    if target is not None:
+        check_parent(target)  # before the work: a mistyped folder is said, never made
     lines, skipped = vault.export(namespace)
-    if path == "-":
+    if target is None:
         click.echo("".join(lines), nl=False)
     else:
-        write_export(Path(path).expanduser(), lines)
+        write_export(target, lines)
         _out().print(f"exported {len(lines)} memories to {_m(path)}")
     for item in skipped:
         click.echo(f"skipped {shown(item.source)}: {shown(item.reason)}", err=True)
     if skipped:
         raise click.ClickException(f"{len(skipped)} files could not be read and are not in the export "
                                    "(`memfs doctor` says why); fix them and export again")  # fmt: skip
+
+
+def _export_to_claude(vault: Vault, namespace: str | None, format_: str, path: str) -> None:
+    """``export --format claude-code|claude-md``: the current memories, named within the namespace given."""
+    if path == "-" and format_ == "claude-code":
+        raise _BadValue("--format claude-code writes a folder; give its PATH")
+    base = clean_namespace(namespace) if namespace else None
+    namespaces = [base] if base else _outermost(vault.namespaces())
+    notes = []
+    for ns in namespaces:
+        for memory in vault.memories(ns).list():
+            name = memory.path.removeprefix(MEMORIES_DIR + "/")
+            if base:
+                name = name.removeprefix(base + "/")
+            notes.append(Note(name, memory.title, memory.metadata, memory.body))
+    if format_ == "claude-md":
+        text = claude_md(notes)
+        if path == "-":
+            click.echo(text, nl=False)
+            return
+        write_file(Path(path).expanduser(), text)
+    else:
+        write_folder(Path(path).expanduser(), memory_folder(notes))
+    _out().print(f"exported {len(notes)} memories to {_m(path)} ({format_})")
 
 
 @cli.command(name="import")

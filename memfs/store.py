@@ -14,7 +14,7 @@ import os
 import secrets
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -585,6 +585,7 @@ class MemoryStore:
         session: str | None = None,
         on_secret: str = "redact",
         as_written: bool = False,
+        arriving: Collection[str] = (),
     ) -> str:
         """Write a file of the namespace from its whole text and commit it; returns what was written.
 
@@ -610,6 +611,8 @@ class MemoryStore:
             on_secret: ``redact``, ``refuse`` or ``allow`` a credential.
             as_written: Stamp nothing (see :meth:`stamp`): an import putting back a memory as
                 memfs exported it.
+            arriving: Ids of memories the same commit writes (an import, an accept): the validity
+                keys (``supersedes``, ``superseded_by``) may name them before they exist.
         """
         _check_policy(on_secret)
         rel = self._vault_path(clean_relpath(_check_name(name, on_secret)))
@@ -622,7 +625,7 @@ class MemoryStore:
             op = "create" if create else "update"
             written = loads(final).metadata if rel.endswith(".md") else {}
             if any(key in written for key in lifecycle.KEYS):  # most writes have none: no read of the file
-                self._check_validity(written, {} if create else self._metadata_now(rel))
+                self._check_validity(written, {} if create else self._metadata_now(rel), arriving=arriving)
             if not create:
                 self.engine.commit_edits_first([rel])
             doc_trailers = {"Memfs-Op": op, **(trailers or {})}
@@ -952,14 +955,15 @@ class MemoryStore:
         doc = Document.new(meta, body if body.endswith("\n") or not body else body + "\n")
         return screen_secrets(doc, on_secret)  # before the slug: a title's token must not become a name
 
-    def _check_validity(self, metadata: Mapping[str, Any], before: Mapping[str, Any] | None = None) -> None:
+    def _check_validity(self, metadata: Mapping[str, Any], before: Mapping[str, Any] | None = None, *,
+                        arriving: Collection[str] = ()) -> None:  # fmt: skip
         """Refuse validity keys that are malformed, or that newly name a memory the vault does not hold.
 
         An id already named before this write is not looked up again: a memory whose predecessor
-        was deleted can still be edited.
+        was deleted can still be edited; nor is one of ``arriving``, written by the same commit.
         """
         named = lifecycle.check(metadata)
-        known = set(lifecycle.named(before or {}))
+        known = set(lifecycle.named(before or {})) | set(arriving)
         for memory_id in named:
             if memory_id not in known and self.engine.path_of(memory_id) is None \
                     and not self._proposes_id(memory_id):  # fmt: skip
