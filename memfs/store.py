@@ -41,6 +41,7 @@ from .history import Revision
 from .index import Hit
 from .layout import in_namespace, label, memory_path, name_in, namespace_prefix
 from .paths import clean_memory_path, clean_relpath, slugify
+from .phrasing import headline
 from .proposals import Proposal
 from .settings import load as load_settings
 from .similar import CONTAINMENT, JACCARD, Likeness, query_words, terms
@@ -278,7 +279,8 @@ class MemoryStore:
 
         Args:
             body: The memory's Markdown text.
-            title: A short title; the file name is made from it (or from the body).
+            title: A short title; the file name is made from it. Without one, the body's first
+                sentence is the title (:func:`memfs.phrasing.headline`).
             tags: Tags for filtering and search.
             type: ``fact``, ``preference``, ``event``, ``instruction``, ``note``, ...
             path: An explicit name inside the namespace instead of a slug of the title.
@@ -298,6 +300,8 @@ class MemoryStore:
         """
         if if_similar not in IF_SIMILAR:
             raise InvalidArgumentError(f"if_similar must be one of {list(IF_SIMILAR)}, got {if_similar!r}")
+        if title is None and not (metadata and "title" in metadata):
+            title = _headline(body)  # a readable title, in any script, rather than the file's slug
         doc = self._new_document(body, title=title, tags=tags, type=type, metadata=metadata, source=source,
                                  provenance=provenance, session=session, on_secret=on_secret)  # fmt: skip
         meta = doc.metadata
@@ -998,6 +1002,9 @@ class MemoryStore:
         return memory_path(self.namespace, name)
 
     def _free_path(self, slug: str) -> str:
+        first = self._vault_path(f"{slug}.md")
+        if case_twin(self.engine.root, first.rsplit("/", 1)[0]) is not None:  # the namespace's own folder
+            self._check_case_clash(first)
         for n in range(1, 10_000):
             rel = self._vault_path(f"{slug}.md" if n == 1 else f"{slug}-{n}.md")
             if not os.path.lexists(self.engine.root / rel) and not case_twin(self.engine.root, rel):
@@ -1006,8 +1013,14 @@ class MemoryStore:
 
     def _check_case_clash(self, rel: str) -> None:
         twin = case_twin(self.engine.root, rel)
-        if twin is not None:
-            raise AlreadyExistsError(f"{twin} already exists there and differs only in case")
+        if twin is None:
+            return
+        there = as_cased(self.engine.root, rel)
+        ours, theirs = rel.rsplit("/", 1)[0], there.rsplit("/", 1)[0]
+        if ours != theirs:  # a folder on the way: the namespace is written another way
+            raise AlreadyExistsError(f"{ours} differs only in case from {theirs}, which already exists; "
+                                     f"write it as {theirs} (such names clash on macOS and Windows)")  # fmt: skip
+        raise AlreadyExistsError(f"{rel} differs only in case from {there}, which already exists")
 
     def _files_under(self, rel: str) -> builtins.list[str]:
         found = []
@@ -1121,6 +1134,17 @@ def _trailers(op: str, doc: Document) -> dict[str, str]:
     return trailers
 
 
+def _headline(body: object) -> str | None:
+    """The title of a memory added without one: its first sentence (None for a body the checks refuse)."""
+    if not isinstance(body, str) or "\x00" in body:
+        return None
+    try:
+        body.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return headline(body) or None
+
+
 def _first_line(body: str) -> str:
     for line in body.splitlines():
         words = line.strip("# \t").split()
@@ -1155,6 +1179,21 @@ def _check_tags(tags: Sequence[str]) -> tuple[str, ...]:
             raise InvalidArgumentError(f"a tag must be a non-empty string without commas, got {tag!r}")
         out.append(tag.strip())
     return tuple(out)
+
+
+def as_cased(root: os.PathLike[str], rel: str) -> str:
+    """``rel`` with each part that differs only in case from an existing name written as that name."""
+    current, parts = os.fspath(root), []
+    for part in rel.split("/"):
+        try:
+            names = os.listdir(current)
+        except (FileNotFoundError, NotADirectoryError):
+            names = []
+        if part not in names:
+            part = next((n for n in names if n.casefold() == part.casefold()), part)
+        parts.append(part)
+        current = os.path.join(current, part)
+    return "/".join(parts)
 
 
 def case_twin(root: os.PathLike[str], rel: str) -> str | None:
