@@ -1142,7 +1142,7 @@ def _headline(body: object) -> str | None:
         body.encode("utf-8")
     except UnicodeEncodeError:
         return None
-    return headline(body) or None
+    return headline(redact(body)[0]) or None  # a credential never reaches a title (nor the name made of it)
 
 
 def _first_line(body: str) -> str:
