@@ -15,7 +15,9 @@ import json
 import logging
 import os
 import re
+import shutil
 import sys
+import tempfile
 import time
 import warnings
 from collections.abc import Callable, Iterator
@@ -24,6 +26,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import click
+from click.shell_completion import get_completion_class
 from rich.console import Console
 from rich.markup import escape as _rich_escape
 from rich.measure import Measurement
@@ -420,11 +423,19 @@ def ls(vault: Vault, as_json: bool, namespace: str | None, type_: str | None, ta
         _print_json([_memory_dict(vault, m, history=history) for m in memories])
         return
     table = Table("path", "title", "type", "tags", "updated", *(["state"] if history else []), box=None)
+    rows = []
     for m in memories:
         state = [_m(_held(m.state(), m.validity))] if history else []
-        table.add_row(_m(label(m.path)), _m(m.title), _m(m.type or ""),
-                      _m(", ".join(m.tags)), _m((_updated(vault, m) or "")[:10]), *state)  # fmt: skip
-    _print_table(table)
+        rows.append([_m(label(m.path)), _m(m.title), _m(m.type or ""), _m(", ".join(m.tags)),
+                     _m((_updated(vault, m) or "")[:10]), *state])  # fmt: skip
+        table.add_row(*rows[-1])
+    out = _out()
+    if out.is_terminal and Measurement.get(out, out.options.update(width=1_000_000), table).maximum > out.width:
+        for path, *rest in rows:  # a narrow terminal: the path on a line of its own, never cut, the rest below
+            out.print(f"[bold]{path}[/]")
+            out.print("  [dim]" + " · ".join(cell for cell in rest if cell) + "[/]", soft_wrap=False)  # at words
+    else:
+        _print_table(table)
     problems = vault.problems()
     for problem in problems:
         click.echo(shown(f"skipped {problem.path}: {problem.reason}"), err=True)
@@ -1379,6 +1390,60 @@ def reindex(vault: Vault, full: bool, quiet: bool) -> None:
                  f"{len(report.removed)} removed, {len(report.problems)} skipped (malformed or too large)")  # fmt: skip
     for problem in report.problems:
         click.echo(shown(f"skipped {problem.path}: {problem.reason}"), err=True)
+
+
+@cli.command()
+@vault_option
+@author_option
+@click.argument("ref")
+@click.option("--on-secret", type=click.Choice(ON_SECRET), default="refuse", show_default=True,
+              help="A credential the edit brings in: refuse it, redact it, or allow it.")  # fmt: skip
+@_writing
+def edit(vault: Vault, ref: str, on_secret: str) -> None:
+    """Open a memory (REF: a path or an id) in $VISUAL or $EDITOR; commit what you save, as you.
+
+    The text goes through every check of a write (front matter, credentials) and `updated` is
+    stamped. Text memfs cannot take is kept in a file whose name the error gives: nothing typed
+    is lost.
+    """
+    store, rel = vault.resolve(ref)
+    before = vault.read_bytes(rel)
+    folder = Path(tempfile.mkdtemp(prefix="memfs-edit-"))  # private to you (0700)
+    draft = folder / Path(rel).name
+    draft.write_bytes(before)
+    keep = False
+    try:
+        click.edit(filename=str(draft))  # $VISUAL, else $EDITOR, else a default; ClickException if it fails
+        after = draft.read_bytes()
+        if after == before:
+            _out().print(f"no change to {_m(label(rel))}")
+            return
+        try:
+            store.write_text(name_in(rel, store.namespace), after.decode("utf-8"), create=False, expect=before,
+                             before=before.decode("utf-8", "replace"), on_secret=on_secret)  # fmt: skip
+        except (MemfsError, UnicodeDecodeError) as exc:
+            keep = True
+            said = (
+                f"{label(rel)} is unchanged: {exc}; your text is kept in {draft} (fix it and copy it over the memory)"
+            )
+            raise click.ClickException(shown(said)) from None
+    finally:
+        if not keep:
+            shutil.rmtree(folder, ignore_errors=True)
+    _out().print(f"edited [bold]{_m(label(rel))}[/], committed as {_m(str(vault.author))}")
+
+
+@cli.command()
+@click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
+def completion(shell: str) -> None:
+    """Print the script that completes memfs's commands and options in SHELL (click's completion).
+
+    bash: add `eval "$(memfs completion bash)"` to ~/.bashrc; zsh: the same with zsh in
+    ~/.zshrc; fish: `memfs completion fish > ~/.config/fish/completions/memfs.fish`.
+    """
+    found = get_completion_class(shell)
+    assert found is not None  # click.Choice let only the shells click knows through
+    click.echo(found(cli, {}, "memfs", "_MEMFS_COMPLETE").source())
 
 
 @cli.command()

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import pty
+import re
+import struct
 import subprocess
+import sys
+import termios
 from pathlib import Path
 
 import pytest
@@ -442,3 +448,112 @@ def test_ls_and_search_agree_on_the_time_of_a_file_without_front_matter(root: Pa
     found = json.loads(run("search", "--vault", str(root), "kumquat", "--json"))
     assert listed["memories/users/alice/by-hand.md"] == found[0]["updated"] == "2023-11-14T22:13:20Z"
     assert "2023-11-14" in run("ls", "--vault", str(root))
+
+
+# -- 12. edit in $EDITOR, shell completion, ls on a narrow terminal -------------------------------
+
+
+def editor(tmp_path: Path, old: str, new: str) -> str:
+    """An editor command (a real program) that replaces ``old`` by ``new`` in the file it is given."""
+    script = tmp_path / "editor.py"
+    script.write_text(
+        f"import sys, pathlib\np = pathlib.Path(sys.argv[1])\np.write_text(p.read_text().replace({old!r}, {new!r}))\n"
+    )
+    return f"{sys.executable} {script}"
+
+
+def test_edit_opens_the_memory_and_commits_it_as_the_person(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    git(root, "config", "user.name", "Pat")
+    git(root, "config", "user.email", "pat@example.com")
+    monkeypatch.setenv("EDITOR", editor(tmp_path, "window", "aisle"))
+    monkeypatch.delenv("VISUAL", raising=False)
+    assert "edited users/alice/seat.md, committed as Pat" in run("edit", "--vault", str(root), "users/alice/seat.md")
+    text = (root / "memories/users/alice/seat.md").read_text()
+    assert "Alice likes aisle seats." in text
+    assert git(root, "log", "-1", "--format=%an|%s") == "Pat|memory: update users/alice/seat.md\n"
+    assert git(root, "status", "--porcelain") == ""
+    memory_id = json.loads(run("show", "--vault", str(root), "users/alice/seat.md", "--json"))["id"]
+    monkeypatch.setenv("EDITOR", editor(tmp_path, "aisle", "middle"))
+    run("edit", "--vault", str(root), memory_id)  # by id too
+    assert "middle seats" in (root / "memories/users/alice/seat.md").read_text()
+
+
+@pytest.mark.parametrize(("old", "new", "says"), [
+    ("title: Seat", "title: [Seat", "front matter"),
+    ("Alice likes", "token ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8 Alice likes", "credential"),
+])  # fmt: skip
+def test_an_edit_memfs_refuses_changes_nothing_and_keeps_the_text(
+    root: Path, tmp_path: Path, old: str, new: str, says: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = (root / "memories/users/alice/seat.md").read_bytes()
+    monkeypatch.setenv("EDITOR", editor(tmp_path, old, new))
+    line = error_line("edit", "--vault", str(root), "users/alice/seat.md")
+    assert says in line and "unchanged" in line
+    kept = Path(line.split("kept in ")[1].split(" (fix")[0])
+    assert new in kept.read_text()  # what was typed is not lost
+    assert (root / "memories/users/alice/seat.md").read_bytes() == before
+    monkeypatch.setenv("EDITOR", "true")  # saved nothing
+    assert "no change" in run("edit", "--vault", str(root), "users/alice/seat.md")
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_completion_scripts_complete_commands(shell: str) -> None:
+    assert "_MEMFS_COMPLETE" in run("completion", shell)
+    done = CliRunner().invoke(
+        cli,
+        [],
+        prog_name="memfs",
+        env={
+            "_MEMFS_COMPLETE": f"{shell}_complete",
+            "COMP_WORDS": "memfs sea",
+            "COMP_CWORD": "sea" if shell == "fish" else "1",
+        },  # fish passes the word, the others its place
+    )
+    assert "search" in done.output and "export" not in done.output
+
+
+@pytest.mark.parametrize("columns", [40, 60])
+def test_ls_fits_a_narrow_terminal_without_cutting_paths(root: Path, columns: int) -> None:
+    run(
+        "add",
+        "--vault",
+        str(root),
+        "-n",
+        "users/alice",
+        "--title",
+        "A rather long title for a narrow screen",
+        "--tag",
+        "travel",
+        "--tag",
+        "flights",
+        "Alice flies to Lisbon every spring for work.",
+    )
+    parent, child = pty.openpty()
+    fcntl.ioctl(child, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+    env = {**os.environ, "PYTHONPATH": str(Path(memfs.__file__).parent.parent)}
+    env.pop("COLUMNS", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from memfs.cli import main; main()", "ls", "--vault", str(root)],
+        stdout=child,
+        stderr=child,
+        stdin=subprocess.DEVNULL,
+        env=env,
+    )
+    os.close(child)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(parent, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(parent)
+    assert proc.wait() == 0
+    lines = re.sub(r"\x1b\[[0-9;]*m", "", b"".join(chunks).decode()).splitlines()
+    assert "users/alice/a-rather-long-title-for-a-narrow-screen.md" in lines  # a path whole, on its own line
+    assert any("travel, flights" in line for line in lines)
+    assert all(len(line) <= columns for line in lines if not line.startswith("users/"))
