@@ -617,7 +617,7 @@ def export_(vault: Vault, namespace: str | None, format_: str, path: str, quiet:
     if target is not None:
         check_parent(target)  # before the work: a mistyped folder is said, never made
     with _working("exporting", quiet=quiet):
-        lines, skipped = vault.export(namespace)
+        lines, skipped = vault.export(_namespace(vault, namespace) if namespace else None)
     if target is None:
         click.echo("".join(lines), nl=False)
     else:
@@ -635,7 +635,7 @@ def _export_to_claude(vault: Vault, namespace: str | None, format_: str, path: s
     """``export --format claude-code|claude-md``: the current memories, named within the namespace given."""
     if path == "-" and format_ == "claude-code":
         raise _BadValue("--format claude-code writes a folder; give its PATH")
-    base = clean_namespace(namespace) if namespace else None
+    base = _namespace(vault, namespace) if namespace else None
     namespaces = [base] if base else _outermost(vault.namespaces())
     notes = []
     for ns in namespaces:
@@ -826,12 +826,17 @@ def rm(vault: Vault, ref: str) -> None:
 @click.argument("new_path")
 @_writing
 def mv(vault: Vault, ref: str, new_path: str) -> None:
-    """Move a memory: NEW_PATH is a path like REF (users/bob/seat.md), or a new name in the same folder.
+    """Move a memory to NEW_PATH: a path like REF (users/bob/seat.md), or a name in its namespace.
 
-    Its id, content and history go with it (git sees a rename).
+    NEW_PATH is read as REF is when it starts with a top folder of memories/ (users/...) or with
+    memories/; otherwise it is inside the memory's namespace (seat-2.md, old/seat.md). Its id,
+    content and history go with it (git sees a rename).
     """
     store, rel = vault.resolve(ref)
-    if "/" not in new_path.removeprefix(MEMORIES_DIR + "/"):  # a name alone: the same folder
+    top = new_path.split("/", 1)[0]
+    folder = vault.root / MEMORIES_DIR / top
+    vault_wide = top == MEMORIES_DIR or ("/" in new_path and folder.is_dir() and not folder.is_symlink())
+    if not vault_wide:  # inside the namespace, as before
         memory = store.move(rel, new_path)
         _out().print(f"moved to {_m(memory.path)}")
         return

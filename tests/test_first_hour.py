@@ -277,6 +277,7 @@ def test_counts_have_their_own_flag_and_n_filters_by_namespace(root: Path) -> No
         ("users/carol/seat.md", "users/carol/seat.md"),  # one that does not exist yet
         ("memories/users/alice/archive/seat.md", "users/alice/archive/seat.md"),  # a sub-folder, vault form
         ("window.md", "users/alice/window.md"),  # a name alone: the same folder
+        ("old/seat.md", "users/alice/old/seat.md"),  # no top folder of memories/: inside the namespace
     ],
 )
 def test_mv_moves_to_the_path_given(root: Path, dest: str, lands: str) -> None:
@@ -557,3 +558,9 @@ def test_ls_fits_a_narrow_terminal_without_cutting_paths(root: Path, columns: in
     assert "users/alice/a-rather-long-title-for-a-narrow-screen.md" in lines  # a path whole, on its own line
     assert any("travel, flights" in line for line in lines)
     assert all(len(line) <= columns for line in lines if not line.startswith("users/"))
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "claude-md"])
+def test_exporting_a_namespace_that_does_not_exist_is_an_error(root: Path, fmt: str) -> None:
+    line = error_line("export", "--vault", str(root), "-n", "users/carol", "--format", fmt, "-")
+    assert "no namespace 'users/carol'" in line
