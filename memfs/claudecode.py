@@ -78,8 +78,10 @@ def write_folder(folder: Path, files: Mapping[str, str]) -> None:
     """
     check_parent(folder)
     if folder.exists() and (not folder.is_dir() or _holds_anything(folder)):
-        raise InvalidArgumentError(f"{folder} exists and is not an empty folder; export into a new folder "
-                                   "(memfs never writes over a Claude Code memory folder)")  # fmt: skip
+        raise InvalidArgumentError(
+            f"{folder} exists and is not an empty folder; export into a new folder "
+            "(memfs never writes over a Claude Code memory folder)"
+        )
     for name, text in files.items():
         _fs.atomic_write(folder / name, text.encode("utf-8"))
 
@@ -97,8 +99,9 @@ def write_file(path: Path, text: str) -> None:
     """
     check_parent(path)
     if os.path.lexists(path):
-        raise InvalidArgumentError(f"{path} exists; memfs does not write over it: export to a new file and "
-                                   "merge the two by hand")  # fmt: skip
+        raise InvalidArgumentError(
+            f"{path} exists; memfs does not write over it: export to a new file and merge the two by hand"
+        )
     _fs.atomic_write(path, text.encode("utf-8"))
 
 
@@ -110,5 +113,7 @@ def check_parent(path: Path) -> None:
     """
     parent = path.parent
     if not parent.is_dir():
-        raise InvalidArgumentError(f"the folder {parent} does not exist; create it first (mkdir -p {parent}) "
-                                   "or give a path in an existing folder")  # fmt: skip
+        raise InvalidArgumentError(
+            f"the folder {parent} does not exist; create it first (mkdir -p {parent}) "
+            "or give a path in an existing folder"
+        )

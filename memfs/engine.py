@@ -1163,7 +1163,8 @@ class WriteEngine:
         marked = [rel for rel in changed if self._has_conflict_markers(rel)]
         for rel in marked:
             (log.debug if rel in told else log.warning)(
-                "not committing %s: it holds git's conflict markers; resolve the conflict first", rel)  # fmt: skip
+                "not committing %s: it holds git's conflict markers; resolve the conflict first", rel
+            )
         secret = {}
         for rel in changed:
             found = [] if rel in marked or rel in (allow_secrets or ()) else self.new_secrets(rel)

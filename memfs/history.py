@@ -298,21 +298,35 @@ def local_folder(url: str) -> Path | None:
 
 # git's refusals a person can act on, each as a sentence with the fix: (what git says, the sentence)
 _REFUSALS = (
-    (("refusing to update checked out branch", "is currently checked out"),
-     "{where} has {branch} checked out and refuses pushes to it; make it a bare repository "
-     "(`git clone --bare`), or run `git config receive.denyCurrentBranch updateInstead` in it, then sync again"),
-    (("Working directory has unstaged changes", "Up-to-date check failed", "would be overwritten"),
-     "{where} holds edits not committed yet, so its files cannot take what this sync sends; commit them "
-     "there (`memfs commit --vault {where}`), then sync again"),
-    (("does not appear to be a git repository", "not a git repository"),
-     "{where} is not a git repository: check the remote's URL (`git remote -v`), or `git remote set-url` it"),
-    (("Could not read from remote repository", "Permission denied", "Authentication failed",
-      "could not read Username"),
-     "{where} refused access: check the URL and that your ssh key or credential helper works for it "
-     "(`git ls-remote {where}` says more)"),
-    (("Could not resolve host", "Connection refused", "Connection timed out", "unable to access"),
-     "{where} cannot be reached: check the URL and the network, then sync again"),
-)  # fmt: skip
+    (
+        ("refusing to update checked out branch", "is currently checked out"),
+        "{where} has {branch} checked out and refuses pushes to it; make it a bare repository "
+        "(`git clone --bare`), or run `git config receive.denyCurrentBranch updateInstead` in it, then sync again",
+    ),
+    (
+        ("Working directory has unstaged changes", "Up-to-date check failed", "would be overwritten"),
+        "{where} holds edits not committed yet, so its files cannot take what this sync sends; commit them "
+        "there (`memfs commit --vault {where}`), then sync again",
+    ),
+    (
+        ("does not appear to be a git repository", "not a git repository"),
+        "{where} is not a git repository: check the remote's URL (`git remote -v`), or `git remote set-url` it",
+    ),
+    (
+        (
+            "Could not read from remote repository",
+            "Permission denied",
+            "Authentication failed",
+            "could not read Username",
+        ),
+        "{where} refused access: check the URL and that your ssh key or credential helper works for it "
+        "(`git ls-remote {where}` says more)",
+    ),
+    (
+        ("Could not resolve host", "Connection refused", "Connection timed out", "unable to access"),
+        "{where} cannot be reached: check the URL and the network, then sync again",
+    ),
+)
 
 
 def git_refusal(err: str, where: str, branch: str) -> str | None:

@@ -959,8 +959,9 @@ class MemoryStore:
         doc = Document.new(meta, body if body.endswith("\n") or not body else body + "\n")
         return screen_secrets(doc, on_secret)  # before the slug: a title's token must not become a name
 
-    def _check_validity(self, metadata: Mapping[str, Any], before: Mapping[str, Any] | None = None, *,
-                        arriving: Collection[str] = ()) -> None:  # fmt: skip
+    def _check_validity(
+        self, metadata: Mapping[str, Any], before: Mapping[str, Any] | None = None, *, arriving: Collection[str] = ()
+    ) -> None:
         """Refuse validity keys that are malformed, or that newly name a memory the vault does not hold.
 
         An id already named before this write is not looked up again: a memory whose predecessor
@@ -1018,8 +1019,10 @@ class MemoryStore:
         there = as_cased(self.engine.root, rel)
         ours, theirs = rel.rsplit("/", 1)[0], there.rsplit("/", 1)[0]
         if ours != theirs:  # a folder on the way: the namespace is written another way
-            raise AlreadyExistsError(f"{ours} differs only in case from {theirs}, which already exists; "
-                                     f"write it as {theirs} (such names clash on macOS and Windows)")  # fmt: skip
+            raise AlreadyExistsError(
+                f"{ours} differs only in case from {theirs}, which already exists; "
+                f"write it as {theirs} (such names clash on macOS and Windows)"
+            )
         raise AlreadyExistsError(f"{rel} differs only in case from {there}, which already exists")
 
     def _files_under(self, rel: str) -> builtins.list[str]:

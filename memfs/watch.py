@@ -124,8 +124,10 @@ class Watcher:
             raise InvalidArgumentError(f"sync_every must be a positive number of seconds or None, got {sync_every!r}")
         self.sync_every = None if sync_every is None else float(sync_every)
         if self.sync_every is not None and remote not in self.engine.history.remotes():  # retrying could never help
-            raise SyncError(f"no remote named {remote!r} to sync with; add one with `git remote add {remote} URL`, "
-                            "or watch without sync")  # fmt: skip
+            raise SyncError(
+                f"no remote named {remote!r} to sync with; add one with `git remote add {remote} URL`, "
+                "or watch without sync"
+            )
         self.remote = remote
         self.sync_debounce = float(sync_debounce)
         self._syncer: threading.Thread | None = None
@@ -345,7 +347,8 @@ class Watcher:
                 wait = min(every * 2**failures, max(every, 600.0))
                 # with a listener, what it is told is the report: logged as well, a problem would show twice
                 (log.debug if self.on_change else log.warning)(
-                    "sync with %s failed (%s); trying again in %.0f s", self.remote, exc, wait)  # fmt: skip
+                    "sync with %s failed (%s); trying again in %.0f s", self.remote, exc, wait
+                )
                 self._tell("problem", [f"sync with {self.remote} failed: {exc}"])
                 due = time.monotonic() + wait
                 continue
