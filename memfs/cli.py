@@ -1243,12 +1243,13 @@ def watch(vault_path: Path, author: str | None, commit_delay: float, polling: bo
             out.print(f"[{colours.get(kind, 'white')}]{kind:9}[/] {_m(path)}")
 
     _, given = _who(author, vault_path)
-    engine_log, reported = logging.getLogger("memfs.engine"), _Reported()
+    logs, reported = [logging.getLogger("memfs.engine"), logging.getLogger("memfs.index")], _Reported()
     with Vault.open(vault_path, person=given) as vault:
         watcher = vault.watch(commit_delay=commit_delay, polling=polling, on_change=report, sync_every=sync_every,
                               remote=remote)  # fmt: skip
         out.print(f"watching {_m(str(vault.root))} as {_m(str(vault.person))}; Ctrl-C to stop")
-        engine_log.addFilter(reported)
+        for found in logs:
+            found.addFilter(reported)
         try:
             while watcher.running:
                 time.sleep(0.5)
@@ -1256,14 +1257,17 @@ def watch(vault_path: Path, author: str | None, commit_delay: float, polling: bo
             pass
         finally:
             watcher.stop()
-            engine_log.removeFilter(reported)
+            for found in logs:
+                found.removeFilter(reported)
 
 
 class _Reported(logging.Filter):
-    """A held edit the watch's report prints (``held``) is not logged a second time."""
+    """What the watch's report prints (a held edit, a malformed or too large file) is not logged a second time."""
+
+    SAID = frozenset({"not committing %s: %s", "skipping malformed file: %s", "skipping %s: %s"})
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return record.msg != "not committing %s: %s"
+        return record.msg not in self.SAID
 
 
 def _names(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...] | None:

@@ -7,6 +7,7 @@ import json
 import os
 import pty
 import re
+import signal
 import struct
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers import wait_for
 
 import memfs
 from memfs.cli import cli
@@ -564,3 +566,23 @@ def test_ls_fits_a_narrow_terminal_without_cutting_paths(root: Path, columns: in
 def test_exporting_a_namespace_that_does_not_exist_is_an_error(root: Path, fmt: str) -> None:
     line = error_line("export", "--vault", str(root), "-n", "users/carol", "--format", fmt, "-")
     assert "no namespace 'users/carol'" in line
+
+
+def test_watch_prints_each_problem_once(root: Path, tmp_path: Path) -> None:
+    out, err = tmp_path / "out", tmp_path / "err"
+    env = {**os.environ, "PYTHONPATH": str(Path(memfs.__file__).parent.parent)}
+    command = [sys.executable, "-c", "from memfs.cli import main; main()", "watch", "--vault", str(root),
+               "--commit-delay", "0.2"]  # fmt: skip
+    with out.open("wb") as stdout, err.open("wb") as stderr:
+        proc = subprocess.Popen(command, stdout=stdout, stderr=stderr, env=env)
+        try:
+            wait_for(lambda: "watching" in out.read_text())
+            (root / "memories/users/alice/broken.md").write_text("---\ntitle: [x\n---\nbody\n")
+            wait_for(lambda: "broken.md" in out.read_text())
+            (root / "memories/users/alice/fine.md").write_text("A later edit, reported after the problem.\n")
+            wait_for(lambda: "committed" in out.read_text() and "fine.md" in out.read_text())
+        finally:
+            proc.send_signal(signal.SIGINT)
+            proc.wait()
+    said = out.read_text() + err.read_text()
+    assert said.count("not valid YAML") == 1, said  # the report's problem line, and no log line beside it
