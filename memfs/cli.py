@@ -826,17 +826,12 @@ def rm(vault: Vault, ref: str) -> None:
 @click.argument("new_path")
 @_writing
 def mv(vault: Vault, ref: str, new_path: str) -> None:
-    """Move a memory to NEW_PATH: a path like REF (users/bob/seat.md), or a name in its namespace.
+    """Move a memory to NEW_PATH: a path like REF (users/bob/seat.md), or a new name in its folder.
 
-    NEW_PATH is read as REF is when it starts with a top folder of memories/ (users/...) or with
-    memories/; otherwise it is inside the memory's namespace (seat-2.md, old/seat.md). Its id,
-    content and history go with it (git sees a rename).
+    Its id, content and history go with it (git sees a rename).
     """
     store, rel = vault.resolve(ref)
-    top = new_path.split("/", 1)[0]
-    folder = vault.root / MEMORIES_DIR / top
-    vault_wide = top == MEMORIES_DIR or ("/" in new_path and folder.is_dir() and not folder.is_symlink())
-    if not vault_wide:  # inside the namespace, as before
+    if "/" not in new_path:  # a name alone: the same folder
         memory = store.move(rel, new_path)
         _out().print(f"moved to {_m(memory.path)}")
         return

@@ -279,7 +279,7 @@ def test_counts_have_their_own_flag_and_n_filters_by_namespace(root: Path) -> No
         ("users/carol/seat.md", "users/carol/seat.md"),  # one that does not exist yet
         ("memories/users/alice/archive/seat.md", "users/alice/archive/seat.md"),  # a sub-folder, vault form
         ("window.md", "users/alice/window.md"),  # a name alone: the same folder
-        ("old/seat.md", "users/alice/old/seat.md"),  # no top folder of memories/: inside the namespace
+        ("shared/seat.md", "shared/seat.md"),  # a new top folder: a path is a path, as REF is
     ],
 )
 def test_mv_moves_to_the_path_given(root: Path, dest: str, lands: str) -> None:
