@@ -720,6 +720,8 @@ def import_(vault: Vault, as_json: bool, source: str, namespace: str | None, for
 @_with_vault
 def changes(vault: Vault, as_json: bool, since: str, namespace: str | None, with_diff: bool, limit: int) -> None:
     """What changed since WHEN or REV, grouped by agents, people and syncs."""
+    if namespace is not None and namespace.isdigit():  # `-n 5` meant as a count: said, not an empty answer
+        namespace = _namespace(vault, namespace, count=f"--limit {namespace}")
     found = vault.changes(since, namespace=namespace, diff=with_diff, limit=limit)
     if as_json:
         _print_json(found.to_json())
@@ -1145,7 +1147,7 @@ def prune(vault_path: Path, author: str | None, as_json: bool, apply: bool, name
     longer searched or injected.
     """
     with _open(vault_path, author=author, writes=apply) as vault:
-        pruned = vault.prune(apply=apply, namespace=namespace)
+        pruned = vault.prune(apply=apply, namespace=_namespace(vault, namespace) if namespace else None)
     if as_json:
         _print_json([dataclasses.asdict(p) | {"archived_now": apply} for p in pruned])
         return

@@ -412,7 +412,7 @@ def _plain(text: str, rel: str) -> str:
     return dumps(Document.new({"title": title}, text))
 
 
-_INDEX_LINE = re.compile(r"^\s*(?:[-*+]|\d+[.)])?\s*\[[^\]]*\]\(<?[^)>]+\.md>?\)")
+_INDEX_LINE = re.compile(r"^\s*(?:[-*+]|\d+[.)])?\s*\[[^\]]*\]\(<?[^)>#]+\.md(?:#[^)>]*)?>?\)")
 
 
 def _only_an_index(text: str) -> bool:
@@ -719,7 +719,10 @@ def _check(vault: Vault, store: MemoryStore, cand: _Candidate, on_secret: str, t
     text = store.stamp(cand.text if cand.restore else dumps(doc), name=name, creating=cand.replace is None,
                        provenance=provenance, on_secret=on_secret, as_written=cand.restore)  # fmt: skip
     if not cand.restore and normalize_time(doc.metadata.get("updated")):  # the source says when it changed last
-        text = dumps(loads(text).with_metadata({"updated": doc.metadata["updated"]}))
+        kept = {"updated": doc.metadata["updated"]}
+        if "created" not in doc.metadata:  # created no later than it was last updated
+            kept["created"] = doc.metadata["updated"]
+        text = dumps(loads(text).with_metadata(kept))
     found_id = loads(text).metadata.get("id")
     memory_id = None if found_id is None else str(found_id)
     rel = memory_path(cand.namespace, clean_memory_path(name))

@@ -586,3 +586,33 @@ def test_watch_prints_each_problem_once(root: Path, tmp_path: Path) -> None:
             proc.wait()
     said = out.read_text() + err.read_text()
     assert said.count("not valid YAML") == 1, said  # the report's problem line, and no log line beside it
+
+
+@pytest.mark.parametrize("args", [["changes", "--since", "yesterday", "-n", "5"], ["prune", "-n", "users/carol"]])
+def test_changes_and_prune_refuse_a_namespace_that_is_not_there(root: Path, args: list[str]) -> None:
+    assert "no namespace" in error_line(*args, "--vault", str(root))
+
+
+def test_a_mem0_record_with_only_updated_at_is_not_created_after_it(tmp_path: Path) -> None:
+    source = tmp_path / "mem0.jsonl"
+    source.write_text(json.dumps({"id": "z", "memory": "Prefers trains", "updated_at": "2024-05-06T07:08:09Z"}) + "\n")
+    run("init", str(tmp_path / "v"))
+    run("import", "--vault", str(tmp_path / "v"), "-n", "me", str(source), "--format", "mem0", "--accept")
+    with memfs.Vault.open(tmp_path / "v", commit_edits=False) as vault:
+        memory = vault.memories("me").list()[0]
+    assert memory.created == memory.updated == "2024-05-06T07:08:09Z"
+
+
+@pytest.mark.parametrize(
+    "index",
+    [
+        "* [User role](./user_role.md)\n* [Testing](feedback_testing.md#why)\n",
+        "# Index\n\n1. [User role](user_role.md) - role\n2. [Testing](<feedback_testing.md>) - tests\n",
+    ],
+)
+def test_other_index_layouts_are_the_index_too(tmp_path: Path, index: str) -> None:
+    claude_folder(tmp_path / "cc")
+    (tmp_path / "cc/MEMORY.md").write_text(index)
+    run("init", str(tmp_path / "v"))
+    out = run("import", "--vault", str(tmp_path / "v"), "-n", "me", str(tmp_path / "cc"), "--accept")
+    assert "skipped MEMORY.md" in out and not (tmp_path / "v/memories/me/MEMORY.md").exists()
