@@ -1168,15 +1168,18 @@ class WriteEngine:
         looked at again by every later call, so an edit made meanwhile is committed once the
         conflict, the operation or the credential is gone, even if it does not change again.
         """
+        told = set(self._held_back())  # held by an earlier call: said then (and `memfs doctor` lists it)
         marked = [rel for rel in changed if self._has_conflict_markers(rel)]
         for rel in marked:
-            log.warning("not committing %s: it holds git's conflict markers; resolve the conflict first", rel)
+            (log.debug if rel in told else log.warning)(
+                "not committing %s: it holds git's conflict markers; resolve the conflict first", rel
+            )
         secret = {}
         for rel in changed:
             found = [] if rel in marked or rel in (allow_secrets or ()) else self.new_secrets(rel)
             if found:
                 secret[rel] = found
-                log.warning("not committing %s: %s", rel, secret_advice(rel, found))
+                (log.debug if rel in told else log.warning)("not committing %s: %s", rel, secret_advice(rel, found))
         self.held_secrets = secret
         marked += list(secret)
         ready = [rel for rel in changed if rel not in marked]

@@ -327,6 +327,9 @@ def _read_folder(root: Path, kind: str, ns: str) -> tuple[list[_Candidate], list
         if isinstance(text, Skipped):
             skipped.append(text)
             continue
+        if kind == "claude-code" and rel == "MEMORY.md" and _only_an_index(text):
+            skipped.append(Skipped(rel, "the folder's index (each line points to a topic file, imported on its own)"))
+            continue
         if kind == "anthropic":
             found.append(_Candidate(rel, ns, _plain(text, rel), _md_name(rel)))
         else:
@@ -407,6 +410,19 @@ def _plain(text: str, rel: str) -> str:
         return text
     title = rel.rsplit("/", 1)[-1]
     return dumps(Document.new({"title": title}, text))
+
+
+_INDEX_LINE = re.compile(r"^\s*(?:[-*+]|\d+[.)])?\s*\[[^\]]*\]\(<?[^)>#]+\.md(?:#[^)>]*)?>?\)")
+
+
+def _only_an_index(text: str) -> bool:
+    """Whether a Claude Code ``MEMORY.md`` only lists topic files (``- [Title](file.md) — hook``) under headings.
+
+    Such a file is the folder's table of contents, not a memory: imported, it would be injected
+    as context beside the very files it lists. Any other line makes it a note of its own.
+    """
+    lines = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    return bool(lines) and all(_INDEX_LINE.match(line) for line in lines)
 
 
 def _claude_code(text: str, rel: str) -> str:
@@ -702,6 +718,11 @@ def _check(vault: Vault, store: MemoryStore, cand: _Candidate, on_secret: str, t
         return Skipped(cand.source, "its name holds a credential (a name cannot be redacted)")
     text = store.stamp(cand.text if cand.restore else dumps(doc), name=name, creating=cand.replace is None,
                        provenance=provenance, on_secret=on_secret, as_written=cand.restore)  # fmt: skip
+    if not cand.restore and normalize_time(doc.metadata.get("updated")):  # the source says when it changed last
+        kept = {"updated": doc.metadata["updated"]}
+        if "created" not in doc.metadata:  # created no later than it was last updated
+            kept["created"] = doc.metadata["updated"]
+        text = dumps(loads(text).with_metadata(kept))
     found_id = loads(text).metadata.get("id")
     memory_id = None if found_id is None else str(found_id)
     rel = memory_path(cand.namespace, clean_memory_path(name))
@@ -756,6 +777,7 @@ def _write(vault: Vault, plans: list[_Plan], kind: str, source: str, *, propose:
     message = f"import: {what} ({kind}) from {os.path.basename(source.rstrip('/')) or source}"
     trailers = {"Memfs-Op": "import", "Memfs-Format": kind}
     grouped: dict[str, MemoryStore] = {}
+    arriving = {plan.imported.id for plan in plans if plan.imported.id is not None}  # may name each other
     with contextlib.ExitStack() as stack:
         stack.enter_context(vault.batch(message, trailers=trailers))
         for plan in plans:
@@ -764,6 +786,7 @@ def _write(vault: Vault, plans: list[_Plan], kind: str, source: str, *, propose:
                 store = grouped[plan.candidate.namespace] = _store(vault, plan.candidate.namespace, propose=propose)
                 stack.enter_context(store.together())
             store.write_text(plan.name, plan.text, create=plan.candidate.replace is None,
-                             expect=plan.candidate.replace, as_written=True, trailers=trailers)  # fmt: skip
+                             expect=plan.candidate.replace, as_written=True, trailers=trailers,
+                             arriving=arriving)  # fmt: skip
     head: str | None = vault.history.head()
     return head

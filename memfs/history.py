@@ -282,6 +282,62 @@ def _subcommand(args: Sequence[str]) -> str:
     return args[i] if i < len(args) else ""
 
 
+# How a push to a folder on this machine is received: the checked-out branch moves with its files
+# (when they hold no uncommitted edit), and no hook of that repository runs.
+_LOCAL_RECEIVE = f"git -c core.hooksPath={_HOOKS_OFF} -c receive.denyCurrentBranch=updateInstead receive-pack"
+_URL_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def local_folder(url: str) -> Path | None:
+    """The folder a remote URL names on this machine (a path or ``file://``), else None."""
+    if url.startswith("file://"):
+        return Path(url[len("file://") :])
+    if not url or _URL_SCHEME.match(url) or (":" in url.split("/", 1)[0]):  # a URL, or scp-like host:path
+        return None
+    return Path(url).expanduser()
+
+
+# git's refusals a person can act on, each as a sentence with the fix: (what git says, the sentence)
+_REFUSALS = (
+    (
+        ("refusing to update checked out branch", "is currently checked out"),
+        "{where} has {branch} checked out and refuses pushes to it; make it a bare repository "
+        "(`git clone --bare`), or run `git config receive.denyCurrentBranch updateInstead` in it, then sync again",
+    ),
+    (
+        ("Working directory has unstaged changes", "Up-to-date check failed", "would be overwritten"),
+        "{where} holds edits not committed yet, so its files cannot take what this sync sends; commit them "
+        "there (`memfs commit --vault {where}`), then sync again",
+    ),
+    (
+        ("does not appear to be a git repository", "not a git repository"),
+        "{where} is not a git repository: check the remote's URL (`git remote -v`), or `git remote set-url` it",
+    ),
+    (
+        (
+            "Could not read from remote repository",
+            "Permission denied",
+            "Authentication failed",
+            "could not read Username",
+        ),
+        "{where} refused access: check the URL and that your ssh key or credential helper works for it "
+        "(`git ls-remote {where}` says more)",
+    ),
+    (
+        ("Could not resolve host", "Connection refused", "Connection timed out", "unable to access"),
+        "{where} cannot be reached: check the URL and the network, then sync again",
+    ),
+)
+
+
+def git_refusal(err: str, where: str, branch: str) -> str | None:
+    """The refusal ``err`` of git (a push or fetch to ``where``) as a sentence with its fix, or None if unknown."""
+    for signs, sentence in _REFUSALS:
+        if any(sign in err for sign in signs):
+            return sentence.format(where=where, branch=branch)
+    return None
+
+
 def safe_args(args: Sequence[str]) -> list[str]:
     """``git`` arguments with the flags of :data:`_FLAGS` put after the subcommand."""
     i = 0
@@ -1371,6 +1427,9 @@ class GitHistory:
         except HistoryError as exc:
             if "couldn't find remote ref" in str(exc):
                 return None  # an empty remote, or a branch nobody pushed yet
+            said = git_refusal(str(exc), self.remote_url(remote) or remote, branch)
+            if said:
+                raise HistoryError(hide_url_credentials(said)) from exc
             raise
         return self._git("rev-parse", "-q", "--verify", f"{ref}^{{commit}}", check=False).strip() or None
 
@@ -1391,10 +1450,22 @@ class GitHistory:
         self._git("repack", "-a", "-d", "-q", check=False)
         self._git("prune", "--expire=now", check=False)
 
+    def remote_url(self, remote: str) -> str:
+        """The URL ``remote`` fetches from (``git remote get-url``); empty if it has none."""
+        return self._git("remote", "get-url", "--end-of-options", remote, check=False).strip()
+
     def push(self, remote: str, branch: str, sha: str) -> bool:
-        """Push ``sha`` to ``branch`` of ``remote`` (never forced); False if the remote moved meanwhile."""
+        """Push ``sha`` to ``branch`` of ``remote`` (never forced); False if the remote moved meanwhile.
+
+        A remote that is a folder on this machine (another vault, as ``memfs clone ~/a ~/b`` makes)
+        has its branch checked out, which git refuses to push to: its receiving side is started
+        with ``receive.denyCurrentBranch=updateInstead``, so the push also updates its files when
+        they hold no uncommitted edit, and with hooks off, as every git command memfs runs.
+        """
         ref = f"refs/heads/{branch}"
-        proc = self._run_plain("push", "--porcelain", "--end-of-options", remote, f"{sha}:{ref}")
+        url = self.remote_url(remote)
+        receive = [f"--receive-pack={_LOCAL_RECEIVE}"] if local_folder(url) is not None else []
+        proc = self._run_plain("push", "--porcelain", *receive, "--end-of-options", remote, f"{sha}:{ref}")
         out = proc.stdout.decode("utf-8", "replace")
         if proc.returncode:
             for line in out.splitlines():
@@ -1402,7 +1473,8 @@ class GitHistory:
                 if flag == "!" and "[rejected]" in rest:  # not a fast-forward: the remote moved
                     return False
             err = proc.stderr.decode("utf-8", "replace").strip() or out.strip()
-            raise HistoryError(f"git push failed: {one_line(hide_url_credentials(err))}")
+            said = git_refusal(f"{out}\n{err}", url or remote, branch)
+            raise HistoryError(hide_url_credentials(said or f"git push failed: {one_line(err)}"))
         with contextlib.suppress(HistoryError):  # only bookkeeping: the push itself is done
             self._git("update-ref", f"refs/remotes/{remote}/{branch}", sha)
         return True

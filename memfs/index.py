@@ -45,7 +45,7 @@ import shutil
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -77,8 +77,9 @@ from .semantic import VectorStore, z_scores
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "7"  # 4: message fields; 5: ``ns`` holds exact namespace prefixes (an ID field); 6: lifecycle;
-# 7: message terms indexed with their weights, neighbours weighed by the message's length
+SCHEMA_VERSION = "8"  # 4: message fields; 5: ``ns`` holds exact namespace prefixes (an ID field); 6: lifecycle;
+# 7: message terms indexed with their weights, neighbours weighed by the message's length;
+# 8: a memory's ``description`` (Claude Code, Obsidian) searched with its body
 MAX_INDEXED_BYTES = 4 * 1024 * 1024  # a memory file larger than this is neither read nor indexed
 MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024  # a transcript larger than this is neither read nor indexed
 MAX_INDEXED_ENTRIES = 5_000  # message search covers the last this many entries of a transcript
@@ -1426,7 +1427,7 @@ class SearchIndex:
         return _with_terms({
             "path": rel, "kind": "memory", "namespace": namespace,
             "id": str(meta["id"]) if meta.get("id") is not None else None,
-            "title": doc.title(rel), "body": doc.body, "tags": ",".join(tags),
+            "title": doc.title(rel), "body": _searched_body(meta, doc.body), "tags": ",".join(tags),
             "type": str(meta["type"]) if meta.get("type") is not None else None,
             "created": normalize_time(meta.get("created")) or updated, "updated": updated,
             "stat": (st[0], st[1], sha), **kept,
@@ -2184,6 +2185,15 @@ def namespace_terms(namespace: str) -> list[str]:
     """
     parts = namespace.split("/") if namespace else []
     return ["/".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def _searched_body(meta: Mapping[str, Any], body: str) -> str:
+    """The words searched as a memory's body: its ``description`` and the body.
+
+    Claude Code's memory files and many Obsidian notes keep a one-line summary there.
+    """
+    description = meta.get("description")
+    return f"{description}\n{body}" if isinstance(description, str) and description.strip() else body
 
 
 def make_snippet(body: str, stems: set[str], *, width: int = 200) -> str:

@@ -100,9 +100,18 @@ def clean_memory_path(path: str) -> str:
 
 
 def slugify(text: str, *, max_length: int = 60) -> str:
-    """Turn a title into a file-name slug: ``"Window seats!"`` becomes ``"window-seats"``."""
+    """Turn a title into a file-name slug: ``"Window seats!"`` becomes ``"window-seats"``.
+
+    Latin letters lose their accents (``"Café"``: ``cafe``); a title mostly in another script
+    keeps its letters (``"我喜欢靠窗的座位"``, ``"москва-зимой"``) rather than become ``memory``.
+    """
     folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
     slug = _SLUG_DROP.sub("-", folded.lower()).strip("-")
+    letters = sum(1 for c in text if unicodedata.category(c)[0] in "LN")
+    if letters and sum(c.isalnum() for c in slug) * 2 < letters:  # most letters are not Latin: keep them
+        lowered = unicodedata.normalize("NFC", text.lower())
+        slug = "-".join("".join(c if unicodedata.category(c)[0] in "LMN" else " " for c in lowered).split())
+        max_length = min(max_length, 40)
     if len(slug) > max_length:
         slug = slug[:max_length].rsplit("-", 1)[0] or slug[:max_length]
     slug = slug.strip("-") or "memory"

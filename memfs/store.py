@@ -14,7 +14,7 @@ import os
 import secrets
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -41,6 +41,7 @@ from .history import Revision
 from .index import Hit
 from .layout import in_namespace, label, memory_path, name_in, namespace_prefix
 from .paths import clean_memory_path, clean_relpath, slugify
+from .phrasing import headline
 from .proposals import Proposal
 from .settings import load as load_settings
 from .similar import CONTAINMENT, JACCARD, Likeness, query_words, terms
@@ -287,7 +288,8 @@ class MemoryStore:
 
         Args:
             body: The memory's Markdown text.
-            title: A short title; the file name is made from it (or from the body).
+            title: A short title; the file name is made from it. Without one, the body's first
+                sentence is the title (:func:`memfs.phrasing.headline`).
             tags: Tags for filtering and search.
             type: ``fact``, ``preference``, ``event``, ``instruction``, ``note``, ...
             path: An explicit name inside the namespace instead of a slug of the title.
@@ -307,6 +309,8 @@ class MemoryStore:
         """
         if if_similar not in IF_SIMILAR:
             raise InvalidArgumentError(f"if_similar must be one of {list(IF_SIMILAR)}, got {if_similar!r}")
+        if title is None and not (metadata and "title" in metadata):
+            title = _headline(body)  # a readable title, in any script, rather than the file's slug
         doc = self._new_document(body, title=title, tags=tags, type=type, metadata=metadata, source=source,
                                  provenance=provenance, session=session, on_secret=on_secret)  # fmt: skip
         meta = doc.metadata
@@ -595,6 +599,7 @@ class MemoryStore:
         session: str | None = None,
         on_secret: str = "redact",
         as_written: bool = False,
+        arriving: Collection[str] = (),
     ) -> str:
         """Write a file of the namespace from its whole text and commit it; returns what was written.
 
@@ -620,6 +625,8 @@ class MemoryStore:
             on_secret: ``redact``, ``refuse`` or ``allow`` a credential.
             as_written: Stamp nothing (see :meth:`stamp`): an import putting back a memory as
                 memfs exported it.
+            arriving: Ids of memories the same commit writes (an import, an accept): the validity
+                keys (``supersedes``, ``superseded_by``) may name them before they exist.
         """
         _check_policy(on_secret)
         rel = self._vault_path(clean_relpath(_check_name(name, on_secret)))
@@ -632,7 +639,7 @@ class MemoryStore:
             op = "create" if create else "update"
             written = loads(final).metadata if rel.endswith(".md") else {}
             if any(key in written for key in lifecycle.KEYS):  # most writes have none: no read of the file
-                self._check_validity(written, {} if create else self._metadata_now(rel))
+                self._check_validity(written, {} if create else self._metadata_now(rel), arriving=arriving)
             if not create:
                 self.engine.commit_edits_first([rel])
             doc_trailers = {"Memfs-Op": op, **(trailers or {})}
@@ -1006,14 +1013,16 @@ class MemoryStore:
         during = session or self.session
         return f"{kind}{f' in session {during}' if during else ''} as {self.engine.author}"
 
-    def _check_validity(self, metadata: Mapping[str, Any], before: Mapping[str, Any] | None = None) -> None:
+    def _check_validity(
+        self, metadata: Mapping[str, Any], before: Mapping[str, Any] | None = None, *, arriving: Collection[str] = ()
+    ) -> None:
         """Refuse validity keys that are malformed, or that newly name a memory the vault does not hold.
 
         An id already named before this write is not looked up again: a memory whose predecessor
-        was deleted can still be edited.
+        was deleted can still be edited; nor is one of ``arriving``, written by the same commit.
         """
         named = lifecycle.check(metadata)
-        known = set(lifecycle.named(before or {}))
+        known = set(lifecycle.named(before or {})) | set(arriving)
         for memory_id in named:
             if memory_id not in known and self.engine.path_of(memory_id) is None \
                     and not self._proposes_id(memory_id):  # fmt: skip
@@ -1058,6 +1067,9 @@ class MemoryStore:
         return memory_path(self.namespace, name)
 
     def _free_path(self, slug: str) -> str:
+        first = self._vault_path(f"{slug}.md")
+        if case_twin(self.engine.root, first.rsplit("/", 1)[0]) is not None:  # the namespace's own folder
+            self._check_case_clash(first)
         for n in range(1, 10_000):
             rel = self._vault_path(f"{slug}.md" if n == 1 else f"{slug}-{n}.md")
             if not os.path.lexists(self.engine.root / rel) and not case_twin(self.engine.root, rel):
@@ -1066,8 +1078,16 @@ class MemoryStore:
 
     def _check_case_clash(self, rel: str) -> None:
         twin = case_twin(self.engine.root, rel)
-        if twin is not None:
-            raise AlreadyExistsError(f"{twin} already exists there and differs only in case")
+        if twin is None:
+            return
+        there = as_cased(self.engine.root, rel)
+        ours, theirs = rel.rsplit("/", 1)[0], there.rsplit("/", 1)[0]
+        if ours != theirs:  # a folder on the way: the namespace is written another way
+            raise AlreadyExistsError(
+                f"{ours} differs only in case from {theirs}, which already exists; "
+                f"write it as {theirs} (such names clash on macOS and Windows)"
+            )
+        raise AlreadyExistsError(f"{rel} differs only in case from {there}, which already exists")
 
     def _files_under(self, rel: str) -> builtins.list[str]:
         found = []
@@ -1187,6 +1207,17 @@ def _trailers(op: str, doc: Document) -> dict[str, str]:
     return trailers
 
 
+def _headline(body: object) -> str | None:
+    """The title of a memory added without one: its first sentence (None for a body the checks refuse)."""
+    if not isinstance(body, str) or "\x00" in body:
+        return None
+    try:
+        body.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return headline(redact(body)[0]) or None  # a credential never reaches a title (nor the name made of it)
+
+
 def _first_line(body: str) -> str:
     for line in body.splitlines():
         words = line.strip("# \t").split()
@@ -1221,6 +1252,21 @@ def _check_tags(tags: Sequence[str]) -> tuple[str, ...]:
             raise InvalidArgumentError(f"a tag must be a non-empty string without commas, got {tag!r}")
         out.append(tag.strip())
     return tuple(out)
+
+
+def as_cased(root: os.PathLike[str], rel: str) -> str:
+    """``rel`` with each part that differs only in case from an existing name written as that name."""
+    current, parts = os.fspath(root), []
+    for part in rel.split("/"):
+        try:
+            names = os.listdir(current)
+        except (FileNotFoundError, NotADirectoryError):
+            names = []
+        if part not in names:
+            part = next((n for n in names if n.casefold() == part.casefold()), part)
+        parts.append(part)
+        current = os.path.join(current, part)
+    return "/".join(parts)
 
 
 def case_twin(root: os.PathLike[str], rel: str) -> str | None:

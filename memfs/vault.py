@@ -301,10 +301,11 @@ class Vault:
                 self._check(proposal)
             # a person's hand edit of a proposal is committed as theirs before memfs removes the file
             self.engine.commit_edits_first([p.file for p in chosen])
+            arriving = {i for p in chosen if (i := _proposed_id(p)) is not None}
             with self.engine.batch(f"review: accept {_count(chosen)}",
                                    trailers={"Memfs-Op": "accept"}):  # fmt: skip
                 for proposal in chosen:
-                    self._apply(proposal)
+                    self._apply(proposal, arriving)
                     self.engine.delete(proposal.file, message=f"accepted {proposal.id}")
             return chosen
 
@@ -346,15 +347,22 @@ class Vault:
             creating = proposals.current(self.engine, proposal.path) is None
             self.memories(proposal.namespace).stamp(proposal.text or "", creating=creating)
 
-    def _apply(self, proposal: Proposal) -> None:
-        """Carry out one proposal through the store of its namespace (every rule of a write), as a fact."""
+    def _apply(self, proposal: Proposal, arriving: set[str]) -> None:
+        """Carry out one proposal through the store of its namespace (every rule of a write), as a fact.
+
+        A proposed memory that carries its stamps (``id``, ``created``, ``updated``: it was
+        stamped when proposed, or an import put it back as exported) is written as proposed, so
+        accepting it does not move ``updated`` and an export imported and accepted reads back
+        byte for byte. ``arriving``: the ids the accept writes, which validity keys may name.
+        """
         self._check(proposal)
         store = self.memories(proposal.namespace, propose=False)
         name = name_in(proposal.path, proposal.namespace)
         trailers = {"Memfs-Proposal": proposal.id}
         if proposal.action == "write":
             current = proposals.current(self.engine, proposal.path)
-            store.write_text(name, proposal.text or "", create=current is None, expect=current, trailers=trailers)
+            store.write_text(name, proposal.text or "", create=current is None, expect=current, trailers=trailers,
+                             as_written=_stamped(proposal.text), arriving=arriving)  # fmt: skip
         elif proposal.action == "delete":
             store.delete_file(name, trailers=trailers)
         else:
@@ -832,3 +840,25 @@ def _identity(value: str | Identity | None) -> Identity | None:
     if isinstance(value, str):
         return Identity.parse(value)
     raise InvalidArgumentError(f"an identity must be 'Name <email>' or an Identity, got {type(value).__name__}")
+
+
+def _proposed_id(proposal: Proposal) -> str | None:
+    """The ``id`` a write proposal gives its memory, if it names one."""
+    if proposal.action != "write" or not proposal.text:
+        return None
+    try:
+        found = loads(proposal.text).metadata.get("id")
+    except DocumentError:
+        return None
+    return str(found) if found else None
+
+
+def _stamped(text: str | None) -> bool:
+    """Whether a proposed memory's front matter already has its ``id``, ``created`` and ``updated``."""
+    if not text:
+        return False
+    try:
+        meta = loads(text).metadata
+    except DocumentError:
+        return False
+    return all(meta.get(key) for key in ("id", "created", "updated"))

@@ -27,7 +27,7 @@ from typing import Any
 
 from .credentials import secret_advice
 from .engine import WriteEngine, engine_of
-from .errors import InvalidArgumentError, MemfsError
+from .errors import InvalidArgumentError, MemfsError, SyncError
 from .layout import CONTENT_DIRS
 from .sync import sync
 
@@ -123,6 +123,11 @@ class Watcher:
                                        or sync_every <= 0):  # fmt: skip
             raise InvalidArgumentError(f"sync_every must be a positive number of seconds or None, got {sync_every!r}")
         self.sync_every = None if sync_every is None else float(sync_every)
+        if self.sync_every is not None and remote not in self.engine.history.remotes():  # retrying could never help
+            raise SyncError(
+                f"no remote named {remote!r} to sync with; add one with `git remote add {remote} URL`, "
+                "or watch without sync"
+            )
         self.remote = remote
         self.sync_debounce = float(sync_debounce)
         self._syncer: threading.Thread | None = None
@@ -340,7 +345,10 @@ class Watcher:
             except (MemfsError, OSError) as exc:
                 failures += 1
                 wait = min(every * 2**failures, max(every, 600.0))
-                log.warning("sync with %s failed (%s); trying again in %.0f s", self.remote, exc, wait)
+                # with a listener, what it is told is the report: logged as well, a problem would show twice
+                (log.debug if self.on_change else log.warning)(
+                    "sync with %s failed (%s); trying again in %.0f s", self.remote, exc, wait
+                )
                 self._tell("problem", [f"sync with {self.remote} failed: {exc}"])
                 due = time.monotonic() + wait
                 continue

@@ -255,11 +255,11 @@ def test_claude_code_memory_folder(vault: memfs.Vault, tmp_path: Path) -> None:
     )
     (folder / "broken.md").write_text("---\nname: [x\n---\n")
     report = vault.import_from(folder, namespace="projects/atlas", accept=True)
-    assert report.format == "claude-code" and len(report.imported) == 2
+    assert report.format == "claude-code" and len(report.imported) == 1  # MEMORY.md is the folder's index
     memory = vault.memories("projects/atlas").get("testing.md")
     assert memory.title == "Testing rules" and memory.type == "feedback"
     assert memory.metadata["description"] == "how tests run here" and memory.metadata["name"] == "Testing rules"
-    assert [s.source for s in report.skipped] == ["broken.md"]
+    assert [s.source for s in report.skipped] == ["MEMORY.md", "broken.md"]
 
 
 CLAUDE_MD = """# Project Atlas
