@@ -150,6 +150,7 @@ def test_shell_blocks_run_as_written(page: Path, line: int, code: str, tmp_path:
 def test_python_blocks_run_as_written(page: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each page's Python, in order, in a home of its own (its first block makes ``~/agent-memory``)."""
     monkeypatch.chdir(os.environ["HOME"])
+    monkeypatch.delenv("MEMFS_EMBEDDER")  # as a reader runs them: with the model the dev extras install
     namespace: dict[str, object] = {}
     try:
         for language, code, why, line in blocks(page):
