@@ -31,10 +31,10 @@ from . import __version__
 from .credentials import secret_advice
 from .dates import iso_range
 from .errors import MemfsError, SecretError
-from .exchange import FORMATS, write_export
+from .exchange import FORMATS, ImportReport, adopt_folder, loose_notes, write_export
 from .history import DEFAULT_PERSON, Identity, configured_identity
 from .items import text_of
-from .layout import ARCHIVE_DIR, label
+from .layout import ARCHIVE_DIR, MEMORIES_DIR, label
 from .lifecycle import Validity
 from .paths import clean_namespace
 from .proposals import Proposal
@@ -225,17 +225,26 @@ def cli() -> None:
 @click.option("--shared", is_flag=True,
               help="Share the vault with its group (files 0660, folders 2770); private by default.")  # fmt: skip
 @click.option("--clone", "url", metavar="URL", help="Start the vault from this git remote (as `memfs clone`).")
-def init(path: Path, author: str | None, shared: bool, url: str | None) -> None:
+@click.option("--namespace", "-n", default="notes", show_default=True,
+              help="Where the notes go when PATH is a folder of notes (an Obsidian vault).")  # fmt: skip
+def init(path: Path, author: str | None, shared: bool, url: str | None, namespace: str) -> None:
     """Create a vault at PATH (default: $MEMFS_VAULT, else the current folder).
 
     Its files are private to you (0600, folders 0700) unless --shared gives them to the group.
+    A folder of notes (an Obsidian vault) becomes a vault as it is: its notes, attachments and
+    .obsidian/ move into memories/NAMESPACE/ under their own names and paths, and are adopted.
     """
     who, _ = _who(author, path)
     if url is not None:
         with Vault.clone(url, path, author=who, shared=True if shared else None) as vault:
             _out().print(f"vault cloned from {_m(url)} at [bold]{_m(str(vault.root))}[/]")
         return
+    new = not (path / MEMORIES_DIR).is_dir()
     with Vault.open(path, create=True, author=who, shared=True if shared else None) as vault:
+        notes = loose_notes(vault.root) if new else []
+        if notes:
+            report = adopt_folder(vault, notes, namespace)
+            _print_import(report, dry_run=False)
         _out().print(f"vault ready at [bold]{_m(str(vault.root))}[/]")
 
 
@@ -510,11 +519,16 @@ def import_(vault: Vault, as_json: bool, source: str, namespace: str | None, for
     if as_json:
         _print_json(report.to_json())
         return
+    _print_import(report, dry_run=dry_run)
+
+
+def _print_import(report: ImportReport, *, dry_run: bool) -> None:
     out = _out()
     verb = "would import" if dry_run else "proposed" if report.proposed else "imported"
     for item in report.imported:
         redacted = f"  [yellow]credentials redacted: {', '.join(item.redacted)}[/]" if item.redacted else ""
-        out.print(f"{verb} {_m(item.source)} -> [bold]{_m(item.path)}[/]{redacted}")
+        renamed = f"  [yellow]renamed: {_m(item.renamed)}[/]" if item.renamed else ""
+        out.print(f"{verb} {_m(item.source)} -> [bold]{_m(item.path)}[/]{redacted}{renamed}")
     for skip in report.skipped:
         out.print(f"[yellow]skipped[/] {_m(skip.source)}: {_m(skip.reason)}")
     commit = f" in commit {report.commit[:10]}" if report.commit else ""

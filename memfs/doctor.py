@@ -85,7 +85,8 @@ def examine(engine: WriteEngine) -> list[Finding]:
             findings.append(Finding("warning", "edit", f"{rel}: {what} outside memfs, not committed yet; {then}"))
         if len(edits) > MAX_LISTED:
             findings.append(Finding("warning", "edit", f"... and {len(edits) - MAX_LISTED} more uncommitted edits"))
-        dirty = sorted(rel for rel in status if rel not in own and rel not in edits and rel not in secret)
+        dirty = sorted(rel for rel in status if rel not in own and rel not in edits and rel not in secret
+                       and not _editor_settings(rel))  # fmt: skip
         if dirty:
             then = (f"memfs commits edits made outside it once the {busy[0]} is over" if busy else
                     "run `memfs reindex` to commit edits made outside memfs")  # fmt: skip
@@ -158,3 +159,8 @@ def _repository_state(engine: WriteEngine, busy: tuple[str, str] | None,
             f"HEAD is detached at {head}: commits, memfs's too, go on no branch and are left behind by the "
             "next `git switch`; keep them with `git switch -c NAME`, or switch to a branch"))  # fmt: skip
     return findings
+
+
+def _editor_settings(rel: str) -> bool:
+    """An editor's settings (Obsidian's ``.obsidian/``): the person's to commit or not, nothing for memfs to fix."""
+    return ".obsidian" in rel.strip('"').split("/")[:-1]

@@ -89,7 +89,9 @@ log = logging.getLogger(__name__)
 
 MAX_CONTENT_BYTES = 1024 * 1024
 DEFAULT_FRESHNESS = 2.0  # seconds: a file changed by hand is found by searches this much later at most
-_GITIGNORE_LINES = (".memfs/", _fs.TEMP_PREFIX + "*")
+#: Obsidian's window layout and caches (one person's, changed on every click) are never committed; its
+#: shareable settings (``app.json``, plugins, themes) may be.
+_GITIGNORE_LINES = (".memfs/", _fs.TEMP_PREFIX + "*", "**/.obsidian/workspace*.json", "**/.obsidian/cache")
 _MARKER_TEXT = b"memfs vault: this file keeps memories/ in git, so a clone of a vault with no memories yet opens\n"
 
 Stat = tuple[int, int, int]  # (inode, size, mtime_ns): how memfs recognises a file it wrote

@@ -290,7 +290,6 @@ HOSTILE_PATHS: list[tuple[str, str]] = [
     ("nul-device", "/memories/nul"),  # row 28
     ("aux", "/memories/aux.txt"),  # row 28
     ("com-superscript", "/memories/COM\u00b9.md"),  # row 28
-    ("colon", "/memories/a:b.md"),  # row 28
     ("wildcards", "/memories/a*?.md"),  # row 28
     ("angle-brackets", "/memories/<>.md"),  # row 28
     ("pipe-quote", '/memories/a|"b.md'),  # row 28

@@ -1,0 +1,235 @@
+"""An Obsidian vault is a memfs vault: adopted as it is, names, folders, attachments and ``.obsidian/`` kept.
+
+Every test builds a realistic notes folder of its own (nested folders with capitals, names with
+``:``, accents in NFD as macOS writes them, emoji, aliases, inline and nested tags, wikilinks of
+every form, embeds, an attachments folder, ``.obsidian/``) and drives real vaults, git and the CLI.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import unicodedata
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import memfs
+from memfs.cli import cli
+from memfs.exchange import detect
+from memfs.paths import keepable_name
+
+PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256))
+NFD_NAME = unicodedata.normalize("NFD", "Café Crème.md")
+
+NOTES: dict[str, bytes] = {
+    "Areas/Travel/Kyoto Trip: March.md": (
+        "---\naliases: [Kyoto in spring, 京都]\ntags: [travel]\n---\n# Kyoto Trip\n"
+        "Book the ryokan; see [[Atlas Plan#Goals|the plan]] and [[Tomás]].\n![[photo.png]]\n#trip/japan\n"
+    ).encode(),
+    f"Areas/{NFD_NAME}": "Tomás drinks café crème at the corner. [[Kyoto Trip: March]]\n".encode(),
+    "Projects/Atlas/Atlas Plan.md": (
+        b"---\ntags:\n  - project/atlas\n---\n## Goals\nShip the atlas by June. #project/atlas/launch\n"
+        b"See [the trip](../../Areas/Travel/Kyoto%20Trip%3A%20March.md) and ![[Spec.pdf]].\n"
+    ),
+    "Projects/🌱 Garden.md": "喜欢喝绿茶 in the garden. [[Missing Note]]\n".encode(),
+    "People/Tomás.md": "---\naliases: [Tom]\n---\nTomás Alvarez, the atlas lead.\n".encode(),
+    "Inbox.md": b"Loose thoughts #idea\n",
+    "attachments/photo.png": PNG,
+    "attachments/Spec.pdf": b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<<>>\nendobj\n",
+    "board.canvas": b'{"nodes": [], "edges": []}\n',
+    "Projects/prices.csv": b"item,price\ntea,3\n",
+    ".obsidian/app.json": b'{"attachmentFolderPath": "attachments"}\n',
+    ".obsidian/workspace.json": b'{"main": {"id": "1"}}\n',
+}
+
+
+def notes_folder(root: Path) -> Path:
+    """A realistic Obsidian vault at ``root`` (every file of :data:`NOTES`)."""
+    for rel, data in NOTES.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    return root
+
+
+def nfc(rel: str) -> str:
+    return unicodedata.normalize("NFC", rel)
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, check=True).stdout
+
+
+def tracked(root: Path) -> set[str]:
+    return set(filter(None, git(root, "-c", "core.quotepath=off", "ls-files", "-z").split("\0")))
+
+
+def empty_folders(root: Path) -> list[str]:
+    return [
+        str(Path(d).relative_to(root))
+        for d, dirs, files in os.walk(root)
+        if not dirs and not files and ".git" not in Path(d).parts
+    ]
+
+
+@pytest.fixture
+def adopted(tmp_path: Path) -> Path:
+    """A notes folder that was a git repository of its own, made a vault by ``memfs init``."""
+    root = notes_folder(tmp_path / "Notes")
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "-c", "user.name=Ann", "-c", "user.email=ann@example.com", "commit", "-qm", "my notes")
+    result = CliRunner().invoke(cli, ["init", str(root), "--author", "Ann <ann@example.com>"])
+    assert result.exit_code == 0, result.output
+    assert "skipped 0" in result.output
+    return root
+
+
+# -- 1. a notes folder adopted as it is --------------------------------------------------------
+
+
+def test_init_adopts_a_notes_folder_with_every_name_and_path_kept(adopted: Path) -> None:
+    base = adopted / "memories" / "notes"
+    for rel, data in NOTES.items():
+        path = base / nfc(rel)
+        assert path.is_file(), rel
+        if not rel.endswith(".md"):
+            assert path.read_bytes() == data  # attachments and settings moved, untouched
+        else:  # a note keeps its text; adoption adds id, times and provenance to its front matter
+            doc = memfs.documents.loads(path.read_text("utf-8"))
+            assert doc.metadata["provenance"] == "import" and str(doc.metadata["id"]).startswith("mem_")
+            assert data.decode().split("---\n")[-1] in path.read_text("utf-8")
+    # nothing left behind at the top, no empty folder, the moves committed (workspace state aside)
+    assert sorted(p.name for p in adopted.iterdir()) == [".git", ".gitignore", ".memfs", "memories"]
+    assert empty_folders(adopted / "memories") == []
+    files = tracked(adopted)
+    assert "memories/notes/attachments/photo.png" in files and "memories/notes/.obsidian/app.json" in files
+    assert "memories/notes/.obsidian/workspace.json" not in files and "Inbox.md" not in files
+    assert git(adopted, "status", "--porcelain") == ""
+    # the name with ':' and the NFD accent are memories under their own names
+    with memfs.Vault.open(adopted) as vault:
+        names = {m.name for m in vault.memories("notes").list()}
+        assert names == {nfc(rel) for rel in NOTES if rel.endswith(".md")}
+        assert not any(n.endswith((".canvas.md", ".csv.md")) for n in names)
+        assert [f for f in vault.doctor() if f.severity != "ok"] == []
+
+
+def test_init_on_a_notes_folder_says_which_names_it_changed_and_why(tmp_path: Path) -> None:
+    root = notes_folder(tmp_path / "Notes")
+    (root / "Why? Because.md").write_text("a question\n")
+    (root / "Drafts.").mkdir()
+    (root / "Drafts." / "100% done.md").write_text("done\n")
+    result = CliRunner().invoke(cli, ["init", str(root), "-n", "people/ann"])
+    assert result.exit_code == 0, result.output
+    base = root / "memories" / "people" / "ann"
+    assert (base / "Why- Because.md").is_file() and (base / "Drafts" / "100- done.md").is_file()
+    assert "renamed: 'Why? Because.md' holds characters a memory's name may not: '?'" in result.output
+    assert "'Drafts.' holds characters a memory's name may not: a trailing space or dot" in result.output
+    assert "Unicode NFC" in result.output and "skipped 0" in result.output
+    with memfs.Vault.open(root) as vault:  # the title is the note's own name, where the file's had to change
+        assert vault.memories("people/ann").get("Why- Because.md").title == "Why? Because"
+
+
+def test_init_of_an_empty_folder_or_an_existing_vault_adopts_nothing(tmp_path: Path, vault_dir: Path) -> None:
+    result = CliRunner().invoke(cli, ["init", str(tmp_path / "fresh")])
+    assert result.exit_code == 0 and not (tmp_path / "fresh" / "memories" / "notes").exists()
+    (vault_dir / "README.md").write_text("not a note to adopt: this folder is already a vault\n")
+    result = CliRunner().invoke(cli, ["init", str(vault_dir)])
+    assert result.exit_code == 0 and (vault_dir / "README.md").is_file()
+
+
+@pytest.mark.parametrize("name", ["Kyoto Trip: March.md", "Areas/Travel/Kyoto Trip: March.md", "a:b/c:d.md"])
+def test_a_colon_is_part_of_a_name(name: str) -> None:
+    assert memfs.paths.clean_memory_path(name) == name
+    assert keepable_name(name) == (name, None)
+
+
+@pytest.mark.parametrize(
+    ("name", "kept"),
+    [
+        ("Areas/Why? Because.md", "Areas/Why- Because.md"),
+        ("Big <Idea>/x.md", "Big -Idea-/x.md"),
+        ("CON.md", "con-memory.md"),
+        (NFD_NAME, "Café Crème.md"),
+        ("Drafts./Note .md", "Drafts/Note .md"),
+    ],
+)
+def test_a_name_memfs_cannot_keep_changes_only_where_it_must(name: str, kept: str) -> None:
+    found, why = keepable_name(name)
+    assert found == kept and why
+    assert memfs.paths.clean_memory_path(found) == found
+
+
+def test_copy_import_keeps_names_case_and_folders_and_its_dry_run_predicts_it(vault: memfs.Vault,
+                                                                              tmp_path: Path) -> None:  # fmt: skip
+    source = notes_folder(tmp_path / "Obsidian")
+    (source / "areas").mkdir()
+    (source / "areas" / "lower.md").write_text("a folder one letter's case from Areas\n")
+    (source / "Odd|Name.md").write_text("a pipe\n")
+    dry = vault.import_from(source, namespace="notes", accept=True, dry_run=True)
+    real = vault.import_from(source, namespace="notes", accept=True)
+    assert [(i.source, i.path, i.renamed) for i in dry.imported] == [(i.source, i.path, i.renamed)
+                                                                     for i in real.imported]  # fmt: skip
+    assert dry.skipped == real.skipped
+    paths = {i.path for i in real.imported}
+    assert "memories/notes/Areas/Travel/Kyoto Trip: March.md" in paths
+    assert "memories/notes/Projects/🌱 Garden.md" in paths and "memories/notes/Areas/Café Crème.md" in paths
+    assert "memories/notes/Odd-Name.md" in paths
+    clash = [s for s in real.skipped if s.source == "areas/lower.md"]
+    assert clash and "notes/areas differs only in case from notes/Areas" in clash[0].reason
+    assert not any(p.endswith((".canvas.md", ".csv.md")) for p in paths)
+    assert empty_folders(vault.root / "memories") == []
+
+
+def test_proposed_import_with_case_twins_is_accepted_whole(vault: memfs.Vault, tmp_path: Path) -> None:
+    source = notes_folder(tmp_path / "Obsidian")
+    (source / "projects").mkdir()
+    (source / "projects" / "x.md").write_text("lower case folder\n")
+    report = vault.import_from(source, namespace="notes")
+    assert report.proposed
+    accepted = CliRunner().invoke(cli, ["accept", "--all", "--vault", str(vault.root)])
+    assert accepted.exit_code == 0, accepted.output
+    assert {m.name for m in vault.memories("notes").list()} == {i.path.removeprefix("memories/notes/")
+                                                                for i in report.imported}  # fmt: skip
+
+
+def test_a_notes_folder_with_notes_only_in_sub_folders_is_markdown(tmp_path: Path) -> None:
+    root = tmp_path / "Notes"
+    (root / "Areas").mkdir(parents=True)
+    (root / "Areas" / "a.md").write_text("a\n")
+    (root / "board.canvas").write_text("{}\n")
+    (root / "prices.csv").write_text("a,b\n")
+    assert detect(root) == "markdown"
+    tool = tmp_path / "tool"
+    tool.mkdir()
+    (tool / "notes.txt").write_text("a memory-tool note\n")
+    assert detect(tool) == "anthropic"
+
+
+def test_a_memory_tool_import_never_turns_canvas_or_csv_into_memories(vault: memfs.Vault, tmp_path: Path) -> None:
+    tool = tmp_path / "tool"
+    tool.mkdir()
+    (tool / "notes.txt").write_text("a memory-tool note\n")
+    (tool / "board.canvas").write_text("{}\n")
+    (tool / "prices.csv").write_text("a,b\n")
+    report = vault.import_from(tool, namespace="tool", format="anthropic", accept=True)
+    assert [i.path for i in report.imported] == ["memories/tool/notes.txt.md"]
+    assert {s.source for s in report.skipped} == {"board.canvas", "prices.csv"}
+
+
+# -- 2. .obsidian/ ------------------------------------------------------------------------------
+
+
+def test_obsidian_workspace_is_ignored_and_doctor_stays_quiet_about_settings(adopted: Path) -> None:
+    settings = adopted / "memories" / "notes" / ".obsidian"
+    (settings / "workspace.json").write_text('{"main": {"id": "2"}}\n')  # every click in Obsidian
+    (settings / "workspace-mobile.json").write_text("{}\n")
+    (settings / "app.json").write_text('{"attachmentFolderPath": "files"}\n')  # a setting changed
+    (settings / "plugins").mkdir()
+    (settings / "plugins" / "x.json").write_text("{}\n")
+    status = git(adopted, "-c", "core.quotepath=off", "status", "--porcelain", "--untracked-files=all")
+    assert "workspace" not in status and "app.json" in status  # shareable settings are the person's to commit
+    with memfs.Vault.open(adopted) as vault:
+        assert [f for f in vault.doctor() if f.severity != "ok"] == []
