@@ -197,8 +197,10 @@ def _print_json(data: Any) -> None:
 
 def _memory_dict(memory: Memory, *, history: bool = False) -> dict[str, Any]:
     found: dict[str, Any] = {"path": memory.path, "namespace": memory.namespace, "id": memory.id,
-             "title": memory.title, "type": memory.type, "tags": list(memory.tags),
+             "title": memory.title, "type": memory.type, "tags": list(memory.all_tags),
              "updated": memory.updated}  # fmt: skip
+    if memory.aliases:
+        found["aliases"] = list(memory.aliases)
     if history:
         found.update(state=memory.state(), validity=dataclasses.asdict(memory.validity))
     return found
@@ -326,7 +328,7 @@ def show(vault: Vault, ref: str, rev: str | None) -> None:
 @json_option
 @click.argument("namespace", required=False)
 @click.option("--type", "type_", help="Only memories of this type.")
-@click.option("--tag", help="Only memories with this tag.")
+@click.option("--tag", help="Only memories with this tag, or a tag nested under it (project: project/atlas too).")
 @click.option("--history", is_flag=True, help="Also superseded, expired and future memories, with when they held.")
 @_with_vault
 def ls(vault: Vault, as_json: bool, namespace: str | None, type_: str | None, tag: str | None,
@@ -343,7 +345,7 @@ def ls(vault: Vault, as_json: bool, namespace: str | None, type_: str | None, ta
     for m in memories:
         state = [_m(_held(m.state(), m.validity))] if history else []
         table.add_row(_m(label(m.path)), _m(m.title), _m(m.type or ""),
-                      _m(", ".join(m.tags)), _m((m.updated or "")[:10]), *state)  # fmt: skip
+                      _m(", ".join(m.all_tags)), _m((m.updated or "")[:10]), *state)  # fmt: skip
     _print_table(table)
     problems = vault.problems()
     for problem in problems:
@@ -361,7 +363,8 @@ def _outermost(namespaces: list[str]) -> list[str]:
 @click.argument("query")
 @click.option("--namespace", "-n", help="Only this namespace (and its sub-namespaces).")
 @click.option("--type", "type_", help="Only memories of this type.")
-@click.option("--tag", "tags", multiple=True, help="Only memories with this tag (repeatable).")
+@click.option("--tag", "tags", multiple=True,
+              help="Only memories with this tag, or a tag nested under it (repeatable).")  # fmt: skip
 @click.option(
     "--since",
     metavar="WHEN",

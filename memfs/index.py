@@ -65,16 +65,18 @@ from whoosh.writing import MERGE_SMALL
 
 from . import _fs, indexed, transcript
 from .dates import date_words, iso, written_date
-from .documents import MAX_FRONT_MATTER_BYTES, Document, body_of, load_bytes, normalize_time, tags_of, timestamp
+from .documents import MAX_FRONT_MATTER_BYTES, Document, body_of, load_bytes, normalize_time, timestamp
 from .errors import DocumentError, FileTooLargeError, LinkError, QueryTooLongError, SearchIndexError, ValidityError
 from .freshness import ChangeFinder, Stat, file_stat, walk
 from .items import text_of
 from .layout import CONTENT_DIRS, in_namespace, is_transcript, split_memory_path
 from .lifecycle import CURRENT, Validity, check, validity
+from .notes import aliases_of, normalize_tag, note_tags, tag_terms
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "6"  # 4: message fields; 5: ``ns`` holds exact namespace prefixes (an ID field); 6: lifecycle
+SCHEMA_VERSION = "7"  # 4: message fields; 5: ``ns`` holds exact namespace prefixes (an ID field); 6: lifecycle;
+# 7: a note's inline #tags and aliases (``tag``: each tag and the tags it nests under; ``aliases``)
 MAX_INDEXED_BYTES = 4 * 1024 * 1024  # a memory file larger than this is neither read nor indexed
 MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024  # a transcript larger than this is neither read nor indexed
 MAX_INDEXED_ENTRIES = 5_000  # message search covers the last this many entries of a transcript
@@ -198,6 +200,8 @@ class _Weighting(scoring.BM25F):  # type: ignore[misc]
 
 
 WEIGHTING = _Weighting(K1=K1)
+#: The text fields of a memory a query's words are looked for in (its tags are matched whole).
+NOTE_FIELDS = ("title", "aliases", "body")
 MESSAGE_FIELDS = ("message", "speaker")
 
 
@@ -211,6 +215,8 @@ def _schema() -> fields.Schema:
         title=fields.TEXT(analyzer=ANALYZER, stored=True, phrase=False, field_boost=2.0),
         body=fields.TEXT(analyzer=ANALYZER, phrase=False),
         tags=fields.KEYWORD(lowercase=True, commas=True, scorable=True, stored=True, field_boost=1.5),
+        tag=fields.KEYWORD(commas=True),  # each tag and every tag it nests under, casefolded: for filters
+        aliases=fields.TEXT(analyzer=ANALYZER, phrase=False, field_boost=2.0),  # searched like the title
         type=fields.ID(stored=True),
         created=fields.ID(stored=True),
         updated=fields.ID(stored=True),
@@ -1309,7 +1315,7 @@ class SearchIndex:
         namespace = split_memory_path(rel)[0]
         mtime = datetime.fromtimestamp(st[0] / 1e9, timezone.utc)
         updated = normalize_time(meta.get("updated")) or timestamp(mtime)
-        tags = tags_of(meta.get("tags"))
+        tags = note_tags(meta, doc.body)
         held = validity(meta)
         terms = ["superseded" if held.superseded_by is not None else "timed" if held.timed else ""]
         kept: dict[str, Any] = {} if held.plain else {
@@ -1325,6 +1331,7 @@ class SearchIndex:
             "path": rel, "kind": "memory", "namespace": namespace,
             "id": str(meta["id"]) if meta.get("id") is not None else None,
             "title": doc.title(rel), "body": doc.body, "tags": ",".join(tags),
+            "tag": ",".join(tag_terms(tags)) or None, "aliases": "\n".join(aliases_of(meta)) or None,
             "type": str(meta["type"]) if meta.get("type") is not None else None,
             "created": normalize_time(meta.get("created")) or updated, "updated": updated,
             "stat": (st[0], st[1], sha), **kept,
@@ -1495,7 +1502,7 @@ class SearchIndex:
             filters.append(query.Term("ns", namespace))
         if type:
             filters.append(query.Term("type", type))
-        filters += [query.Term("tags", t.lower()) for t in tags]
+        filters += [query.Term("tag", normalize_tag(t)) for t in tags]
         if since or until:
             filters.append(query.TermRange("updated", normalize_time(since), normalize_time(until)))
         others = query.Or([query.Term("kind", kind) for kind in ("invalid", "message", "transcript")])
@@ -1505,7 +1512,7 @@ class SearchIndex:
                 try:
                     searcher = self._reader()
                     hidden, hidden_paths = (set(), []) if history else self._not_current(searcher, now)
-                    parsed = self._parse(text, ("title", "body", "tags")) if _syntax(text) else None
+                    parsed = self._parse(text, ("title", "aliases", "body", "tags")) if _syntax(text) else None
                     pairs = _or_pairs(parsed)
                     if pairs is not None:  # a flat OR: Whoosh's ranking, scored from the postings
                         found = self._rank(searcher, pairs, k, filters[1:], hidden)
@@ -1522,7 +1529,7 @@ class SearchIndex:
                         if not terms:
                             return []
                         words = _WORD.findall(text.lower())[:MAX_QUERY_TERMS]
-                        pairs = [(f, t) for t in terms for f in ("title", "body")] + [("tags", w) for w in words]
+                        pairs = [(f, t) for t in terms for f in NOTE_FIELDS] + [("tags", w) for w in words]
                         found = self._rank(searcher, pairs, k, filters[1:], hidden)
                 except Exception as exc:
                     raise SearchIndexError(f"search failed ({exc.__class__.__name__}: {exc})") from exc

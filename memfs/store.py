@@ -40,6 +40,7 @@ from .errors import (
 from .history import Revision
 from .index import Hit
 from .layout import in_namespace, label, memory_path, name_in, namespace_prefix
+from .notes import aliases_of, has_tag, note_tags
 from .paths import clean_memory_path, clean_relpath, slugify
 from .proposals import Proposal
 from .settings import load as load_settings
@@ -141,8 +142,18 @@ class Memory:
 
     @property
     def tags(self) -> tuple[str, ...]:
-        """The tags, as a tuple of strings."""
+        """The front-matter tags, as a tuple of strings (what a write changes)."""
         return tags_of(self.metadata.get("tags"))
+
+    @property
+    def all_tags(self) -> tuple[str, ...]:
+        """Every tag of the note: its front-matter ``tags`` and the ``#tags`` in its body (:mod:`memfs.notes`)."""
+        return note_tags(self.metadata, self.body)
+
+    @property
+    def aliases(self) -> tuple[str, ...]:
+        """The other names it is found by (front-matter ``aliases``)."""
+        return aliases_of(self.metadata)
 
     @property
     def created(self) -> str | None:
@@ -857,7 +868,7 @@ class MemoryStore:
                 continue
             if type is not None and memory.type != type:
                 continue
-            if tag is not None and tag.lower() not in (t.lower() for t in memory.tags):
+            if tag is not None and not has_tag(memory.all_tags, tag):
                 continue
             if not history and memory.state(now) != lifecycle.CURRENT:
                 continue

@@ -709,7 +709,7 @@ class MemoryTools:
               query=(_STR, True, "What to look for, in plain words."),
               namespace=(_STR, False, "Only this sub-folder of /memories, e.g. travel."),
               type=(_STR, False, "Only memories of this type (fact, preference, instruction, ...)."),
-              tag=(_STR, False, "Only memories with this tag."),
+              tag=(_STR, False, "Only memories with this tag, or a tag nested under it (project finds project/atlas)."),
               k=(_INT, False, f"How many results (1-{MAX_SEARCH_RESULTS}, default 5)."),
               history=(_BOOL, False, "Also find memories that no longer hold (superseded or expired), each "
                                      "with when it held. Default false: only current memories."))  # fmt: skip

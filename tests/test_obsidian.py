@@ -7,6 +7,7 @@ every form, embeds, an attachments folder, ``.obsidian/``) and drives real vault
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import unicodedata
@@ -233,3 +234,59 @@ def test_obsidian_workspace_is_ignored_and_doctor_stays_quiet_about_settings(ado
     assert "workspace" not in status and "app.json" in status  # shareable settings are the person's to commit
     with memfs.Vault.open(adopted) as vault:
         assert [f for f in vault.doctor() if f.severity != "ok"] == []
+
+
+# -- 3. aliases and tags ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "tags"),
+    [
+        ("#idea and #project/atlas/launch, #y1984 but not #1984", ("idea", "project/atlas/launch", "y1984")),
+        ("# Heading\n[[Note#Heading]] https://x.org/#frag a#b", ()),
+        ("`#code` and\n```\n#fenced\n```\n#after", ("after",)),
+        ("(#paren) [#bracket] #café #日本", ("paren", "bracket", "café", "日本")),
+    ],
+)
+def test_inline_tags_are_read_as_obsidian_reads_them(body: str, tags: tuple[str, ...]) -> None:
+    assert memfs.notes.inline_tags(body) == tags
+
+
+def test_tags_are_the_union_and_nest_under_their_parents() -> None:
+    meta = {"tags": ["#Travel", "project/atlas"]}
+    assert memfs.notes.note_tags(meta, "#travel #trip/japan\n") == ("Travel", "project/atlas", "trip/japan")
+    tags = ("project/atlas/launch",)
+    assert [w for w in ("project", "PROJECT/atlas", "#project/atlas/launch/") if memfs.notes.has_tag(tags, w)] == [
+        "project", "PROJECT/atlas", "#project/atlas/launch/"]  # fmt: skip
+    assert not memfs.notes.has_tag(tags, "proj") and not memfs.notes.has_tag(tags, "atlas")
+    assert memfs.notes.aliases_of({"aliases": "Kyoto"}) == ("Kyoto",)
+    assert memfs.notes.aliases_of({"aliases": ["A", 2, None, ""]}) == ("A", "2")
+
+
+def ls_paths(root: Path, *args: str) -> list[str]:
+    result = CliRunner().invoke(cli, ["ls", "--json", "--vault", str(root), *args])
+    assert result.exit_code == 0, result.output
+    return sorted(m["path"].removeprefix("memories/notes/") for m in json.loads(result.output))
+
+
+def test_tags_and_aliases_in_ls_search_and_tools(adopted: Path) -> None:
+    atlas, kyoto = "Projects/Atlas/Atlas Plan.md", "Areas/Travel/Kyoto Trip: March.md"
+    assert ls_paths(adopted, "--tag", "project") == [atlas]  # front matter project/atlas, nested
+    assert ls_paths(adopted, "--tag", "project/atlas/launch") == [atlas]  # inline, nested
+    assert ls_paths(adopted, "--tag", "trip") == ls_paths(adopted, "--tag", "#Trip/Japan") == [kyoto]
+    assert ls_paths(adopted, "--tag", "idea") == ["Inbox.md"]
+    assert ls_paths(adopted, "--tag", "proj") == []
+    listed = json.loads(CliRunner().invoke(cli, ["ls", "--json", "--tag", "travel", "--vault", str(adopted)]).output)
+    assert listed[0]["tags"] == ["travel", "trip/japan"] and listed[0]["aliases"] == ["Kyoto in spring", "京都"]
+    with memfs.Vault.open(adopted) as vault:
+        assert [h.path for h in vault.search("spring", k=3)][:1] == [f"memories/notes/{kyoto}"]  # by its alias
+        assert [h.path for h in vault.search("Tom", k=3)] == ["memories/notes/People/Tomás.md"]
+        assert [h.path for h in vault.search("atlas", tags=["project"])] == [f"memories/notes/{atlas}"]
+        assert vault.search("atlas", tags=["proj"]) == []
+        hit = vault.search("ryokan")[0]
+        assert hit.tags == ("travel", "trip/japan")
+        tools = memfs.MemoryTools(vault, "notes")
+        found = tools.run("search", query="ship the atlas", tag="project")
+        assert "/memories/Projects/Atlas/Atlas Plan.md" in found
+        assert "No memories match" in tools.run("search", query="ship the atlas", tag="idea")
+        assert "Kyoto Trip: March.md" in tools.run("search", query="Kyoto in spring")
