@@ -36,6 +36,7 @@ from .history import DEFAULT_PERSON, Identity, configured_identity
 from .items import text_of
 from .layout import ARCHIVE_DIR, MEMORIES_DIR, label
 from .lifecycle import Validity
+from .links import Resolved
 from .paths import clean_namespace
 from .proposals import Proposal
 from .store import IF_SIMILAR, ON_SECRET, Memory
@@ -661,6 +662,43 @@ def mv(vault: Vault, ref: str, new_path: str) -> None:
     store, rel = vault.resolve(ref)
     memory = store.move(rel, new_path)
     _out().print(f"moved to {_m(memory.path)}")
+
+
+@cli.command()
+@vault_option
+@json_option
+@click.argument("ref")
+@_with_vault
+def links(vault: Vault, as_json: bool, ref: str) -> None:
+    """What the memory REF links to (wikilinks, embeds, Markdown links), and what links to it."""
+    store, rel = vault.resolve(ref)
+    out, back = store.outlinks(rel), store.backlinks(rel)
+    if as_json:
+        _print_json({"path": rel, "links": [_link_dict(r) for r in out], "backlinks": [_link_dict(r) for r in back]})
+        return
+    console = _out()
+    console.print(f"[bold]{_m(label(rel))}[/] links to {len(out)}:" if out else f"{_m(label(rel))} links to nothing")
+    for found in out:
+        where = _m(label(found.path)) if found.path else "[red]broken: no such file[/]"
+        console.print(f"  {_m(_written(found))} -> {where}")
+    console.print(f"linked from {len(back)}:" if back else "linked from nothing")
+    for found in back:
+        console.print(f"  {_m(label(found.source))}: {_m(_written(found))}")
+
+
+def _written(found: Resolved) -> str:
+    link = found.link
+    if link.markdown:
+        return f"{'!' if link.embed else ''}[{link.label or ''}]({link.target})"
+    heading = f"#{link.heading}" if link.heading else ""
+    shown = f"|{link.label}" if link.label is not None else ""
+    return f"{'!' if link.embed else ''}[[{link.target}{heading}{shown}]]"
+
+
+def _link_dict(found: Resolved) -> dict[str, Any]:
+    link = found.link
+    return {"source": found.source, "target": link.target, "heading": link.heading, "label": link.label,
+            "embed": link.embed, "markdown": link.markdown, "path": found.path}  # fmt: skip
 
 
 @cli.command()

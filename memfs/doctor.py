@@ -19,7 +19,9 @@ from .credentials import secret_advice
 from .engine import WriteEngine, read_limit
 from .errors import FileTooLargeError, SettingsError
 from .history import has_conflict_markers
-from .layout import MEMORIES_DIR
+from .layout import MEMORIES_DIR, label
+from .links import MAX_BROKEN_LISTED, broken
+from .notes import Link
 from .settings import load as load_settings
 from .sync import conflicts
 
@@ -106,6 +108,7 @@ def examine(engine: WriteEngine) -> list[Finding]:
                 f"off (never acknowledged; read them, then delete them): "
                 + ", ".join(str(p.relative_to(engine.root)) for p in salvage[:5])
                 + (f" and {len(salvage) - 5} more" if len(salvage) > 5 else "")))  # fmt: skip
+        findings += _broken_links(engine)
         findings += _review(engine)
         leftovers = list((engine.root / MEMORIES_DIR).rglob(_fs.TEMP_PREFIX + "*"))
         if leftovers:
@@ -164,3 +167,17 @@ def _repository_state(engine: WriteEngine, busy: tuple[str, str] | None,
 def _editor_settings(rel: str) -> bool:
     """An editor's settings (Obsidian's ``.obsidian/``): the person's to commit or not, nothing for memfs to fix."""
     return ".obsidian" in rel.strip('"').split("/")[:-1]
+
+
+def _broken_links(engine: WriteEngine) -> list[Finding]:
+    """Links of memories that lead to no file (a note renamed outside memfs, or never written)."""
+    found = broken(engine)
+    listed = [Finding("warning", "links", f"{label(r.source)}: the link {_shown_link(r.link)} leads to no file")
+              for r in found[:MAX_BROKEN_LISTED]]  # fmt: skip
+    if len(found) > MAX_BROKEN_LISTED:
+        listed.append(Finding("warning", "links", f"... and {len(found) - MAX_BROKEN_LISTED} more broken links"))
+    return listed
+
+
+def _shown_link(link: Link) -> str:
+    return f"({link.target})" if link.markdown else f"[[{link.target}]]"

@@ -71,12 +71,14 @@ from .freshness import ChangeFinder, Stat, file_stat, walk
 from .items import text_of
 from .layout import CONTENT_DIRS, in_namespace, is_transcript, split_memory_path
 from .lifecycle import CURRENT, Validity, check, validity
+from .links import key_of, link_keys
 from .notes import aliases_of, normalize_tag, note_tags, tag_terms
 
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = "7"  # 4: message fields; 5: ``ns`` holds exact namespace prefixes (an ID field); 6: lifecycle;
-# 7: a note's inline #tags and aliases (``tag``: each tag and the tags it nests under; ``aliases``)
+# 7: a note's inline #tags and aliases (``tag``: each tag and the tags it nests under; ``aliases``) and
+# the link table (``namekey``, ``linkkey``, ``haslinks``: see memfs.links)
 MAX_INDEXED_BYTES = 4 * 1024 * 1024  # a memory file larger than this is neither read nor indexed
 MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024  # a transcript larger than this is neither read nor indexed
 MAX_INDEXED_ENTRIES = 5_000  # message search covers the last this many entries of a transcript
@@ -217,6 +219,9 @@ def _schema() -> fields.Schema:
         tags=fields.KEYWORD(lowercase=True, commas=True, scorable=True, stored=True, field_boost=1.5),
         tag=fields.KEYWORD(commas=True),  # each tag and every tag it nests under, casefolded: for filters
         aliases=fields.TEXT(analyzer=ANALYZER, phrase=False, field_boost=2.0),  # searched like the title
+        namekey=fields.ID(),  # the link table (memfs.links): the key a memory's links find it by ...
+        linkkey=fields.KEYWORD(commas=True),  # ... the keys of the files its links name ...
+        haslinks=fields.ID(),  # ... and "1" when it has any
         type=fields.ID(stored=True),
         created=fields.ID(stored=True),
         updated=fields.ID(stored=True),
@@ -1316,6 +1321,7 @@ class SearchIndex:
         mtime = datetime.fromtimestamp(st[0] / 1e9, timezone.utc)
         updated = normalize_time(meta.get("updated")) or timestamp(mtime)
         tags = note_tags(meta, doc.body)
+        keys = link_keys(doc.body)
         held = validity(meta)
         terms = ["superseded" if held.superseded_by is not None else "timed" if held.timed else ""]
         kept: dict[str, Any] = {} if held.plain else {
@@ -1332,6 +1338,7 @@ class SearchIndex:
             "id": str(meta["id"]) if meta.get("id") is not None else None,
             "title": doc.title(rel), "body": doc.body, "tags": ",".join(tags),
             "tag": ",".join(tag_terms(tags)) or None, "aliases": "\n".join(aliases_of(meta)) or None,
+            "namekey": key_of(rel), "linkkey": ",".join(keys) or None, "haslinks": "1" if keys else None,
             "type": str(meta["type"]) if meta.get("type") is not None else None,
             "created": normalize_time(meta.get("created")) or updated, "updated": updated,
             "stat": (st[0], st[1], sha), **kept,
@@ -1453,6 +1460,19 @@ class SearchIndex:
             if attempt == 0:
                 resync([stored["path"]])
         return str(stored["path"])
+
+    def linked(self, field: str, key: str) -> list[str]:
+        """The paths of the memories whose link-table ``field`` (``namekey``, ``linkkey``, ``haslinks``) holds ``key``.
+
+        Read as the index has them: callers check each against its file (:mod:`memfs.links`).
+        """
+        with self._lock:
+            try:
+                searcher = self._reader()
+                found = searcher.search(query.Term(field, key), limit=None, filter=query.Term("kind", "memory"))
+                return sorted({str(hit["path"]) for hit in found})
+            except Exception as exc:
+                raise SearchIndexError(f"reading the link table failed ({exc.__class__.__name__}: {exc})") from exc
 
     # -- searching -------------------------------------------------------------
 

@@ -15,8 +15,10 @@ through it, so they agree on what a note says.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote
 
 from .documents import tags_of
 
@@ -30,17 +32,8 @@ _INLINE_CODE = re.compile(r"(`+)(?:(?!\1).)+?\1")
 def inline_tags(body: str) -> tuple[str, ...]:
     """The ``#tags`` written in a note's body, in order of first use, outside fenced and inline code."""
     found: dict[str, None] = {}
-    fence: str | None = None
-    for line in body.splitlines():
-        opened = _FENCE.match(line)
-        if fence is not None:
-            if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence):
-                fence = None
-            continue
-        if opened:
-            fence = opened.group(1)
-            continue
-        if "#" not in line:
+    for line, _, fenced in _lines(body):
+        if fenced or "#" not in line:
             continue
         for match in _TAG.finditer(_INLINE_CODE.sub(" ", line)):
             tag = match.group(1).strip("/")
@@ -88,3 +81,77 @@ def aliases_of(metadata: Mapping[str, Any]) -> tuple[str, ...]:
     if not isinstance(value, list):
         return ()
     return tuple(str(a).strip() for a in value if isinstance(a, (str, int, float)) and str(a).strip())
+
+
+@dataclass(frozen=True)
+class Link:
+    """One link in a note's body, as written.
+
+    Attributes:
+        target: What it points at, as written (``Atlas Plan``, ``Projects/Atlas Plan``,
+            ``photo.png``; a Markdown link's target percent-decoded: ``../Kyoto Trip: March.md``).
+            Empty for a link to a heading of the same note (``[[#Goals]]``).
+        heading: The heading or block after ``#`` (``Goals``, ``^block``), or None.
+        label: The text shown (``[[Note|label]]``, ``[label](Note.md)``), or None.
+        embed: ``![[...]]`` or ``![...](...)``: the target is shown inside the note.
+        markdown: A Markdown link (``[label](target)``) rather than a wikilink.
+        start: Where the target starts in the body (characters), for rewriting it.
+        end: Where the target ends (the heading and label excluded).
+    """
+
+    target: str
+    heading: str | None
+    label: str | None
+    embed: bool
+    markdown: bool
+    start: int
+    end: int
+
+
+_WIKILINK = re.compile(r"(!?)\[\[([^\[\]|#^\n]*)(?:([#^][^\[\]|\n]*))?(?:\|([^\[\]\n]*))?\]\]")
+_MDLINK = re.compile(r"(!?)\[([^\]\n]*)\]\(\s*(<[^>\n]+>|[^)\s]+)(?:\s+\"[^\"\n]*\")?\s*\)")
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+def links(body: str) -> list[Link]:
+    """Every link of a note's body to a file (wikilinks, embeds, Markdown links), in order, outside code.
+
+    Markdown links to web addresses (anything with a scheme: ``https:``, ``mailto:``) or to a
+    heading of the same note (``#part``) are not links to a file and are left out.
+    """
+    found: list[Link] = []
+    for line, start, fenced in _lines(body):
+        if fenced or "[" not in line:
+            continue
+        blank = _INLINE_CODE.sub(lambda m: " " * len(m.group(0)), line)
+        for m in _WIKILINK.finditer(blank):
+            target = m.group(2).strip()
+            heading = m.group(3)[1:].strip() if m.group(3) and m.group(3)[0] == "#" else m.group(3)
+            found.append(Link(target, heading or None, m.group(4), bool(m.group(1)), False,
+                              start + m.start(2), start + m.start(2) + len(m.group(2).rstrip())))  # fmt: skip
+        for m in _MDLINK.finditer(blank):
+            raw = m.group(3)
+            inner = raw[1:-1] if raw.startswith("<") else raw
+            if _SCHEME.match(inner) or inner.startswith("#"):
+                continue
+            path, _, heading = inner.partition("#")
+            first = start + m.start(3) + (1 if raw.startswith("<") else 0)
+            found.append(Link(unquote(path), unquote(heading) or None, m.group(2) or None, bool(m.group(1)), True,
+                              first, first + len(path)))  # fmt: skip
+    return sorted(found, key=lambda link: link.start)
+
+
+def _lines(body: str) -> Iterator[tuple[str, int, bool]]:
+    """Each line of ``body`` with where it starts and whether it is inside fenced code."""
+    fence: str | None = None
+    at = 0
+    for line in body.splitlines(keepends=True):
+        opened = _FENCE.match(line)
+        inside = fence is not None
+        if fence is not None:
+            if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence):
+                fence = None
+        elif opened:
+            fence, inside = opened.group(1), True
+        yield line, at, inside
+        at += len(line)

@@ -40,6 +40,7 @@ from .errors import (
 from .history import Revision
 from .index import Hit
 from .layout import in_namespace, label, memory_path, name_in, namespace_prefix
+from .links import Resolved, backlinks, outlinks, rewrites
 from .notes import aliases_of, has_tag, note_tags
 from .paths import clean_memory_path, clean_relpath, slugify
 from .proposals import Proposal
@@ -802,13 +803,16 @@ class MemoryStore:
             files = self._files_under(rel)
             self.engine.commit_edits_first(files)
             group = _proposal_id() if self.proposes(self.writer) else None
+            moves = {file_rel: dest + file_rel[len(rel) :] for file_rel in files}
+            relinked = rewrites(self.engine, moves) if group is None else {}
+            self.engine.commit_edits_first([old for old, _, _ in relinked.values()])
             with self.engine.batch(message, trailers={"Memfs-Op": "move", **(trailers or {})}):
-                for file_rel in files:
-                    moved = dest + file_rel[len(rel) :]
+                for file_rel, moved in moves.items():
                     if group is not None:
                         self._move_file(file_rel, moved, trailers, group=group)
                     else:
                         self.engine.move(file_rel, moved, message=f"memory: move {label(file_rel)}")
+                self._relink(relinked)
 
     def restore_file(self, name: str, rev: str, *, trailers: Mapping[str, str] | None = None) -> Proposal | None:
         """Bring any file of the namespace back as it was at ``rev`` (a memory or not), as a new commit.
@@ -834,8 +838,18 @@ class MemoryStore:
         if self.proposes(self.writer):
             return self._propose("move", "rename", rel, to=dest, base=self.engine.read_bytes(rel), trailers=keys,
                                  group=group)  # fmt: skip
-        self.engine.move(rel, dest, message=f"memory: move {label(rel)} -> {label(dest)}", trailers=keys)
+        message = f"memory: move {label(rel)} -> {label(dest)}"
+        relinked = rewrites(self.engine, {rel: dest})
+        self.engine.commit_edits_first([old for old, _, _ in relinked.values()])
+        with self.engine.batch(message, trailers=keys):  # the links that led to it lead there still: one commit
+            self.engine.move(rel, dest, message=message, trailers=keys)
+            self._relink(relinked)
         return None
+
+    def _relink(self, relinked: Mapping[str, tuple[str, bytes, str]]) -> None:
+        """Write the notes whose links a move rewrote (:func:`memfs.links.rewrites`)."""
+        for path, (_, data, text) in relinked.items():
+            self.engine.write(path, text, message=f"memory: links in {label(path)}", create=False, expect=data)
 
     # -- reading -------------------------------------------------------------
 
@@ -874,6 +888,17 @@ class MemoryStore:
                 continue
             memories.append(memory)
         return memories
+
+    def outlinks(self, ref: str) -> builtins.list[Resolved]:
+        """What the memory links to: each link of its body (wikilinks, embeds, Markdown links) and where it leads.
+
+        A link no file answers has ``path`` None (a broken link). See :mod:`memfs.links`.
+        """
+        return outlinks(self.engine, self.resolve(ref))
+
+    def backlinks(self, ref: str) -> builtins.list[Resolved]:
+        """The links of other memories (anywhere in the vault) that lead to this one."""
+        return backlinks(self.engine, self.resolve(ref))
 
     def search(
         self,

@@ -23,6 +23,7 @@ from memfs.paths import keepable_name
 
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256))
 NFD_NAME = unicodedata.normalize("NFD", "Café Crème.md")
+BROKEN = "notes/Projects/🌱 Garden.md: the link [[Missing Note]] leads to no file"  # the one the vault holds
 
 NOTES: dict[str, bytes] = {
     "Areas/Travel/Kyoto Trip: March.md": (
@@ -114,7 +115,7 @@ def test_init_adopts_a_notes_folder_with_every_name_and_path_kept(adopted: Path)
         names = {m.name for m in vault.memories("notes").list()}
         assert names == {nfc(rel) for rel in NOTES if rel.endswith(".md")}
         assert not any(n.endswith((".canvas.md", ".csv.md")) for n in names)
-        assert [f for f in vault.doctor() if f.severity != "ok"] == []
+        assert [f.message for f in vault.doctor() if f.severity != "ok"] == [BROKEN]
 
 
 def test_init_on_a_notes_folder_says_which_names_it_changed_and_why(tmp_path: Path) -> None:
@@ -233,7 +234,7 @@ def test_obsidian_workspace_is_ignored_and_doctor_stays_quiet_about_settings(ado
     status = git(adopted, "-c", "core.quotepath=off", "status", "--porcelain", "--untracked-files=all")
     assert "workspace" not in status and "app.json" in status  # shareable settings are the person's to commit
     with memfs.Vault.open(adopted) as vault:
-        assert [f for f in vault.doctor() if f.severity != "ok"] == []
+        assert [f.message for f in vault.doctor() if f.severity != "ok"] == [BROKEN]
 
 
 # -- 3. aliases and tags ------------------------------------------------------------------------
@@ -290,3 +291,138 @@ def test_tags_and_aliases_in_ls_search_and_tools(adopted: Path) -> None:
         assert "/memories/Projects/Atlas/Atlas Plan.md" in found
         assert "No memories match" in tools.run("search", query="ship the atlas", tag="idea")
         assert "Kyoto Trip: March.md" in tools.run("search", query="Kyoto in spring")
+
+
+# -- 4. links -----------------------------------------------------------------------------------
+
+
+def test_links_of_every_form_are_parsed_outside_code() -> None:
+    body = (
+        "See [[Atlas Plan#Goals|the plan]], [[Tomás]] and [[Folder/Deep Note^block]].\n"
+        "![[photo.png]] ![alt](<attachments/my pic.png>) [trip](../Trips/Kyoto%202027.md#day-1)\n"
+        "[web](https://example.org/x.md) [here](#part) [[#Local heading]] `[[not a link]]`\n"
+        "```\n[[fenced]]\n```\n"
+    )
+    found = [(x.target, x.heading, x.label, x.embed, x.markdown) for x in memfs.notes.links(body)]
+    assert found == [
+        ("Atlas Plan", "Goals", "the plan", False, False),
+        ("Tomás", None, None, False, False),
+        ("Folder/Deep Note", "^block", None, False, False),
+        ("photo.png", None, None, True, False),
+        ("attachments/my pic.png", None, "alt", True, True),
+        ("../Trips/Kyoto 2027.md", "day-1", "trip", False, True),
+        ("", "Local heading", None, False, False),
+    ]
+    spans = [body[x.start : x.end] for x in memfs.notes.links(body)]
+    assert spans[:3] == ["Atlas Plan", "Tomás", "Folder/Deep Note"] and spans[5] == "../Trips/Kyoto%202027.md"
+
+
+def test_links_resolve_as_obsidian_resolves_them(vault: memfs.Vault) -> None:
+    store = vault.memories("kb")
+    for name in ("Inbox/Plan.md", "Projects/Plan.md", "Projects/Old/Deep/Plan.md", "Ideas.md", "Projects/Todo.md"):
+        store.write_text(name, f"{name}\n", create=True)
+    texts = {
+        "Projects/Todo.md": "[[plan]] [[Deep/Plan]] [[IDEAS]] [[inbox/plan|x]] [up](../Ideas.md) [[Nowhere]]\n",
+        "Ideas.md": "[[Plan]]\n",  # no Plan.md beside it: the shortest path, then the first by name
+    }
+    for name, text in texts.items():
+        store.write_text(name, text, create=False)
+    lead = {x.link.target: x.path for x in store.outlinks("Projects/Todo.md")}
+    assert lead == {"plan": "memories/kb/Projects/Plan.md",  # the same folder first, case aside
+                    "Deep/Plan": "memories/kb/Projects/Old/Deep/Plan.md", "IDEAS": "memories/kb/Ideas.md",
+                    "inbox/plan": "memories/kb/Inbox/Plan.md", "../Ideas.md": "memories/kb/Ideas.md",
+                    "Nowhere": None}  # fmt: skip
+    assert [x.path for x in store.outlinks("Ideas.md")] == ["memories/kb/Inbox/Plan.md"]
+    assert sorted(x.source for x in store.backlinks("Projects/Plan.md")) == ["memories/kb/Projects/Todo.md"]
+    assert sorted(x.source for x in store.backlinks("Ideas.md")) == ["memories/kb/Projects/Todo.md"] * 2
+
+
+def link_map(vault: memfs.Vault, namespace: str = "notes") -> dict[tuple[str, str], str | None]:
+    """Every link of every note: (note, target as written) -> where it leads."""
+    store = vault.memories(namespace)
+    return {(m.name, x.link.target): x.path for m in store.list() for x in store.outlinks(m.name)}
+
+
+def test_a_rename_through_memfs_keeps_every_link_leading_to_the_note(adopted: Path) -> None:
+    with memfs.Vault.open(adopted) as vault:
+        store = vault.memories("notes")
+        before = link_map(vault)
+        commits = len(vault.log())
+        store.move("Areas/Travel/Kyoto Trip: March.md", "Trips/Kyoto 2027.md")  # the library
+        assert len(vault.log()) == commits + 1  # the move and the links it kept whole: one commit
+        changed = vault.engine.history.log(limit=1)[0]
+        assert "Kyoto" in changed.subject
+        body = store.get("Projects/Atlas/Atlas Plan.md").body
+        assert "[the trip](../../Trips/Kyoto%202027.md)" in body  # a Markdown link keeps its form
+        assert "[[Kyoto 2027]]" in store.get("Areas/Café Crème.md").body  # a bare name stays bare
+        tools = memfs.MemoryTools(vault, "notes")  # the tools: a folder with notes that link out of it
+        assert "Successfully renamed" in tools.run("rename", old_path="/memories/People",
+                                                   new_path="/memories/Team/People")  # fmt: skip
+        tools.run("rename", old_path="/memories/Projects/Atlas/Atlas Plan.md", new_path="/memories/Atlas.md")
+    result = CliRunner().invoke(cli, ["mv", "notes/Trips/Kyoto 2027.md", "Kyoto.md", "--vault", str(adopted)])
+    assert result.exit_code == 0, result.output  # the CLI (NEW_PATH is relative to the note's folder)
+    with memfs.Vault.open(adopted) as vault:
+        moved = {"Areas/Travel/Kyoto Trip: March.md": "Trips/Kyoto.md", "People/Tomás.md": "Team/People/Tomás.md",
+                 "Projects/Atlas/Atlas Plan.md": "Atlas.md"}  # fmt: skip
+        now = link_map(vault)
+        for (note, _target), path in before.items():
+            lead = (
+                None
+                if path is None
+                else "memories/notes/"
+                + moved.get(path.removeprefix("memories/notes/"), path.removeprefix("memories/notes/"))
+            )
+            assert lead in [p for (n, _), p in now.items() if n == moved.get(note, note)], (note, path)
+        assert len(now) == len(before)
+        assert [f.message for f in vault.doctor() if f.severity != "ok"] == [BROKEN]
+        assert git(adopted, "status", "--porcelain") == ""
+
+
+def test_links_from_the_cli_and_the_tools(adopted: Path) -> None:
+    result = CliRunner().invoke(cli, ["links", "--json", "notes/Areas/Travel/Kyoto Trip: March.md",
+                                      "--vault", str(adopted)])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    found = json.loads(result.output)
+    assert [(x["target"], x["heading"], x["label"], x["embed"], x["path"]) for x in found["links"]] == [
+        ("Atlas Plan", "Goals", "the plan", False, "memories/notes/Projects/Atlas/Atlas Plan.md"),
+        ("Tomás", None, None, False, "memories/notes/People/Tomás.md"),
+        ("photo.png", None, None, True, "memories/notes/attachments/photo.png"),
+    ]
+    assert sorted(x["source"] for x in found["backlinks"]) == [
+        "memories/notes/Areas/Café Crème.md",
+        "memories/notes/Projects/Atlas/Atlas Plan.md",
+    ]
+    text = CliRunner().invoke(cli, ["links", "notes/Projects/🌱 Garden.md", "--vault", str(adopted)]).output
+    assert "[[Missing Note]] -> broken: no such file" in text and "linked from nothing" in text
+    with memfs.Vault.open(adopted) as vault:
+        tools = memfs.MemoryTools(vault, "notes")
+        shown = tools.run("links", path="/memories/Areas/Travel/Kyoto Trip: March.md")
+        assert "- /memories/Projects/Atlas/Atlas Plan.md (as [[Atlas Plan]])" in shown
+        assert "Linked from 2 memories:\n- /memories/Areas/Café Crème.md" in shown
+        assert "broken (no such file)" in tools.run("links", path="/memories/Projects/🌱 Garden.md")
+        assert "No memory at" in tools.call({"command": "links", "path": "/memories/nope.md"}).text
+
+
+def test_the_vault_over_mcp_tags_aliases_links_and_a_rename(adopted: Path) -> None:
+    pytest.importorskip("mcp")
+    from anyio.from_thread import start_blocking_portal
+    from test_mcp import Servers
+
+    with start_blocking_portal() as portal:
+        servers = Servers(portal, Path(os.environ["HOME"]))
+        try:
+            remote = servers.stdio("obsidian", adopted, "-n", "notes", "--author", "claude-desktop")
+            assert "Kyoto Trip: March.md" in remote.ok("memory_search", query="Kyoto in spring")  # an alias
+            tagged = remote.ok("memory_search", query="atlas", tag="project")
+            assert tagged.startswith("1 memory matches") and "/memories/Projects/Atlas/Atlas Plan.md" in tagged
+            shown = remote.ok("memory_links", path="/memories/Projects/Atlas/Atlas Plan.md")
+            assert (
+                "- /memories/Areas/Travel/Kyoto Trip: March.md (as (../../Areas/Travel/Kyoto Trip: March.md))" in shown
+            )
+            remote.ok("memory_rename", old_path="/memories/Areas/Travel/Kyoto Trip: March.md",
+                      new_path="/memories/Trips/Kyoto: 2027.md")  # fmt: skip
+            after = remote.ok("memory_links", path="/memories/Trips/Kyoto: 2027.md")
+            assert "Linked from 2 memories:" in after
+            assert "[[Kyoto: 2027]]" in remote.ok("memory_view", path="/memories/Areas/Café Crème.md")
+        finally:
+            servers.close()
