@@ -19,7 +19,7 @@ from .credentials import secret_advice
 from .engine import WriteEngine, read_limit
 from .errors import FileTooLargeError, SettingsError
 from .history import has_conflict_markers
-from .layout import MEMORIES_DIR, label
+from .layout import MEMORIES_DIR, is_attachment, label
 from .links import MAX_BROKEN_LISTED, broken
 from .notes import Link
 from .settings import load as load_settings
@@ -72,6 +72,11 @@ def examine(engine: WriteEngine) -> list[Finding]:
         prefix = engine.history.prefix
         edits = set(engine.outside_edits())
         edits -= {rel for rel in edits if on_disk.get(rel, (0, 0))[1] > read_limit(rel)}  # listed as files above
+        for rel, size in _big_attachments(engine, edits):
+            findings.append(Finding("warning", "limits", f"{rel}: {size:,} bytes, larger than the {read_limit(rel):,} "
+                                    "memfs commits of an attachment; it stays in the folder, uncommitted (make it "
+                                    "smaller, or keep it outside the vault)"))  # fmt: skip
+            edits.discard(rel)
         status = {line[3:].removeprefix(prefix): line[:2] for line in engine.history.status()}
         if own:
             findings.append(Finding("ok", "sessions",
@@ -181,3 +186,17 @@ def _broken_links(engine: WriteEngine) -> list[Finding]:
 
 def _shown_link(link: Link) -> str:
     return f"({link.target})" if link.markdown else f"[[{link.target}]]"
+
+
+def _big_attachments(engine: WriteEngine, edits: set[str]) -> list[tuple[str, int]]:
+    """The attachments among ``edits`` too large to commit, with their sizes."""
+    found = []
+    for rel in sorted(edits):
+        if is_attachment(rel):
+            try:
+                size = (engine.root / rel).stat().st_size
+            except OSError:
+                continue
+            if size > read_limit(rel):
+                found.append((rel, size))
+    return found

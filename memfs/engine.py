@@ -73,11 +73,13 @@ from .layout import (
     ARCHIVE_DIR,
     CONFLICTS_DIR,
     CONTENT_DIRS,
+    MAX_ATTACHMENT_BYTES,
     MEMORIES_DIR,
     PROPOSALS_DIR,
     STATE_DIR,
     TOMBSTONES,
     VAULT_MARKER,
+    is_attachment,
     is_memory,
     is_transcript,
     label,
@@ -1098,7 +1100,7 @@ class WriteEngine:
         """
         with self._lock.hold():
             changed = [p for p in self.history.changed(list(CONTENT_DIRS))
-                       if _is_content(p) and not _fs.linked(self.root, p)]  # fmt: skip
+                       if (_is_content(p) or is_attachment(p)) and not _fs.linked(self.root, p)]  # fmt: skip
             own = self.own_uncommitted()
             return [p for p in changed if p not in own or own[p] != _stat(self.root / p)]
 
@@ -1137,9 +1139,10 @@ class WriteEngine:
             for rel in links:
                 log.warning("not committing %s: a symbolic link, which memfs never follows", rel)
             changed = [p for p in changed if p not in links]
-            too_big = [p for p in changed if _size(self.root / p) > MAX_INDEXED_BYTES]
+            too_big = [p for p in changed if _size(self.root / p) > read_limit(p)]
             for rel in too_big:
-                log.warning("not committing %s: larger than %d bytes", rel, MAX_INDEXED_BYTES)
+                log.warning("not committing %s: larger than the %d bytes memfs commits of such a file", rel,
+                            read_limit(rel))  # fmt: skip
             changed = [p for p in changed if p not in too_big]
             changed = self._hold_back(changed, set(allow_secrets))
             if not changed:
@@ -1645,6 +1648,8 @@ def _read_state(file: Path) -> bytes | None:
 
 def read_limit(rel: str) -> int:
     """The most bytes memfs reads of the vault file ``rel``: a transcript's budget, else the size it indexes."""
+    if is_attachment(rel):
+        return MAX_ATTACHMENT_BYTES
     return MAX_TRANSCRIPT_BYTES if is_transcript(rel) else MAX_INDEXED_BYTES
 
 

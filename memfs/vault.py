@@ -40,7 +40,16 @@ from .errors import (
 from .exchange import ImportReport, Skipped, export_lines, import_source
 from .history import DEFAULT_AGENT, GitHistory, Identity, Revision
 from .index import Hit, MessageHit, Problem, Progress, SearchIndex, SyncReport
-from .layout import ARCHIVE_DIR, MEMORIES_DIR, SESSIONS_DIR, is_transcript, label, name_in, split_memory_path
+from .layout import (
+    ARCHIVE_DIR,
+    MEMORIES_DIR,
+    SESSIONS_DIR,
+    is_attachment,
+    is_transcript,
+    label,
+    name_in,
+    split_memory_path,
+)
 from .paths import clean_memory_path, clean_namespace, clean_relpath
 from .proposals import Proposal
 from .purge import PurgeReport, purge
@@ -665,7 +674,7 @@ class Vault:
         """
         rel = None
         if path is not None:
-            if isinstance(path, str) and path.startswith(SESSIONS_DIR + "/"):
+            if isinstance(path, str) and (path.startswith(SESSIONS_DIR + "/") or is_attachment(path)):
                 rel = clean_relpath(path)
             else:
                 rel = self.resolve(path)[1]

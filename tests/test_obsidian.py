@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers import wait_for
 
 import memfs
 from memfs.cli import cli
@@ -80,7 +81,7 @@ def empty_folders(root: Path) -> list[str]:
 def adopted(tmp_path: Path) -> Path:
     """A notes folder that was a git repository of its own, made a vault by ``memfs init``."""
     root = notes_folder(tmp_path / "Notes")
-    git(root, "init", "-q")
+    git(root, "init", "-q", "--initial-branch=main")
     git(root, "add", "-A")
     git(root, "-c", "user.name=Ann", "-c", "user.email=ann@example.com", "commit", "-qm", "my notes")
     result = CliRunner().invoke(cli, ["init", str(root), "--author", "Ann <ann@example.com>"])
@@ -426,3 +427,70 @@ def test_the_vault_over_mcp_tags_aliases_links_and_a_rename(adopted: Path) -> No
             assert "[[Kyoto: 2027]]" in remote.ok("memory_view", path="/memories/Areas/Café Crème.md")
         finally:
             servers.close()
+
+
+# -- 5. attachments -----------------------------------------------------------------------------
+
+
+def test_memfs_commit_takes_attachments_and_names_one_past_the_cap(adopted: Path) -> None:
+    folder = adopted / "memories" / "notes" / "attachments"
+    (folder / "diagram.svg").write_text("<svg/>\n")
+    (folder / "photo.png").write_bytes(PNG + b"edited")
+    with open(folder / "scan.pdf", "wb") as huge:  # sparse: past the cap without writing it
+        huge.truncate(memfs.layout.MAX_ATTACHMENT_BYTES + 1)
+    (folder / "notes.xyz").write_text("not an attachment memfs knows\n")
+    with memfs.Vault.open(adopted, commit_edits=False) as vault:
+        messages = [f.message for f in vault.doctor() if f.check == "limits"]
+        assert messages == [
+            f"memories/notes/attachments/scan.pdf: {memfs.layout.MAX_ATTACHMENT_BYTES + 1:,} bytes, "
+            f"larger than the {memfs.layout.MAX_ATTACHMENT_BYTES:,} memfs commits of an attachment; "
+            "it stays in the folder, uncommitted (make it smaller, or keep it outside the vault)"
+        ]
+    result = CliRunner().invoke(cli, ["commit", "--vault", str(adopted)])
+    assert result.exit_code == 0, result.output
+    files = tracked(adopted)
+    assert {"memories/notes/attachments/diagram.svg", "memories/notes/attachments/photo.png"} <= files
+    assert "memories/notes/attachments/scan.pdf" not in files and "memories/notes/attachments/notes.xyz" not in files
+    shown = subprocess.run(["git", "-C", str(adopted), "show", "HEAD:memories/notes/attachments/photo.png"],
+                           capture_output=True, check=True).stdout  # fmt: skip
+    assert shown == PNG + b"edited"
+    with memfs.Vault.open(adopted) as vault:  # never indexed as text, never a problem
+        assert vault.problems() == [] and vault.search("svg") == []
+
+
+@pytest.mark.slow
+def test_the_watcher_commits_an_attachment(adopted: Path) -> None:
+    with memfs.Vault.open(adopted, durable=False) as vault:
+        watcher = vault.watch(index_delay=0.05, commit_delay=0.2)
+        try:
+            (adopted / "memories" / "notes" / "attachments" / "new.jpg").write_bytes(b"\xff\xd8\xff\xe0JFIF")
+            wait_for(lambda: "memories/notes/attachments/new.jpg" in tracked(adopted))
+        finally:
+            watcher.stop()
+        assert vault.problems() == []
+
+
+def test_attachments_move_with_their_folder_purge_and_sync(adopted: Path, tmp_path: Path) -> None:
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "--bare", "--quiet", "--initial-branch=main", str(remote))
+    git(adopted, "remote", "add", "origin", remote.as_uri())
+    with memfs.Vault.open(adopted) as vault:
+        tools = memfs.MemoryTools(vault, "notes")
+        tools.run("rename", old_path="/memories/attachments", new_path="/memories/Files")
+        assert "memories/notes/Files/photo.png" in tracked(adopted)
+        kyoto = vault.memories("notes").outlinks("Areas/Travel/Kyoto Trip: March.md")
+        assert "memories/notes/Files/photo.png" in [x.path for x in kyoto]  # ![[photo.png]] still leads to it
+        vault.sync()
+    clone = tmp_path / "clone"
+    with memfs.Vault.clone(remote.as_uri(), clone) as other:
+        assert (clone / "memories/notes/Files/photo.png").read_bytes() == PNG
+        (clone / "memories/notes/Files/photo.png").write_bytes(PNG + b"from the clone")
+        other.commit()
+        other.sync()
+    with memfs.Vault.open(adopted) as vault:
+        vault.sync()
+        assert (adopted / "memories/notes/Files/photo.png").read_bytes() == PNG + b"from the clone"
+        report = vault.purge("memories/notes/Files/photo.png")
+        assert "memories/notes/attachments/photo.png" in report.purged_paths and report.versions == 2
+        assert not (adopted / "memories/notes/Files/photo.png").exists()
+    assert "photo.png" not in git(adopted, "log", "--all", "--name-only", "--format=")
