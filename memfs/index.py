@@ -44,6 +44,7 @@ import secrets
 import shutil
 import threading
 import time
+import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -77,8 +78,8 @@ from .notes import aliases_of, normalize_tag, note_tags, tag_terms
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = "7"  # 4: message fields; 5: ``ns`` holds exact namespace prefixes (an ID field); 6: lifecycle;
-# 7: a note's inline #tags and aliases (``tag``: each tag and the tags it nests under; ``aliases``) and
-# the link table (``namekey``, ``linkkey``, ``haslinks``: see memfs.links)
+# 7: accents folded, CJK text in character pairs; a note's inline #tags and aliases (``tag``: each tag and
+# the tags it nests under; ``aliases``) and the link table (``namekey``, ``linkkey``, ``haslinks``: memfs.links)
 MAX_INDEXED_BYTES = 4 * 1024 * 1024  # a memory file larger than this is neither read nor indexed
 MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024  # a transcript larger than this is neither read nor indexed
 MAX_INDEXED_ENTRIES = 5_000  # message search covers the last this many entries of a transcript
@@ -132,6 +133,35 @@ def stem(word: str) -> str:
     return str(_SNOWBALL.stem(word))
 
 
+# Chinese (Han), Japanese (kana), Korean (Hangul): scripts written without spaces between words,
+# which the analyzer cuts into overlapping character pairs.
+_CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u1100-\u11ff\u3130-\u318f\uff66-\uff9f"
+_CJK = re.compile(f"[{_CJK_CHARS}]")
+_CJK_RUNS = re.compile(f"[{_CJK_CHARS}]+|[^{_CJK_CHARS}]+")
+
+
+class _Folding(dict[int, str]):
+    """``str.translate`` table folding a character to its base letters in lower case, built as met."""
+
+    def __missing__(self, code: int) -> str:
+        char = chr(code)
+        if _CJK.match(char):
+            folded = char  # NFKD would take Hangul syllables apart
+        else:
+            parts = unicodedata.normalize("NFKD", char)
+            folded = "".join(c for c in parts if not unicodedata.combining(c)).casefold() or char
+        self[code] = folded
+        return folded
+
+
+_FOLDING = _Folding()
+
+
+def fold(text: str) -> str:
+    """``text`` with accents and other marks taken off and case folded (``Café Crème`` -> ``cafe creme``)."""
+    return text.translate(_FOLDING)
+
+
 class _ContentAnalyzer(Analyzer):  # type: ignore[misc]
     """Lowercase words; stop words and words over MAX_WORD_CHARS dropped; possessives folded; Snowball stems."""
 
@@ -151,15 +181,36 @@ class _ContentAnalyzer(Analyzer):  # type: ignore[misc]
         self._stems = {}
 
     def stems(self, text: str) -> Iterator[str]:
-        """The index terms of ``text``, in order."""
+        """The index terms of ``text``, in order.
+
+        Any language: accents and case are folded the same way for what is indexed and what is
+        asked (``Tomás`` and ``TOMAS`` are ``tomas``; see :func:`fold`), and a run of Chinese,
+        Japanese or Korean characters, written without spaces, gives its overlapping character
+        pairs (``喜欢喝绿茶``: ``喜欢 欢喝 喝绿 绿茶``), so ``绿茶`` finds it. English text (ASCII)
+        takes the path it always took.
+        """
         cache = self._stems
-        for word in _WORD.findall(text.lower()):
+        for word in _WORD.findall(text.lower() if text.isascii() else fold(text)):
+            if not word.isascii() and _CJK.search(word):
+                yield from self._mixed(word)
+                continue
             if word in STOP_WORDS or len(word) > MAX_WORD_CHARS:
                 continue
             stemmed = cache.get(word)
             if stemmed is None:
                 stemmed = cache[word] = stem(word)
             yield stemmed
+
+    def _mixed(self, word: str) -> Iterator[str]:
+        """The terms of a word holding CJK characters: their pairs, and the other runs' stems."""
+        for run in _CJK_RUNS.findall(word):
+            if _CJK.match(run):
+                if len(run) == 1:
+                    yield run
+                else:
+                    yield from (run[i : i + 2] for i in range(len(run) - 1))
+            elif run not in STOP_WORDS and len(run) <= MAX_WORD_CHARS:
+                yield stem(run)
 
     def __call__(self, value: str, positions: bool = False, chars: bool = False,
                  keeporiginal: bool = False, removestops: bool = True, start_pos: int = 0,
@@ -468,6 +519,8 @@ class Hit:
         state: ``current``, ``superseded``, ``expired`` or ``future`` when searched
             (:mod:`memfs.lifecycle`); only ``current`` unless history was asked for.
         validity: What the memory's validity keys say (its dates, what replaced it).
+        linked_from: For a note brought along by ``follow_links``: the hit that links to it (its
+            score is then 0 and it has no snippet); None for a hit of the query itself.
     """
 
     path: str
@@ -481,6 +534,7 @@ class Hit:
     updated: str | None = None
     state: str = CURRENT
     validity: Validity = field(default_factory=Validity)
+    linked_from: str | None = None
 
 
 @dataclass(frozen=True)

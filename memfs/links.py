@@ -31,7 +31,7 @@ from typing import Any
 from urllib.parse import quote
 
 from .documents import loads
-from .errors import DocumentError, FileTooLargeError, MemoryNotFoundError, PathError
+from .errors import DocumentError, FileTooLargeError, InvalidArgumentError, MemoryNotFoundError, PathError
 from .layout import MEMORIES_DIR
 from .notes import Link, links
 
@@ -241,6 +241,36 @@ def _target_for(link: Link, body: str, source: str, goal: str, after: Resolver) 
         if after.resolve(source, candidate) == goal:
             return words
     return "/".join(inner)[:-3] if not keep_md and goal.endswith(".md") else "/".join(inner)
+
+
+#: The most notes ``follow_links`` brings along, whatever it is asked for.
+MAX_FOLLOWED = 50
+
+
+def followed(engine: Any, paths: Iterable[str], limit: int, *, keep: Any = None) -> list[tuple[str, str]]:
+    """The notes the memories at ``paths`` link to, one hop: ``(note, the path linking to it)``.
+
+    In the order of ``paths`` and of their links; each note once, none of ``paths`` themselves,
+    memories only (not attachments), at most ``limit`` (and :data:`MAX_FOLLOWED`); ``keep`` (a
+    predicate on a vault path) says which may come (a scope).
+    """
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 0:
+        raise InvalidArgumentError(f"follow_links must be a non-negative integer, got {limit!r}")
+    sources = list(dict.fromkeys(paths))
+    found: list[tuple[str, str]] = []
+    seen = set(sources)
+    for source in sources:
+        if len(found) >= min(limit, MAX_FOLLOWED):
+            break
+        for resolved in outlinks(engine, source):
+            target = resolved.path
+            if target is None or target in seen or not target.endswith(".md") or (keep and not keep(target)):
+                continue
+            seen.add(target)
+            found.append((target, source))
+            if len(found) >= min(limit, MAX_FOLLOWED):
+                break
+    return found
 
 
 def linked_paths(items: Iterable[Resolved]) -> list[str]:

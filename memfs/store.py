@@ -40,7 +40,7 @@ from .errors import (
 from .history import Revision
 from .index import Hit
 from .layout import in_namespace, label, memory_path, name_in, namespace_prefix
-from .links import Resolved, backlinks, outlinks, rewrites
+from .links import Resolved, backlinks, followed, outlinks, rewrites
 from .notes import aliases_of, has_tag, note_tags
 from .paths import clean_memory_path, clean_relpath, slugify
 from .proposals import Proposal
@@ -910,6 +910,7 @@ class MemoryStore:
         since: str | datetime | None = None,
         until: str | datetime | None = None,
         history: bool = False,
+        follow_links: int = 0,
     ) -> builtins.list[Hit]:
         """Rank this namespace's current memories for a natural-language query (BM25F).
 
@@ -923,13 +924,16 @@ class MemoryStore:
                 ago``, ``yesterday``... (:mod:`memfs.dates`), or a datetime.
             until: Only memories updated at or before this time (a date: to the end of that day).
             history: Superseded, expired and future memories too (each hit's ``state`` says which).
+            follow_links: Also bring up to this many notes the hits link to (one hop, in the
+                namespace, current, each once), after the hits, with ``linked_from`` set.
 
         Raises:
             InvalidArgumentError: ``since`` or ``until`` is not a date, or they make an empty range.
         """
         since, until = iso_range(since, until)
-        return self.engine.search(query, k=k, namespace=self.namespace, type=type, tags=list(tags),
+        hits = self.engine.search(query, k=k, namespace=self.namespace, type=type, tags=list(tags),
                                   since=since, until=until, history=history)  # fmt: skip
+        return hits + linked_hits(self.engine, hits, follow_links, namespace=self.namespace)
 
     def history(self, ref: str) -> builtins.list[Revision]:
         """The commits that changed this memory, newest first, followed across renames."""
@@ -1187,6 +1191,31 @@ def _check_tags(tags: Sequence[str]) -> tuple[str, ...]:
             raise InvalidArgumentError(f"a tag must be a non-empty string without commas, got {tag!r}")
         out.append(tag.strip())
     return tuple(out)
+
+
+def linked_hits(engine: WriteEngine, hits: Sequence[Hit], limit: int, *, namespace: str | None = None,
+                now: datetime | None = None) -> builtins.list[Hit]:  # fmt: skip
+    """The notes ``hits`` link to, as hits of their own (``follow_links``): current ones, in ``namespace`` if given."""
+    if not limit:
+        followed(engine, [], limit)  # the value is checked all the same
+        return []
+    keep = (lambda rel: in_namespace(rel, namespace)) if namespace else None
+    found = []
+    for rel, source in followed(engine, [h.path for h in hits], limit, keep=keep):
+        try:
+            doc = engine.read(rel)
+        except (DocumentError, MemoryNotFoundError, FileTooLargeError):
+            continue
+        held = lifecycle.validity(doc.metadata)
+        if held.state(now) != lifecycle.CURRENT or awaits_review(doc.metadata):
+            continue
+        meta = doc.metadata
+        found.append(Hit(rel, doc.title(rel), 0.0, id=None if meta.get("id") is None else str(meta["id"]),
+                         namespace=rel.removeprefix("memories/").rpartition("/")[0],
+                         type=None if meta.get("type") is None else str(meta["type"]),
+                         tags=note_tags(meta, doc.body), updated=normalize_time(meta.get("updated")),
+                         validity=held, linked_from=source))  # fmt: skip
+    return found
 
 
 def case_twin(root: os.PathLike[str], rel: str) -> str | None:

@@ -56,7 +56,7 @@ from .purge import PurgeReport, purge
 from .sessions import MarkdownSession, SessionInfo, keys_id, read_info
 from .settings import Settings
 from .settings import load as load_settings
-from .store import Memory, MemoryStore, awaits_review
+from .store import Memory, MemoryStore, awaits_review, linked_hits
 from .sync import ConflictCopy, SyncResult, conflicts, resolve, sync
 from .usage import UsageLog
 from .watch import Watcher
@@ -425,16 +425,19 @@ class Vault:
         since: str | datetime | None = None,
         until: str | datetime | None = None,
         history: bool = False,
+        follow_links: int = 0,
     ) -> list[Hit]:
         """Search every current memory in the vault; see :meth:`MemoryStore.search` (dates: :mod:`memfs.dates`).
 
         ``history=True`` finds superseded, expired and future memories too (``Hit.state`` says which).
+        ``follow_links=N`` brings up to N notes the hits link to (one hop), after them.
         """
         if namespace is not None:
             namespace = clean_namespace(namespace)
         since, until = iso_range(since, until)
-        return self.engine.search(query, k=k, namespace=namespace, type=type, tags=list(tags),
+        hits = self.engine.search(query, k=k, namespace=namespace, type=type, tags=list(tags),
                                   since=since, until=until, history=history)  # fmt: skip
+        return hits + linked_hits(self.engine, hits, follow_links, namespace=namespace)
 
     def document_frequencies(self, text: str, *, namespaces: Iterable[str] = ()) -> tuple[int, dict[str, int]]:
         """How common the words of ``text`` are among the vault's memories.

@@ -494,3 +494,75 @@ def test_attachments_move_with_their_folder_purge_and_sync(adopted: Path, tmp_pa
         assert "memories/notes/attachments/photo.png" in report.purged_paths and report.versions == 2
         assert not (adopted / "memories/notes/Files/photo.png").exists()
     assert "photo.png" not in git(adopted, "log", "--all", "--name-only", "--format=")
+
+
+# -- 6. any language ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("query", "found"),
+    [
+        ("Tomas", "People/Tomás.md"),  # an accent left out
+        ("TOMÁS", "People/Tomás.md"),  # case and accent
+        ("cafe creme", "Areas/Café Crème.md"),
+        ("CAFÉ", "Areas/Café Crème.md"),
+        ("绿茶", "Projects/🌱 Garden.md"),  # Chinese: no spaces between words
+        ("京都", "Areas/Travel/Kyoto Trip: March.md"),  # an alias in Japanese
+    ],
+)
+def test_search_folds_accents_and_case_and_finds_words_in_cjk_text(adopted: Path, query: str, found: str) -> None:
+    with memfs.Vault.open(adopted) as vault:
+        assert [h.path for h in vault.search(query, k=1)] == [f"memories/notes/{found}"]
+
+
+def test_the_same_folding_holds_the_other_way_and_for_messages(vault: memfs.Vault) -> None:
+    store = vault.memories("kb")
+    store.add("Tomas and the cafe on the corner.", title="Plain")
+    store.add("東京に行きました。서울에서 만나요.", title="Trips")
+    assert [h.title for h in vault.search("Tomás café")] == ["Plain"]  # accents asked, none written
+    assert [h.title for h in vault.search("東京")] == [h.title for h in vault.search("서울")] == ["Trips"]
+    assert vault.search("京に行") and not vault.search("大阪")
+    session = vault.session("chat")
+    session.append([{"role": "user", "content": "我喜欢喝绿茶，也喜欢咖啡。"},
+                    {"role": "assistant", "content": "Noted: José prefers the façade room."}])  # fmt: skip
+    session.close()
+    assert vault.search_messages("绿茶")[0].position == 1  # (its neighbour is found by its words too)
+    assert vault.search_messages("jose facade")[0].position == 2
+    assert vault.search_messages("大阪") == []
+    hit = vault.search("Tomás")[0]
+    assert "**Tomas**" in hit.snippet
+
+
+# -- 7. links in recall -------------------------------------------------------------------------
+
+
+def test_follow_links_brings_the_notes_a_hit_links_to(adopted: Path) -> None:
+    with memfs.Vault.open(adopted) as vault:
+        plain = vault.search("ryokan", k=1)
+        assert [h.path for h in plain] == ["memories/notes/Areas/Travel/Kyoto Trip: March.md"]
+        hits = vault.search("ryokan", k=1, follow_links=5)
+        kyoto = "memories/notes/Areas/Travel/Kyoto Trip: March.md"
+        assert [(h.path, h.linked_from) for h in hits] == [
+            (kyoto, None),
+            ("memories/notes/Projects/Atlas/Atlas Plan.md", kyoto),  # one hop, in link order,
+            ("memories/notes/People/Tomás.md", kyoto),  # notes only (not photo.png), each once
+        ]
+        assert [h.path for h in vault.search("ryokan", k=1, follow_links=1)][1:] == [hits[1].path]  # bounded
+        # the hit's own links back to itself, and to each other, are not brought twice
+        both = vault.search("ryokan atlas", k=2, follow_links=10)
+        assert len({h.path for h in both}) == len(both)
+        assert vault.memories("notes/Projects").search("atlas", follow_links=5)[1:] == []  # not outside the store
+        with pytest.raises(memfs.InvalidArgumentError, match="follow_links"):
+            vault.search("ryokan", follow_links=-1)
+
+
+def test_context_for_follows_links_within_its_stores(adopted: Path) -> None:
+    with memfs.Vault.open(adopted) as vault:
+        ask = [{"role": "user", "content": "Which ryokan do we book?"}]
+        plain = memfs.LongTermMemory(vault, stores=["notes"]).context_for(ask)
+        assert "Kyoto" in plain and "Tomás Alvarez" not in plain
+        followed = memfs.LongTermMemory(vault, stores=["notes"], follow_links=2).context_for(ask)
+        assert "Kyoto" in followed and "Tomás Alvarez, the atlas lead." in followed and "Ship the atlas" in followed
+        assert followed.index("ryokan") < followed.index("Ship the atlas")  # the hit first
+        inner = memfs.LongTermMemory(vault, stores=["notes/Areas"], follow_links=2).context_for(ask)
+        assert "Tomás Alvarez" not in inner  # a note outside the stores never comes along
