@@ -490,6 +490,18 @@ def test_attachments_move_with_their_folder_purge_and_sync(adopted: Path, tmp_pa
     with memfs.Vault.open(adopted) as vault:
         vault.sync()
         assert (adopted / "memories/notes/Files/photo.png").read_bytes() == PNG + b"from the clone"
+        (adopted / "memories/notes/Files/Spec.pdf").write_bytes(b"%PDF-1.4 here")  # both sides change one
+        vault.commit()
+    with memfs.Vault.open(clone) as other:
+        (clone / "memories/notes/Files/Spec.pdf").write_bytes(b"%PDF-1.4 there")
+        other.commit()
+        other.sync()
+    with memfs.Vault.open(adopted) as vault:
+        result = vault.sync()
+        assert (adopted / "memories/notes/Files/Spec.pdf").read_bytes() == b"%PDF-1.4 here"  # bytes: never merged
+        (copy,) = vault.conflicts()
+        assert copy.path == "memories/notes/Files/Spec.pdf" and result.conflicts
+        assert (adopted / copy.copy).read_bytes() == b"%PDF-1.4 there"
         report = vault.purge("memories/notes/Files/photo.png")
         assert "memories/notes/attachments/photo.png" in report.purged_paths and report.versions == 2
         assert not (adopted / "memories/notes/Files/photo.png").exists()
@@ -566,3 +578,35 @@ def test_context_for_follows_links_within_its_stores(adopted: Path) -> None:
         assert followed.index("ryokan") < followed.index("Ship the atlas")  # the hit first
         inner = memfs.LongTermMemory(vault, stores=["notes/Areas"], follow_links=2).context_for(ask)
         assert "Tomás Alvarez" not in inner  # a note outside the stores never comes along
+
+
+# -- the whole vault ----------------------------------------------------------------------------
+
+
+def test_the_adopted_vault_round_trips_through_export_and_import_byte_for_byte(adopted: Path, tmp_path: Path) -> None:
+    export = tmp_path / "notes.jsonl"
+    result = CliRunner().invoke(cli, ["export", str(export), "--vault", str(adopted)])
+    assert result.exit_code == 0, result.output
+    fresh = tmp_path / "fresh"
+    CliRunner().invoke(cli, ["init", str(fresh)])
+    result = CliRunner().invoke(cli, ["import", str(export), "--accept", "--vault", str(fresh)])
+    assert result.exit_code == 0 and "skipped 0" in result.output, result.output
+
+    def notes(root: Path) -> dict[str, bytes]:
+        return {p.relative_to(root).as_posix(): p.read_bytes() for p in (root / "memories").rglob("*.md")}
+
+    assert notes(fresh) == notes(adopted) and len(notes(fresh)) == 6  # every note, its name and bytes
+    again = tmp_path / "again.jsonl"
+    CliRunner().invoke(cli, ["export", str(again), "--vault", str(fresh)])
+    assert again.read_bytes() == export.read_bytes()
+    with memfs.Vault.open(fresh) as vault:  # links, tags and aliases mean the same there
+        assert link_map(vault) == link_map_without_attachments(adopted)
+        assert [h.path for h in vault.search("Kyoto in spring", tags=["trip"], k=1)] == [
+            "memories/notes/Areas/Travel/Kyoto Trip: March.md"]  # fmt: skip
+
+
+def link_map_without_attachments(root: Path) -> dict[tuple[str, str], str | None]:
+    """The links of a vault's notes as a copy without its attachments resolves them."""
+    with memfs.Vault.open(root) as vault:
+        found = link_map(vault)
+    return {key: None if path is not None and not path.endswith(".md") else path for key, path in found.items()}
