@@ -67,17 +67,24 @@ def main() -> dict[str, Any]:
                 hits = [h.path for h in store.search(q["question"], k=10)]
                 latency.append(time.perf_counter() - start)
                 first = next((r for r, p in enumerate(hits, 1) if p in gold), None)
-                row = {"hit@5": float(first is not None and first <= 5),
-                       "R@5": len(gold & set(hits[:5])) / len(gold), "R@10": len(gold & set(hits)) / len(gold),
-                       "MRR@10": 1 / first if first else 0.0}  # fmt: skip
+                row = {
+                    "hit@5": float(first is not None and first <= 5),
+                    "R@5": len(gold & set(hits[:5])) / len(gold),
+                    "R@10": len(gold & set(hits)) / len(gold),
+                    "MRR@10": 1 / first if first else 0.0,
+                }
                 for cat in ("all", str(q["category"])):
                     bucket = scores.setdefault(cat, {})
                     for name, value in row.items():
                         bucket.setdefault(name, []).append(value)
-    result = {cat: {name: round(statistics.fmean(v), 3) for name, v in m.items()} | {"n": len(m["R@5"])}
-              for cat, m in sorted(scores.items())}  # fmt: skip
-    result["latency_ms"] = {"p50": round(statistics.median(latency) * 1000, 2),
-                            "p95": round(sorted(latency)[int(0.95 * (len(latency) - 1))] * 1000, 2)}  # fmt: skip
+    result = {
+        cat: {name: round(statistics.fmean(v), 3) for name, v in m.items()} | {"n": len(m["R@5"])}
+        for cat, m in sorted(scores.items())
+    }
+    result["latency_ms"] = {
+        "p50": round(statistics.median(latency) * 1000, 2),
+        "p95": round(sorted(latency)[int(0.95 * (len(latency) - 1))] * 1000, 2),
+    }
     return result
 
 

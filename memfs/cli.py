@@ -228,8 +228,13 @@ def cli() -> None:
 @click.option("--shared", is_flag=True,
               help="Share the vault with its group (files 0660, folders 2770); private by default.")  # fmt: skip
 @click.option("--clone", "url", metavar="URL", help="Start the vault from this git remote (as `memfs clone`).")
-@click.option("--namespace", "-n", default="notes", show_default=True,
-              help="Where the notes go when PATH is a folder of notes (an Obsidian vault).")  # fmt: skip
+@click.option(
+    "--namespace",
+    "-n",
+    default="notes",
+    show_default=True,
+    help="Where the notes go when PATH is a folder of notes (an Obsidian vault).",
+)
 def init(path: Path, author: str | None, shared: bool, url: str | None, namespace: str) -> None:
     """Create a vault at PATH (default: $MEMFS_VAULT, else the current folder).
 
@@ -364,8 +369,9 @@ def _outermost(namespaces: list[str]) -> list[str]:
 @click.argument("query")
 @click.option("--namespace", "-n", help="Only this namespace (and its sub-namespaces).")
 @click.option("--type", "type_", help="Only memories of this type.")
-@click.option("--tag", "tags", multiple=True,
-              help="Only memories with this tag, or a tag nested under it (repeatable).")  # fmt: skip
+@click.option(
+    "--tag", "tags", multiple=True, help="Only memories with this tag, or a tag nested under it (repeatable)."
+)
 @click.option(
     "--since",
     metavar="WHEN",
@@ -697,8 +703,15 @@ def _written(found: Resolved) -> str:
 
 def _link_dict(found: Resolved) -> dict[str, Any]:
     link = found.link
-    return {"source": found.source, "target": link.target, "heading": link.heading, "label": link.label,
-            "embed": link.embed, "markdown": link.markdown, "path": found.path}  # fmt: skip
+    return {
+        "source": found.source,
+        "target": link.target,
+        "heading": link.heading,
+        "label": link.label,
+        "embed": link.embed,
+        "markdown": link.markdown,
+        "path": found.path,
+    }
 
 
 @cli.command()

@@ -73,9 +73,15 @@ def examine(engine: WriteEngine) -> list[Finding]:
         edits = set(engine.outside_edits())
         edits -= {rel for rel in edits if on_disk.get(rel, (0, 0))[1] > read_limit(rel)}  # listed as files above
         for rel, size in _big_attachments(engine, edits):
-            findings.append(Finding("warning", "limits", f"{rel}: {size:,} bytes, larger than the {read_limit(rel):,} "
-                                    "memfs commits of an attachment; it stays in the folder, uncommitted (make it "
-                                    "smaller, or keep it outside the vault)"))  # fmt: skip
+            findings.append(
+                Finding(
+                    "warning",
+                    "limits",
+                    f"{rel}: {size:,} bytes, larger than the {read_limit(rel):,} "
+                    "memfs commits of an attachment; it stays in the folder, uncommitted (make it "
+                    "smaller, or keep it outside the vault)",
+                )
+            )
             edits.discard(rel)
         status = {line[3:].removeprefix(prefix): line[:2] for line in engine.history.status()}
         if own:
@@ -92,8 +98,11 @@ def examine(engine: WriteEngine) -> list[Finding]:
             findings.append(Finding("warning", "edit", f"{rel}: {what} outside memfs, not committed yet; {then}"))
         if len(edits) > MAX_LISTED:
             findings.append(Finding("warning", "edit", f"... and {len(edits) - MAX_LISTED} more uncommitted edits"))
-        dirty = sorted(rel for rel in status if rel not in own and rel not in edits and rel not in secret
-                       and not _editor_settings(rel))  # fmt: skip
+        dirty = sorted(
+            rel
+            for rel in status
+            if rel not in own and rel not in edits and rel not in secret and not _editor_settings(rel)
+        )
         if dirty:
             then = (f"memfs commits edits made outside it once the {busy[0]} is over" if busy else
                     "run `memfs reindex` to commit edits made outside memfs")  # fmt: skip
@@ -177,8 +186,10 @@ def _editor_settings(rel: str) -> bool:
 def _broken_links(engine: WriteEngine) -> list[Finding]:
     """Links of memories that lead to no file (a note renamed outside memfs, or never written)."""
     found = broken(engine)
-    listed = [Finding("warning", "links", f"{label(r.source)}: the link {_shown_link(r.link)} leads to no file")
-              for r in found[:MAX_BROKEN_LISTED]]  # fmt: skip
+    listed = [
+        Finding("warning", "links", f"{label(r.source)}: the link {_shown_link(r.link)} leads to no file")
+        for r in found[:MAX_BROKEN_LISTED]
+    ]
     if len(found) > MAX_BROKEN_LISTED:
         listed.append(Finding("warning", "links", f"... and {len(found) - MAX_BROKEN_LISTED} more broken links"))
     return listed

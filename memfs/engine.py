@@ -1141,8 +1141,9 @@ class WriteEngine:
             changed = [p for p in changed if p not in links]
             too_big = [p for p in changed if _size(self.root / p) > read_limit(p)]
             for rel in too_big:
-                log.warning("not committing %s: larger than the %d bytes memfs commits of such a file", rel,
-                            read_limit(rel))  # fmt: skip
+                log.warning(
+                    "not committing %s: larger than the %d bytes memfs commits of such a file", rel, read_limit(rel)
+                )
             changed = [p for p in changed if p not in too_big]
             changed = self._hold_back(changed, set(allow_secrets))
             if not changed:

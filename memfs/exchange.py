@@ -52,6 +52,7 @@ from .errors import (
 )
 from .layout import (
     ARCHIVE_DIR,
+    ATTACHMENT_SUFFIXES,
     CONFLICTS_DIR,
     MEMORIES_DIR,
     PROPOSALS_DIR,
@@ -261,12 +262,22 @@ def import_source(
             found, skipped = _in_place(vault, path)
         else:
             found, skipped = _read(path, kind, ns)
-    return _run(vault, found, skipped, kind, str(source), dry_run=dry_run, on_secret=on_secret,
-                propose=not (accept or in_place))  # fmt: skip
+    return _run(
+        vault, found, skipped, kind, str(source), dry_run=dry_run, on_secret=on_secret, propose=not (accept or in_place)
+    )
 
 
-def _run(vault: Vault, found: list[_Candidate], skipped: list[Skipped], kind: str, source: str, *,
-         dry_run: bool = False, on_secret: str = "redact", propose: bool = False) -> ImportReport:  # fmt: skip
+def _run(
+    vault: Vault,
+    found: list[_Candidate],
+    skipped: list[Skipped],
+    kind: str,
+    source: str,
+    *,
+    dry_run: bool = False,
+    on_secret: str = "redact",
+    propose: bool = False,
+) -> ImportReport:
     """Check every candidate, then (unless ``dry_run``) write them in one commit: the import's report."""
     if len(found) > MAX_ITEMS:
         raise ImportSourceError(f"{source} holds {len(found)} memories, more than the {MAX_ITEMS} one import takes")
@@ -664,29 +675,65 @@ def _from_mem0(record: Any, where: str, ns: str | None) -> _Candidate | Skipped:
 
 
 #: What a vault holds of memfs's own at its top: never a person's notes to adopt.
-_VAULT_OWN = frozenset({".git", ".gitignore", ".memfs", ".memfs-tombstones", MEMORIES_DIR, SESSIONS_DIR,
-                        PROPOSALS_DIR, ARCHIVE_DIR, CONFLICTS_DIR, SETTINGS_FILE})  # fmt: skip
+_VAULT_OWN = frozenset(
+    {
+        ".git",
+        ".gitignore",
+        ".memfs",
+        ".memfs-tombstones",
+        MEMORIES_DIR,
+        SESSIONS_DIR,
+        PROPOSALS_DIR,
+        ARCHIVE_DIR,
+        CONFLICTS_DIR,
+        SETTINGS_FILE,
+    }
+)
 
 
 def loose_notes(root: Path) -> list[str]:
     """The top-level entries of a folder that make it a notes folder to adopt (``[]`` when it is not one).
 
-    A folder holds notes when it has an Obsidian ``.obsidian/`` or a Markdown file anywhere outside
-    memfs's own folders; then everything at its top but memfs's own (notes, attachments, the
-    editor's settings) belongs to the notes.
+    A folder is a notes folder when Obsidian opened it (``.obsidian/``), or when it holds a Markdown
+    note and nothing but notes and what notes keep beside them (attachments, ``.csv``, ``.txt``):
+    a project folder with code or settings in it is never moved into ``memories/``. Then everything
+    at its top but memfs's own (notes, attachments, the editor's settings) belongs to the notes.
     """
     if not root.is_dir():
         return []
     entries = sorted(e.name for e in os.scandir(root) if e.name not in _VAULT_OWN)
-    for name in entries:
-        entry = root / name
-        if (
-            name == ".obsidian"
-            or (name.endswith(".md") and entry.is_file())
-            or (entry.is_dir() and not entry.is_symlink() and not name.startswith(".") and _holds_markdown(entry))
-        ):
-            return entries
+    if ".obsidian" in entries:
+        return entries
+    kinds = _kinds_of_files(root, [e for e in entries if not e.startswith(".")])
+    if "md" in kinds and kinds <= _NOTE_FOLDER_SUFFIXES:
+        return entries
     return []
+
+
+#: What a notes folder holds besides notes: what Obsidian keeps beside them.
+_NOTE_FOLDER_SUFFIXES = frozenset({"md", "csv", "txt", *ATTACHMENT_SUFFIXES})
+
+
+def _kinds_of_files(root: Path, entries: list[str], limit: int = 20_000) -> set[str]:
+    """The suffixes (lower case; ``""`` for none) of the files under ``entries`` of ``root``, hidden ones aside."""
+    kinds: set[str] = set()
+    seen = 0
+    for entry in entries:
+        path = root / entry
+        if path.is_symlink():
+            kinds.add("")
+            continue
+        walked = os.walk(path) if path.is_dir() else [(str(root), [], [entry])]
+        for _folder, dirs, files in walked:
+            dirs[:] = [d for d in dirs if not d.startswith(".")]
+            for name in files:
+                if not name.startswith("."):
+                    kinds.add(name.rpartition(".")[2].lower() if "." in name else "")
+            seen += len(files)
+            if seen > limit:
+                kinds.add("")  # too large to be sure: not adopted
+                return kinds
+    return kinds
 
 
 def adopt_folder(vault: Vault, entries: list[str], namespace: str = "notes") -> ImportReport:
@@ -716,8 +763,9 @@ def adopt_folder(vault: Vault, entries: list[str], namespace: str = "notes") -> 
             moves.append((entry, *_adopted_name(entry)))
     clash = [new for _, new, _ in moves if os.path.lexists(root / target / new)]
     if clash:
-        raise ImportSourceError(f"{target}/{clash[0]} already exists; adopt the notes into another namespace "
-                                "(--namespace)")  # fmt: skip
+        raise ImportSourceError(
+            f"{target}/{clash[0]} already exists; adopt the notes into another namespace (--namespace)"
+        )
     tops = tuple(entries)
     head = vault.history.head()
     tracked = [rel for rel in vault.history.tracked(head) if rel.split("/", 1)[0] in tops] if head else []
@@ -737,8 +785,13 @@ def adopt_folder(vault: Vault, entries: list[str], namespace: str = "notes") -> 
                 if data is not None:
                     moved[rel] = data
         # the notes as they were, then stamped by the import: one commit each, however many notes
-        vault.history.commit(moved, f"adopt: {len(moves)} files moved into {target}", author=vault.person,
-                             trailers={"Memfs-Op": "adopt"}, durable=vault.durable)  # fmt: skip
+        vault.history.commit(
+            moved,
+            f"adopt: {len(moves)} files moved into {target}",
+            author=vault.person,
+            trailers={"Memfs-Op": "adopt"},
+            durable=vault.durable,
+        )
         renamed = {f"{target}/{new}": (why, old) for old, new, why in moves if why}
         found, unread = _in_place(vault, root / target)
         for n, cand in enumerate(found):
@@ -767,8 +820,11 @@ def _committable(path: Path, rel: str, skipped: list[Skipped]) -> bytes | None:
     try:
         data = _fs.read_file(path, limit=MAX_ATTACHMENT_BYTES, name=rel)
     except FileTooLargeError as exc:
-        skipped.append(Skipped(rel, f"{exc.size:,} bytes, larger than memfs commits ({exc.limit:,}); "
-                                    "kept in the folder, not committed"))  # fmt: skip
+        skipped.append(
+            Skipped(
+                rel, f"{exc.size:,} bytes, larger than memfs commits ({exc.limit:,}); kept in the folder, not committed"
+            )
+        )
         return None
     except OSError as exc:
         skipped.append(Skipped(rel, f"cannot be read ({exc.strerror}); kept in the folder, not committed"))
@@ -930,8 +986,11 @@ def _case_clash(plan: _Plan, folders: dict[str, str]) -> Skipped | None:
         folder = "/".join(parts[:n])
         known = folders.get(folder.casefold())
         if known is not None and known != folder:
-            return Skipped(plan.candidate.source, f"its folder {label(folder)} differs only in case from "
-                           f"{label(known)}, which this import also writes; rename one of them")  # fmt: skip
+            return Skipped(
+                plan.candidate.source,
+                f"its folder {label(folder)} differs only in case from "
+                f"{label(known)}, which this import also writes; rename one of them",
+            )
     for n in range(1, len(parts) + 1):
         folder = "/".join(parts[:n])
         folders.setdefault(folder.casefold(), folder)

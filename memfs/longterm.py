@@ -306,17 +306,24 @@ class LongTermMemory:
             weights = term_weights(*counts)
         ordered = [(hit, store) for hit, store in sorted(hits, key=lambda pair: -pair[0].score) if hit.score >= least]
         if self.follow_links:  # the notes the relevant ones link to, after them, never judged by the query's words
-            linked = followed(self.vault.engine, [hit.path for hit, _ in ordered], self.follow_links,
-                              keep=lambda rel: any(s.holds(rel) for s in self.scopes))  # fmt: skip
-            ordered += [(Hit(rel, "", 0.0, linked_from=source), next(s.namespace for s in self.scopes if s.holds(rel)))
-                        for rel, source in linked]  # fmt: skip
+            linked = followed(
+                self.vault.engine,
+                [hit.path for hit, _ in ordered],
+                self.follow_links,
+                keep=lambda rel: any(s.holds(rel) for s in self.scopes),
+            )
+            ordered += [
+                (Hit(rel, "", 0.0, linked_from=source), next(s.namespace for s in self.scopes if s.holds(rel)))
+                for rel, source in linked
+            ]
         for hit, store in ordered:
             try:
                 doc = self.vault.read(hit.path)
             except (MemfsError, OSError):
                 continue
-            if hit.linked_from is None and not self._about(weights, " ".join((doc.title(hit.path), *hit.tags)),
-                                                           doc.body[: 2 * self.budget]):  # fmt: skip
+            if hit.linked_from is None and not self._about(
+                weights, " ".join((doc.title(hit.path), *hit.tags)), doc.body[: 2 * self.budget]
+            ):
                 continue
             held = lifecycle.validity(doc.metadata)
             state = held.state()

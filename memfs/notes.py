@@ -127,8 +127,17 @@ def links(body: str) -> list[Link]:
         for m in _WIKILINK.finditer(blank):
             target = m.group(2).strip()
             heading = m.group(3)[1:].strip() if m.group(3) and m.group(3)[0] == "#" else m.group(3)
-            found.append(Link(target, heading or None, m.group(4), bool(m.group(1)), False,
-                              start + m.start(2), start + m.start(2) + len(m.group(2).rstrip())))  # fmt: skip
+            found.append(
+                Link(
+                    target,
+                    heading or None,
+                    m.group(4),
+                    bool(m.group(1)),
+                    False,
+                    start + m.start(2),
+                    start + m.start(2) + len(m.group(2).rstrip()),
+                )
+            )
         for m in _MDLINK.finditer(blank):
             raw = m.group(3)
             inner = raw[1:-1] if raw.startswith("<") else raw
@@ -136,8 +145,17 @@ def links(body: str) -> list[Link]:
                 continue
             path, _, heading = inner.partition("#")
             first = start + m.start(3) + (1 if raw.startswith("<") else 0)
-            found.append(Link(unquote(path), unquote(heading) or None, m.group(2) or None, bool(m.group(1)), True,
-                              first, first + len(path)))  # fmt: skip
+            found.append(
+                Link(
+                    unquote(path),
+                    unquote(heading) or None,
+                    m.group(2) or None,
+                    bool(m.group(1)),
+                    True,
+                    first,
+                    first + len(path),
+                )
+            )
     return sorted(found, key=lambda link: link.start)
 
 

@@ -1193,8 +1193,9 @@ def _check_tags(tags: Sequence[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def linked_hits(engine: WriteEngine, hits: Sequence[Hit], limit: int, *, namespace: str | None = None,
-                now: datetime | None = None) -> builtins.list[Hit]:  # fmt: skip
+def linked_hits(
+    engine: WriteEngine, hits: Sequence[Hit], limit: int, *, namespace: str | None = None, now: datetime | None = None
+) -> builtins.list[Hit]:
     """The notes ``hits`` link to, as hits of their own (``follow_links``): current ones, in ``namespace`` if given."""
     if not limit:
         followed(engine, [], limit)  # the value is checked all the same
@@ -1210,11 +1211,20 @@ def linked_hits(engine: WriteEngine, hits: Sequence[Hit], limit: int, *, namespa
         if held.state(now) != lifecycle.CURRENT or awaits_review(doc.metadata):
             continue
         meta = doc.metadata
-        found.append(Hit(rel, doc.title(rel), 0.0, id=None if meta.get("id") is None else str(meta["id"]),
-                         namespace=rel.removeprefix("memories/").rpartition("/")[0],
-                         type=None if meta.get("type") is None else str(meta["type"]),
-                         tags=note_tags(meta, doc.body), updated=normalize_time(meta.get("updated")),
-                         validity=held, linked_from=source))  # fmt: skip
+        found.append(
+            Hit(
+                rel,
+                doc.title(rel),
+                0.0,
+                id=None if meta.get("id") is None else str(meta["id"]),
+                namespace=rel.removeprefix("memories/").rpartition("/")[0],
+                type=None if meta.get("type") is None else str(meta["type"]),
+                tags=note_tags(meta, doc.body),
+                updated=normalize_time(meta.get("updated")),
+                validity=held,
+                linked_from=source,
+            )
+        )
     return found
 
 

@@ -794,9 +794,14 @@ class MemoryTools:
                 lines.append("(older history is not available: the repository is a shallow clone)")
         return "\n".join(lines)
 
-    @_command("links", "List what a memory file links to ([[wikilinks]], embeds, Markdown links) and which memory "
-              "files link to it. Broken links are named.", writes=False, native=False,
-              path=(_STR, True, "The memory file, e.g. /memories/projects/atlas.md."))  # fmt: skip
+    @_command(
+        "links",
+        "List what a memory file links to ([[wikilinks]], embeds, Markdown links) and which memory "
+        "files link to it. Broken links are named.",
+        writes=False,
+        native=False,
+        path=(_STR, True, "The memory file, e.g. /memories/projects/atlas.md."),
+    )
     def _links(self, path: str) -> str:
         target = self._resolve(path)
         if target.is_root or target.store is None:

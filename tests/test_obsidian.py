@@ -143,6 +143,24 @@ def test_init_of_an_empty_folder_or_an_existing_vault_adopts_nothing(tmp_path: P
     assert result.exit_code == 0 and (vault_dir / "README.md").is_file()
 
 
+def test_init_adopts_only_a_notes_folder_never_a_project(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    (project / "README.md").write_text("# My app\n")
+    (project / "src" / "app.py").write_text("print('hi')\n")
+    result = CliRunner().invoke(cli, ["init", str(project)])
+    assert result.exit_code == 0 and "imported" not in result.output
+    assert (project / "README.md").is_file() and (project / "src" / "app.py").is_file()
+    assert not (project / "memories" / "notes").exists()
+    plain = tmp_path / "plain"  # no .obsidian/: notes and what notes keep beside them
+    (plain / "Trips").mkdir(parents=True)
+    (plain / "Trips" / "Lisbon.md").write_text("Pastéis de nata.\n")
+    (plain / "Trips" / "map.png").write_bytes(PNG)
+    result = CliRunner().invoke(cli, ["init", str(plain)])
+    assert result.exit_code == 0 and "imported 1 memories" in result.output
+    assert (plain / "memories" / "notes" / "Trips" / "map.png").read_bytes() == PNG
+
+
 @pytest.mark.parametrize("name", ["Kyoto Trip: March.md", "Areas/Travel/Kyoto Trip: March.md", "a:b/c:d.md"])
 def test_a_colon_is_part_of_a_name(name: str) -> None:
     assert memfs.paths.clean_memory_path(name) == name
@@ -165,16 +183,18 @@ def test_a_name_memfs_cannot_keep_changes_only_where_it_must(name: str, kept: st
     assert memfs.paths.clean_memory_path(found) == found
 
 
-def test_copy_import_keeps_names_case_and_folders_and_its_dry_run_predicts_it(vault: memfs.Vault,
-                                                                              tmp_path: Path) -> None:  # fmt: skip
+def test_copy_import_keeps_names_case_and_folders_and_its_dry_run_predicts_it(
+    vault: memfs.Vault, tmp_path: Path
+) -> None:
     source = notes_folder(tmp_path / "Obsidian")
     (source / "areas").mkdir()
     (source / "areas" / "lower.md").write_text("a folder one letter's case from Areas\n")
     (source / "Odd|Name.md").write_text("a pipe\n")
     dry = vault.import_from(source, namespace="notes", accept=True, dry_run=True)
     real = vault.import_from(source, namespace="notes", accept=True)
-    assert [(i.source, i.path, i.renamed) for i in dry.imported] == [(i.source, i.path, i.renamed)
-                                                                     for i in real.imported]  # fmt: skip
+    assert [(i.source, i.path, i.renamed) for i in dry.imported] == [
+        (i.source, i.path, i.renamed) for i in real.imported
+    ]
     assert dry.skipped == real.skipped
     paths = {i.path for i in real.imported}
     assert "memories/notes/Areas/Travel/Kyoto Trip: March.md" in paths
@@ -194,8 +214,9 @@ def test_proposed_import_with_case_twins_is_accepted_whole(vault: memfs.Vault, t
     assert report.proposed
     accepted = CliRunner().invoke(cli, ["accept", "--all", "--vault", str(vault.root)])
     assert accepted.exit_code == 0, accepted.output
-    assert {m.name for m in vault.memories("notes").list()} == {i.path.removeprefix("memories/notes/")
-                                                                for i in report.imported}  # fmt: skip
+    assert {m.name for m in vault.memories("notes").list()} == {
+        i.path.removeprefix("memories/notes/") for i in report.imported
+    }
 
 
 def test_a_notes_folder_with_notes_only_in_sub_folders_is_markdown(tmp_path: Path) -> None:
@@ -259,7 +280,10 @@ def test_tags_are_the_union_and_nest_under_their_parents() -> None:
     assert memfs.notes.note_tags(meta, "#travel #trip/japan\n") == ("Travel", "project/atlas", "trip/japan")
     tags = ("project/atlas/launch",)
     assert [w for w in ("project", "PROJECT/atlas", "#project/atlas/launch/") if memfs.notes.has_tag(tags, w)] == [
-        "project", "PROJECT/atlas", "#project/atlas/launch/"]  # fmt: skip
+        "project",
+        "PROJECT/atlas",
+        "#project/atlas/launch/",
+    ]
     assert not memfs.notes.has_tag(tags, "proj") and not memfs.notes.has_tag(tags, "atlas")
     assert memfs.notes.aliases_of({"aliases": "Kyoto"}) == ("Kyoto",)
     assert memfs.notes.aliases_of({"aliases": ["A", 2, None, ""]}) == ("A", "2")
@@ -329,10 +353,14 @@ def test_links_resolve_as_obsidian_resolves_them(vault: memfs.Vault) -> None:
     for name, text in texts.items():
         store.write_text(name, text, create=False)
     lead = {x.link.target: x.path for x in store.outlinks("Projects/Todo.md")}
-    assert lead == {"plan": "memories/kb/Projects/Plan.md",  # the same folder first, case aside
-                    "Deep/Plan": "memories/kb/Projects/Old/Deep/Plan.md", "IDEAS": "memories/kb/Ideas.md",
-                    "inbox/plan": "memories/kb/Inbox/Plan.md", "../Ideas.md": "memories/kb/Ideas.md",
-                    "Nowhere": None}  # fmt: skip
+    assert lead == {
+        "plan": "memories/kb/Projects/Plan.md",  # the same folder first, case aside
+        "Deep/Plan": "memories/kb/Projects/Old/Deep/Plan.md",
+        "IDEAS": "memories/kb/Ideas.md",
+        "inbox/plan": "memories/kb/Inbox/Plan.md",
+        "../Ideas.md": "memories/kb/Ideas.md",
+        "Nowhere": None,
+    }
     assert [x.path for x in store.outlinks("Ideas.md")] == ["memories/kb/Inbox/Plan.md"]
     assert sorted(x.source for x in store.backlinks("Projects/Plan.md")) == ["memories/kb/Projects/Todo.md"]
     assert sorted(x.source for x in store.backlinks("Ideas.md")) == ["memories/kb/Projects/Todo.md"] * 2
@@ -357,14 +385,18 @@ def test_a_rename_through_memfs_keeps_every_link_leading_to_the_note(adopted: Pa
         assert "[the trip](../../Trips/Kyoto%202027.md)" in body  # a Markdown link keeps its form
         assert "[[Kyoto 2027]]" in store.get("Areas/Café Crème.md").body  # a bare name stays bare
         tools = memfs.MemoryTools(vault, "notes")  # the tools: a folder with notes that link out of it
-        assert "Successfully renamed" in tools.run("rename", old_path="/memories/People",
-                                                   new_path="/memories/Team/People")  # fmt: skip
+        assert "Successfully renamed" in tools.run(
+            "rename", old_path="/memories/People", new_path="/memories/Team/People"
+        )
         tools.run("rename", old_path="/memories/Projects/Atlas/Atlas Plan.md", new_path="/memories/Atlas.md")
     result = CliRunner().invoke(cli, ["mv", "notes/Trips/Kyoto 2027.md", "Kyoto.md", "--vault", str(adopted)])
     assert result.exit_code == 0, result.output  # the CLI (NEW_PATH is relative to the note's folder)
     with memfs.Vault.open(adopted) as vault:
-        moved = {"Areas/Travel/Kyoto Trip: March.md": "Trips/Kyoto.md", "People/Tomás.md": "Team/People/Tomás.md",
-                 "Projects/Atlas/Atlas Plan.md": "Atlas.md"}  # fmt: skip
+        moved = {
+            "Areas/Travel/Kyoto Trip: March.md": "Trips/Kyoto.md",
+            "People/Tomás.md": "Team/People/Tomás.md",
+            "Projects/Atlas/Atlas Plan.md": "Atlas.md",
+        }
         now = link_map(vault)
         for (note, _target), path in before.items():
             lead = (
@@ -380,8 +412,9 @@ def test_a_rename_through_memfs_keeps_every_link_leading_to_the_note(adopted: Pa
 
 
 def test_links_from_the_cli_and_the_tools(adopted: Path) -> None:
-    result = CliRunner().invoke(cli, ["links", "--json", "notes/Areas/Travel/Kyoto Trip: March.md",
-                                      "--vault", str(adopted)])  # fmt: skip
+    result = CliRunner().invoke(
+        cli, ["links", "--json", "notes/Areas/Travel/Kyoto Trip: March.md", "--vault", str(adopted)]
+    )
     assert result.exit_code == 0, result.output
     found = json.loads(result.output)
     assert [(x["target"], x["heading"], x["label"], x["embed"], x["path"]) for x in found["links"]] == [
@@ -420,8 +453,11 @@ def test_the_vault_over_mcp_tags_aliases_links_and_a_rename(adopted: Path) -> No
             assert (
                 "- /memories/Areas/Travel/Kyoto Trip: March.md (as (../../Areas/Travel/Kyoto Trip: March.md))" in shown
             )
-            remote.ok("memory_rename", old_path="/memories/Areas/Travel/Kyoto Trip: March.md",
-                      new_path="/memories/Trips/Kyoto: 2027.md")  # fmt: skip
+            remote.ok(
+                "memory_rename",
+                old_path="/memories/Areas/Travel/Kyoto Trip: March.md",
+                new_path="/memories/Trips/Kyoto: 2027.md",
+            )
             after = remote.ok("memory_links", path="/memories/Trips/Kyoto: 2027.md")
             assert "Linked from 2 memories:" in after
             assert "[[Kyoto: 2027]]" in remote.ok("memory_view", path="/memories/Areas/Café Crème.md")
@@ -451,8 +487,11 @@ def test_memfs_commit_takes_attachments_and_names_one_past_the_cap(adopted: Path
     files = tracked(adopted)
     assert {"memories/notes/attachments/diagram.svg", "memories/notes/attachments/photo.png"} <= files
     assert "memories/notes/attachments/scan.pdf" not in files and "memories/notes/attachments/notes.xyz" not in files
-    shown = subprocess.run(["git", "-C", str(adopted), "show", "HEAD:memories/notes/attachments/photo.png"],
-                           capture_output=True, check=True).stdout  # fmt: skip
+    shown = subprocess.run(
+        ["git", "-C", str(adopted), "show", "HEAD:memories/notes/attachments/photo.png"],
+        capture_output=True,
+        check=True,
+    ).stdout
     assert shown == PNG + b"edited"
     with memfs.Vault.open(adopted) as vault:  # never indexed as text, never a problem
         assert vault.problems() == [] and vault.search("svg") == []
@@ -535,8 +574,12 @@ def test_the_same_folding_holds_the_other_way_and_for_messages(vault: memfs.Vaul
     assert [h.title for h in vault.search("東京")] == [h.title for h in vault.search("서울")] == ["Trips"]
     assert vault.search("京に行") and not vault.search("大阪")
     session = vault.session("chat")
-    session.append([{"role": "user", "content": "我喜欢喝绿茶，也喜欢咖啡。"},
-                    {"role": "assistant", "content": "Noted: José prefers the façade room."}])  # fmt: skip
+    session.append(
+        [
+            {"role": "user", "content": "我喜欢喝绿茶，也喜欢咖啡。"},
+            {"role": "assistant", "content": "Noted: José prefers the façade room."},
+        ]
+    )
     session.close()
     assert vault.search_messages("绿茶")[0].position == 1  # (its neighbour is found by its words too)
     assert vault.search_messages("jose facade")[0].position == 2
@@ -602,7 +645,8 @@ def test_the_adopted_vault_round_trips_through_export_and_import_byte_for_byte(a
     with memfs.Vault.open(fresh) as vault:  # links, tags and aliases mean the same there
         assert link_map(vault) == link_map_without_attachments(adopted)
         assert [h.path for h in vault.search("Kyoto in spring", tags=["trip"], k=1)] == [
-            "memories/notes/Areas/Travel/Kyoto Trip: March.md"]  # fmt: skip
+            "memories/notes/Areas/Travel/Kyoto Trip: March.md"
+        ]
 
 
 def link_map_without_attachments(root: Path) -> dict[tuple[str, str], str | None]:

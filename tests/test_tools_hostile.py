@@ -316,7 +316,18 @@ def path_call(command: str, path: str) -> dict[str, Any]:
     return {"command": command, "path": path}
 
 
-PATH_COMMANDS = ("view", "create", "str_replace", "insert", "delete", "rename-from", "rename-to", "history", "restore")
+PATH_COMMANDS = (
+    "view",
+    "create",
+    "str_replace",
+    "insert",
+    "delete",
+    "rename-from",
+    "rename-to",
+    "history",
+    "restore",
+    "links",
+)
 
 YAML_BOMB = "---\na: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\n" \
             "d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: [*d,*d,*d,*d,*d,*d,*d,*d,*d]\n---\nbody\n"  # fmt: skip
