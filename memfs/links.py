@@ -79,9 +79,9 @@ class Resolver:
     def __init__(self, engine: Any, moves: Mapping[str, str] | None = None) -> None:
         self.engine = engine
         self.moves = dict(moves or {})
-        self._landed = {key_of(new): [] for new in self.moves.values()}  # type: dict[str, list[str]]
+        self._landed: dict[str, list[str]] = {}
         for new in self.moves.values():
-            self._landed[key_of(new)].append(new)
+            self._landed.setdefault(key_of(new), []).append(new)
         self._named: dict[str, list[str]] = {}
         self._files: dict[str, list[str]] | None = None
 
@@ -271,8 +271,3 @@ def followed(engine: Any, paths: Iterable[str], limit: int, *, keep: Any = None)
             if len(found) >= min(limit, MAX_FOLLOWED):
                 break
     return found
-
-
-def linked_paths(items: Iterable[Resolved]) -> list[str]:
-    """The distinct paths a list of resolved links leads to, in order (broken ones left out)."""
-    return list(dict.fromkeys(r.path for r in items if r.path is not None))
