@@ -146,6 +146,7 @@ class _Candidate:
     restore: bool = False
     replace: bytes | None = None  # in place: the bytes of the vault file this stamps
     renamed: str | None = None  # why ``name`` is not the source's own
+    moved_from: str | None = None  # in place: the vault path it is moved from to take ``name`` (NFC)
 
 
 # -- export ------------------------------------------------------------------------------------
@@ -863,7 +864,8 @@ def _in_place(vault: Vault, path: Path) -> tuple[list[_Candidate], list[Skipped]
                                    f"{path} is not in it (import a copy instead)") from None  # fmt: skip
     found, skipped = [], []
     for rel in vault.engine.files(memory_path(rel_root) + "/" if rel_root != "." else MEMORIES_DIR + "/"):
-        ns, name = split_memory_path(rel)
+        composed = unicodedata.normalize("NFC", rel)  # macOS writes accents decomposed: same name, NFC
+        ns, name = split_memory_path(composed)
         if not ns:
             skipped.append(Skipped(rel, "not in a namespace folder"))
             continue
@@ -872,7 +874,21 @@ def _in_place(vault: Vault, path: Path) -> tuple[list[_Candidate], list[Skipped]
         except (MemfsError, OSError) as exc:
             skipped.append(Skipped(rel, str(exc)))
             continue
-        found.append(_Candidate(rel, ns, raw.decode("utf-8", "surrogateescape"), name, replace=raw))
+        moved = None
+        if composed != rel:
+            if os.path.lexists(vault.root / composed) and not os.path.samefile(vault.root / composed, vault.root / rel):
+                skipped.append(
+                    Skipped(
+                        rel,
+                        f"its name is not in Unicode NFC form, and {label(composed)} (the same "
+                        "name in NFC form) is another file; merge or rename one of them",
+                    )
+                )
+                continue
+            moved = rel if not os.path.lexists(vault.root / composed) else None
+        text = raw.decode("utf-8", "surrogateescape")
+        why = "its name was not in Unicode NFC form" if moved else None
+        found.append(_Candidate(rel, ns, text, name, replace=raw, renamed=why, moved_from=moved))
     return found, skipped
 
 
@@ -1032,7 +1048,16 @@ def _write(vault: Vault, plans: list[_Plan], kind: str, source: str, *, propose:
             if store is None:
                 store = grouped[plan.candidate.namespace] = _store(vault, plan.candidate.namespace, propose=propose)
                 stack.enter_context(store.together())
+            if plan.candidate.moved_from is not None:  # the same name, composed (NFC)
+                vault.engine.move(
+                    plan.candidate.moved_from,
+                    memory_path(plan.candidate.namespace, plan.name),
+                    message=f"import: {label(plan.candidate.moved_from)} in NFC form",
+                )
             store.write_text(plan.name, plan.text, create=plan.candidate.replace is None,
                              expect=plan.candidate.replace, as_written=True, trailers=trailers)  # fmt: skip
+    moved = [plan.candidate.moved_from for plan in plans if plan.candidate.moved_from is not None]
+    if moved:  # the old names, gone: their pending lines are refused (not NFC), so the index is told here
+        vault.engine.reconcile(moved, commit=False)
     head: str | None = vault.history.head()
     return head

@@ -161,6 +161,31 @@ def test_init_adopts_only_a_notes_folder_never_a_project(tmp_path: Path) -> None
     assert (plain / "memories" / "notes" / "Trips" / "map.png").read_bytes() == PNG
 
 
+def test_in_place_keeps_a_decomposed_name_as_the_same_name_composed(vault_dir: Path) -> None:
+    notes = vault_dir / "memories" / "notes"
+    (notes / unicodedata.normalize("NFD", "Été")).mkdir(parents=True)
+    (notes / unicodedata.normalize("NFD", "Été") / NFD_NAME).write_text("au coin de la rue\n")
+    (notes / "Kyoto Trip: March.md").write_text("ryokan\n")
+    (notes / unicodedata.normalize("NFD", "Noël.md")).write_text("decomposed\n")
+    (notes / "Noël.md").write_text("composed, another file\n")
+    with memfs.Vault.open(vault_dir) as vault:
+        dry = vault.import_from(notes, in_place=True, dry_run=True)
+        report = vault.import_from(notes, in_place=True)
+        assert [(i.path, i.renamed) for i in dry.imported] == [(i.path, i.renamed) for i in report.imported]
+        assert dry.skipped == report.skipped
+        assert {i.path: i.renamed for i in report.imported} == {
+            "memories/notes/Kyoto Trip: March.md": None,
+            "memories/notes/Noël.md": None,
+            "memories/notes/Été/Café Crème.md": "its name was not in Unicode NFC form",
+        }
+        assert [s.reason for s in report.skipped] == [
+            "its name is not in Unicode NFC form, and notes/Noël.md (the same name in NFC form) is another file; "
+            "merge or rename one of them"
+        ]
+        assert [h.path for h in vault.search("coin rue")] == ["memories/notes/Été/Café Crème.md"]
+        assert [f.message for f in vault.doctor() if f.check == "index" and f.severity != "ok"] == []
+
+
 @pytest.mark.parametrize("name", ["Kyoto Trip: March.md", "Areas/Travel/Kyoto Trip: March.md", "a:b/c:d.md"])
 def test_a_colon_is_part_of_a_name(name: str) -> None:
     assert memfs.paths.clean_memory_path(name) == name
