@@ -39,11 +39,12 @@ from .credentials import check_clean, hide_url_credentials, secret_advice
 from .dates import iso_range
 from .documents import loads, timestamp
 from .errors import DocumentError, MemfsError, SecretError
-from .exchange import FORMATS, write_export
+from .exchange import FORMATS, ImportReport, adopt_folder, loose_notes, write_export
 from .history import DEFAULT_PERSON, Identity, configured_identity
 from .items import text_of
 from .layout import ARCHIVE_DIR, MEMORIES_DIR, VAULT_MARKER, label, name_in, split_memory_path
 from .lifecycle import Validity
+from .links import Resolved
 from .paths import clean_namespace
 from .proposals import HERE, Proposal
 from .store import IF_SIMILAR, ON_SECRET, Memory
@@ -280,8 +281,10 @@ def _updated(vault: Vault, memory: Memory) -> str | None:
 
 def _memory_dict(vault: Vault, memory: Memory, *, history: bool = False) -> dict[str, Any]:
     found: dict[str, Any] = {"path": memory.path, "namespace": memory.namespace, "id": memory.id,
-             "title": memory.title, "type": memory.type, "tags": list(memory.tags),
+             "title": memory.title, "type": memory.type, "tags": list(memory.all_tags),
              "updated": _updated(vault, memory)}  # fmt: skip
+    if memory.aliases:
+        found["aliases"] = list(memory.aliases)
     if history:
         found.update(state=memory.state(), validity=dataclasses.asdict(memory.validity))
     return found
@@ -308,17 +311,31 @@ def cli() -> None:
 @click.option("--shared", is_flag=True,
               help="Share the vault with its group (files 0660, folders 2770); private by default.")  # fmt: skip
 @click.option("--clone", "url", metavar="URL", help="Start the vault from this git remote (as `memfs clone`).")
-def init(path: Path, author: str | None, shared: bool, url: str | None) -> None:
+@click.option(
+    "--namespace",
+    "-n",
+    default="notes",
+    show_default=True,
+    help="Where the notes go when PATH is a folder of notes (an Obsidian vault).",
+)
+def init(path: Path, author: str | None, shared: bool, url: str | None, namespace: str) -> None:
     """Create a vault at PATH (default: $MEMFS_VAULT, else the current folder).
 
     Its files are private to you (0600, folders 0700) unless --shared gives them to the group.
+    A folder of notes (an Obsidian vault) becomes a vault as it is: its notes, attachments and
+    .obsidian/ move into memories/NAMESPACE/ under their own names and paths, and are adopted.
     """
     who, _ = _who(author, path)
     if url is not None:
         with Vault.clone(url, path, author=who, shared=True if shared else None) as vault:
             _out().print(f"vault cloned from {_m(hide_url_credentials(url))} at [bold]{_m(str(vault.root))}[/]")
         return
+    new = not (path / MEMORIES_DIR).is_dir()
     with Vault.open(path, create=True, author=who, shared=True if shared else None) as vault:
+        notes = loose_notes(vault.root) if new else []
+        if notes:
+            report = adopt_folder(vault, notes, namespace)
+            _print_import(report, dry_run=False)
         _out().print(f"vault ready at [bold]{_m(str(vault.root))}[/]")
 
 
@@ -418,7 +435,7 @@ def show(vault: Vault, as_json: bool, ref: str, rev: str | None) -> None:
 @json_option
 @click.argument("namespace", required=False)
 @click.option("--type", "type_", help="Only memories of this type.")
-@click.option("--tag", help="Only memories with this tag.")
+@click.option("--tag", help="Only memories with this tag, or a tag nested under it (project: project/atlas too).")
 @click.option("--history", is_flag=True, help="Also superseded, expired and future memories, with when they held.")
 @_with_vault
 def ls(vault: Vault, as_json: bool, namespace: str | None, type_: str | None, tag: str | None,
@@ -435,7 +452,7 @@ def ls(vault: Vault, as_json: bool, namespace: str | None, type_: str | None, ta
     rows = []
     for m in memories:
         state = [_m(_held(m.state(), m.validity))] if history else []
-        rows.append([_m(label(m.path)), _m(m.title), _m(m.type or ""), _m(", ".join(m.tags)),
+        rows.append([_m(label(m.path)), _m(m.title), _m(m.type or ""), _m(", ".join(m.all_tags)),
                      _m((_updated(vault, m) or "")[:10]), *state])  # fmt: skip
         table.add_row(*rows[-1])
     out = _out()
@@ -483,7 +500,9 @@ def _outermost(namespaces: list[str]) -> list[str]:
 @click.argument("query")
 @click.option("--namespace", "-n", help="Only this namespace (and its sub-namespaces).")
 @click.option("--type", "type_", help="Only memories of this type.")
-@click.option("--tag", "tags", multiple=True, help="Only memories with this tag (repeatable).")
+@click.option(
+    "--tag", "tags", multiple=True, help="Only memories with this tag, or a tag nested under it (repeatable)."
+)
 @click.option(
     "--since",
     metavar="WHEN",
@@ -707,12 +726,17 @@ def import_(vault: Vault, as_json: bool, source: str, namespace: str | None, for
         return
     if quiet:
         return
+    _print_import(report, dry_run=dry_run, full=full)
+
+
+def _print_import(report: ImportReport, *, dry_run: bool, full: bool = False) -> None:
     out = _out()
     verb = "would import" if dry_run else "proposed" if report.proposed else "imported"
     done = []
     for item in report.imported:
         redacted = f"  [yellow]credentials redacted: {', '.join(item.redacted)}[/]" if item.redacted else ""
-        done.append(f"{verb} {_m(item.source)} -> [bold]{_m(item.path)}[/]{redacted}")
+        renamed = f"  [yellow]renamed: {_m(item.renamed)}[/]" if item.renamed else ""
+        done.append(f"{verb} {_m(item.source)} -> [bold]{_m(item.path)}[/]{redacted}{renamed}")
     _some(out, done, full=full, what="memories")
     _some(out, [f"[yellow]skipped[/] {_m(skip.source)}: {_m(skip.reason)}" for skip in report.skipped], full=full,
           what="skipped")  # fmt: skip
@@ -858,6 +882,50 @@ def mv(vault: Vault, ref: str, new_path: str) -> None:
         return
     store.move_file(name_in(rel, store.namespace), name_in(dest, into.namespace), into=into)
     _out().print(f"moved to {_m(dest)}")
+
+
+@cli.command()
+@vault_option
+@json_option
+@click.argument("ref")
+@_with_vault
+def links(vault: Vault, as_json: bool, ref: str) -> None:
+    """What the memory REF links to (wikilinks, embeds, Markdown links), and what links to it."""
+    store, rel = vault.resolve(ref)
+    out, back = store.outlinks(rel), store.backlinks(rel)
+    if as_json:
+        _print_json({"path": rel, "links": [_link_dict(r) for r in out], "backlinks": [_link_dict(r) for r in back]})
+        return
+    console = _out()
+    console.print(f"[bold]{_m(label(rel))}[/] links to {len(out)}:" if out else f"{_m(label(rel))} links to nothing")
+    for found in out:
+        where = _m(label(found.path)) if found.path else "[red]broken: no such file[/]"
+        console.print(f"  {_m(_written(found))} -> {where}")
+    console.print(f"linked from {len(back)}:" if back else "linked from nothing")
+    for found in back:
+        console.print(f"  {_m(label(found.source))}: {_m(_written(found))}")
+
+
+def _written(found: Resolved) -> str:
+    link = found.link
+    if link.markdown:
+        return f"{'!' if link.embed else ''}[{link.label or ''}]({link.target})"
+    heading = f"#{link.heading}" if link.heading else ""
+    shown = f"|{link.label}" if link.label is not None else ""
+    return f"{'!' if link.embed else ''}[[{link.target}{heading}{shown}]]"
+
+
+def _link_dict(found: Resolved) -> dict[str, Any]:
+    link = found.link
+    return {
+        "source": found.source,
+        "target": link.target,
+        "heading": link.heading,
+        "label": link.label,
+        "embed": link.embed,
+        "markdown": link.markdown,
+        "path": found.path,
+    }
 
 
 @cli.command()

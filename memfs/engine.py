@@ -77,11 +77,13 @@ from .layout import (
     ARCHIVE_DIR,
     CONFLICTS_DIR,
     CONTENT_DIRS,
+    MAX_ATTACHMENT_BYTES,
     MEMORIES_DIR,
     PROPOSALS_DIR,
     STATE_DIR,
     TOMBSTONES,
     VAULT_MARKER,
+    is_attachment,
     is_memory,
     is_transcript,
     label,
@@ -94,7 +96,9 @@ log = logging.getLogger(__name__)
 
 MAX_CONTENT_BYTES = 1024 * 1024
 DEFAULT_FRESHNESS = 2.0  # seconds: a file changed by hand is found by searches this much later at most
-_GITIGNORE_LINES = (".memfs/", _fs.TEMP_PREFIX + "*")
+#: Obsidian's window layout and caches (one person's, changed on every click) are never committed; its
+#: shareable settings (``app.json``, plugins, themes) may be.
+_GITIGNORE_LINES = (".memfs/", _fs.TEMP_PREFIX + "*", "**/.obsidian/workspace*.json", "**/.obsidian/cache")
 _MARKER_TEXT = b"memfs vault: this file keeps memories/ in git, so a clone of a vault with no memories yet opens\n"
 
 Stat = tuple[int, int, int]  # (inode, size, mtime_ns): how memfs recognises a file it wrote
@@ -1105,7 +1109,7 @@ class WriteEngine:
         """
         with self._lock.hold():
             changed = [p for p in self.history.changed(list(CONTENT_DIRS))
-                       if _is_content(p) and not _fs.linked(self.root, p)]  # fmt: skip
+                       if (_is_content(p) or is_attachment(p)) and not _fs.linked(self.root, p)]  # fmt: skip
             own = self.own_uncommitted()
             return [p for p in changed if p not in own or own[p] != _stat(self.root / p)]
 
@@ -1144,9 +1148,11 @@ class WriteEngine:
             for rel in links:
                 log.warning("not committing %s: a symbolic link, which memfs never follows", rel)
             changed = [p for p in changed if p not in links]
-            too_big = [p for p in changed if _size(self.root / p) > MAX_INDEXED_BYTES]
+            too_big = [p for p in changed if _size(self.root / p) > read_limit(p)]
             for rel in too_big:
-                log.warning("not committing %s: larger than %d bytes", rel, MAX_INDEXED_BYTES)
+                log.warning(
+                    "not committing %s: larger than the %d bytes memfs commits of such a file", rel, read_limit(rel)
+                )
             changed = [p for p in changed if p not in too_big]
             changed = self._hold_back(changed, set(allow_secrets))
             if not changed:
@@ -1719,6 +1725,8 @@ def _read_state(file: Path) -> bytes | None:
 
 def read_limit(rel: str) -> int:
     """The most bytes memfs reads of the vault file ``rel``: a transcript's budget, else the size it indexes."""
+    if is_attachment(rel):
+        return MAX_ATTACHMENT_BYTES
     return MAX_TRANSCRIPT_BYTES if is_transcript(rel) else MAX_INDEXED_BYTES
 
 

@@ -44,6 +44,7 @@ import secrets
 import shutil
 import threading
 import time
+import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -67,19 +68,23 @@ from whoosh.writing import MERGE_SMALL
 
 from . import _fs, indexed, transcript
 from .dates import date_words, iso, written_date
-from .documents import MAX_FRONT_MATTER_BYTES, Document, body_of, load_bytes, normalize_time, tags_of, timestamp
+from .documents import MAX_FRONT_MATTER_BYTES, Document, body_of, load_bytes, normalize_time, timestamp
 from .errors import DocumentError, FileTooLargeError, LinkError, QueryTooLongError, SearchIndexError, ValidityError
 from .freshness import ChangeFinder, Stat, file_stat, walk
 from .items import text_of
 from .layout import CONTENT_DIRS, in_namespace, is_transcript, split_memory_path
 from .lifecycle import CURRENT, Validity, check, validity
+from .links import key_of, link_keys
+from .notes import aliases_of, normalize_tag, note_tags, tag_terms
 from .semantic import VectorStore, z_scores
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "8"  # 4: message fields; 5: ``ns`` holds exact namespace prefixes (an ID field); 6: lifecycle;
+SCHEMA_VERSION = "9"  # 4: message fields; 5: ``ns`` holds exact namespace prefixes (an ID field); 6: lifecycle;
 # 7: message terms indexed with their weights, neighbours weighed by the message's length;
-# 8: a memory's ``description`` (Claude Code, Obsidian) searched with its body
+# 8: a memory's ``description`` (Claude Code, Obsidian) searched with its body;
+# 9: accents folded, CJK text in character pairs; a note's inline #tags and aliases (``tag``: each tag and
+# the tags it nests under; ``aliases``) and the link table (``namekey``, ``linkkey``, ``haslinks``: memfs.links)
 MAX_INDEXED_BYTES = 4 * 1024 * 1024  # a memory file larger than this is neither read nor indexed
 MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024  # a transcript larger than this is neither read nor indexed
 MAX_INDEXED_ENTRIES = 5_000  # message search covers the last this many entries of a transcript
@@ -133,6 +138,35 @@ def stem(word: str) -> str:
     return str(_SNOWBALL.stem(word))
 
 
+# Chinese (Han), Japanese (kana), Korean (Hangul): scripts written without spaces between words,
+# which the analyzer cuts into overlapping character pairs.
+_CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u1100-\u11ff\u3130-\u318f\uff66-\uff9f"
+_CJK = re.compile(f"[{_CJK_CHARS}]")
+_CJK_RUNS = re.compile(f"[{_CJK_CHARS}]+|[^{_CJK_CHARS}]+")
+
+
+class _Folding(dict[int, str]):
+    """``str.translate`` table folding a character to its base letters in lower case, built as met."""
+
+    def __missing__(self, code: int) -> str:
+        char = chr(code)
+        if _CJK.match(char):
+            folded = char  # NFKD would take Hangul syllables apart
+        else:
+            parts = unicodedata.normalize("NFKD", char)
+            folded = "".join(c for c in parts if not unicodedata.combining(c)).casefold() or char
+        self[code] = folded
+        return folded
+
+
+_FOLDING = _Folding()
+
+
+def fold(text: str) -> str:
+    """``text`` with accents and other marks taken off and case folded (``Café Crème`` -> ``cafe creme``)."""
+    return text.translate(_FOLDING)
+
+
 class _ContentAnalyzer(Analyzer):  # type: ignore[misc]
     """Lowercase words; stop words and words over MAX_WORD_CHARS dropped; possessives folded; Snowball stems."""
 
@@ -152,15 +186,36 @@ class _ContentAnalyzer(Analyzer):  # type: ignore[misc]
         self._stems = {}
 
     def stems(self, text: str) -> Iterator[str]:
-        """The index terms of ``text``, in order."""
+        """The index terms of ``text``, in order.
+
+        Any language: accents and case are folded the same way for what is indexed and what is
+        asked (``Tomás`` and ``TOMAS`` are ``tomas``; see :func:`fold`), and a run of Chinese,
+        Japanese or Korean characters, written without spaces, gives its overlapping character
+        pairs (``喜欢喝绿茶``: ``喜欢 欢喝 喝绿 绿茶``), so ``绿茶`` finds it. English text (ASCII)
+        takes the path it always took.
+        """
         cache = self._stems
-        for word in _WORD.findall(text.lower()):
+        for word in _WORD.findall(text.lower() if text.isascii() else fold(text)):
+            if not word.isascii() and _CJK.search(word):
+                yield from self._mixed(word)
+                continue
             if word in STOP_WORDS or len(word) > MAX_WORD_CHARS:
                 continue
             stemmed = cache.get(word)
             if stemmed is None:
                 stemmed = cache[word] = stem(word)
             yield stemmed
+
+    def _mixed(self, word: str) -> Iterator[str]:
+        """The terms of a word holding CJK characters: their pairs, and the other runs' stems."""
+        for run in _CJK_RUNS.findall(word):
+            if _CJK.match(run):
+                if len(run) == 1:
+                    yield run
+                else:
+                    yield from (run[i : i + 2] for i in range(len(run) - 1))
+            elif run not in STOP_WORDS and len(run) <= MAX_WORD_CHARS:
+                yield stem(run)
 
     def __call__(self, value: str, positions: bool = False, chars: bool = False,
                  keeporiginal: bool = False, removestops: bool = True, start_pos: int = 0,
@@ -244,6 +299,8 @@ class _WeightedText(fields.TEXT):  # type: ignore[misc]
         self.format = _WeightedFrequencies()
 
 
+#: The text fields of a memory a query's words are looked for in (its tags are matched whole).
+NOTE_FIELDS = ("title", "aliases", "body")
 MESSAGE_FIELDS = ("message", "speaker")
 
 
@@ -257,6 +314,11 @@ def _schema() -> fields.Schema:
         title=fields.TEXT(analyzer=ANALYZER, stored=True, phrase=False, field_boost=2.0),
         body=fields.TEXT(analyzer=ANALYZER, phrase=False),
         tags=fields.KEYWORD(lowercase=True, commas=True, scorable=True, stored=True, field_boost=1.5),
+        tag=fields.KEYWORD(commas=True),  # each tag and every tag it nests under, casefolded: for filters
+        aliases=fields.TEXT(analyzer=ANALYZER, phrase=False, field_boost=2.0),  # searched like the title
+        namekey=fields.ID(),  # the link table (memfs.links): the key a memory's links find it by ...
+        linkkey=fields.KEYWORD(commas=True),  # ... the keys of the files its links name ...
+        haslinks=fields.ID(),  # ... and "1" when it has any
         type=fields.ID(stored=True),
         created=fields.ID(stored=True),
         updated=fields.ID(stored=True),
@@ -537,6 +599,8 @@ class Hit:
         similarity: In a search by meaning, the cosine similarity of the memory and the query by
             the embedding model (comparable across queries of one model); None otherwise, or when
             the memory has not been embedded yet.
+        linked_from: For a note brought along by ``follow_links``: the hit that links to it (its
+            score is then 0 and it has no snippet); None for a hit of the query itself.
     """
 
     path: str
@@ -551,6 +615,7 @@ class Hit:
     state: str = CURRENT
     validity: Validity = field(default_factory=Validity)
     similarity: float | None = None
+    linked_from: str | None = None
 
 
 @dataclass(frozen=True)
@@ -1412,7 +1477,8 @@ class SearchIndex:
         namespace = split_memory_path(rel)[0]
         mtime = datetime.fromtimestamp(st[0] / 1e9, timezone.utc)
         updated = normalize_time(meta.get("updated")) or timestamp(mtime)
-        tags = tags_of(meta.get("tags"))
+        tags = note_tags(meta, doc.body)
+        keys = link_keys(doc.body)
         held = validity(meta)
         terms = ["superseded" if held.superseded_by is not None else "timed" if held.timed else ""]
         kept: dict[str, Any] = {} if held.plain else {
@@ -1428,6 +1494,8 @@ class SearchIndex:
             "path": rel, "kind": "memory", "namespace": namespace,
             "id": str(meta["id"]) if meta.get("id") is not None else None,
             "title": doc.title(rel), "body": _searched_body(meta, doc.body), "tags": ",".join(tags),
+            "tag": ",".join(tag_terms(tags)) or None, "aliases": "\n".join(aliases_of(meta)) or None,
+            "namekey": key_of(rel), "linkkey": ",".join(keys) or None, "haslinks": "1" if keys else None,
             "type": str(meta["type"]) if meta.get("type") is not None else None,
             "created": normalize_time(meta.get("created")) or updated, "updated": updated,
             "stat": (st[0], st[1], sha), **kept,
@@ -1550,6 +1618,19 @@ class SearchIndex:
                 resync([stored["path"]])
         return str(stored["path"])
 
+    def linked(self, field: str, key: str) -> list[str]:
+        """The paths of the memories whose link-table ``field`` (``namekey``, ``linkkey``, ``haslinks``) holds ``key``.
+
+        Read as the index has them: callers check each against its file (:mod:`memfs.links`).
+        """
+        with self._lock:
+            try:
+                searcher = self._reader()
+                found = searcher.search(query.Term(field, key), limit=None, filter=query.Term("kind", "memory"))
+                return sorted({str(hit["path"]) for hit in found})
+            except Exception as exc:
+                raise SearchIndexError(f"reading the link table failed ({exc.__class__.__name__}: {exc})") from exc
+
     # -- searching -------------------------------------------------------------
 
     def search(
@@ -1603,7 +1684,7 @@ class SearchIndex:
             filters.append(query.Term("ns", namespace))
         if type:
             filters.append(query.Term("type", type))
-        filters += [query.Term("tags", t.lower()) for t in tags]
+        filters += [query.Term("tag", normalize_tag(t)) for t in tags]
         if since or until:
             filters.append(query.TermRange("updated", normalize_time(since), normalize_time(until)))
         others = query.Or([query.Term("kind", kind) for kind in ("invalid", "message", "transcript")])
@@ -1614,14 +1695,11 @@ class SearchIndex:
                 try:
                     searcher = self._reader()
                     hidden, hidden_paths = (set(), []) if history else self._not_current(searcher, now)
-                    parsed = self._parse(text, ("title", "body", "tags")) if _syntax(text) else None
+                    parsed = self._parse(text, ("title", "aliases", "body", "tags")) if _syntax(text) else None
                     pairs = _or_pairs(parsed)
                     if dense is not None and (pairs is not None or parsed is None):
-                        if pairs is None:
-                            words = _WORD.findall(text.lower())[:MAX_QUERY_TERMS]
-                            terms = self._terms(text, searcher, "body")
-                            pairs = [(f, t) for t in terms for f in ("title", "body")] + [("tags", w) for w in words]
-                        ranked = self._hybrid(searcher, pairs, k, filters[1:], hidden, dense)
+                        ranked = self._hybrid(searcher, pairs or self._plain(text, searcher), k, filters[1:], hidden,
+                                              dense)  # fmt: skip
                         found = [(stored, score) for stored, score, _ in ranked]
                         similar = {stored["path"]: near for stored, _, near in ranked}
                     elif pairs is not None:  # a flat OR: Whoosh's ranking, scored from the postings
@@ -1635,11 +1713,9 @@ class SearchIndex:
                                                   filter=query.And(filters) if len(filters) > 1 else None)  # fmt: skip
                         found = [(r.fields(), r.score) for r in results]
                     else:
-                        terms = self._terms(text, searcher, "body")
-                        if not terms:
+                        pairs = self._plain(text, searcher)
+                        if not pairs:
                             return []
-                        words = _WORD.findall(text.lower())[:MAX_QUERY_TERMS]
-                        pairs = [(f, t) for t in terms for f in ("title", "body")] + [("tags", w) for w in words]
                         found = self._rank(searcher, pairs, k, filters[1:], hidden)
                 except Exception as exc:
                     raise SearchIndexError(f"search failed ({exc.__class__.__name__}: {exc})") from exc
@@ -1944,6 +2020,14 @@ class SearchIndex:
             st = stored.get("stat") if stored else None
             self._transcript_stats[rel] = (int(st[0]), int(st[1])) if st else None
         return self._transcript_stats[rel]
+
+    def _plain(self, text: str, searcher: Any) -> list[tuple[str, str]]:
+        """The ``(field, term)`` pairs a query of plain words looks for in memories (none: no content word)."""
+        terms = self._terms(text, searcher, "body")
+        if not terms:
+            return []
+        words = _WORD.findall(text.lower())[:MAX_QUERY_TERMS]
+        return [(f, t) for t in terms for f in NOTE_FIELDS] + [("tags", w) for w in words]
 
     @staticmethod
     def _terms(text: str, searcher: Any, field: str) -> list[str]:

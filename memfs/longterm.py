@@ -41,8 +41,10 @@ from .changes import Change, FileChange
 from .credentials import redact
 from .errors import InvalidArgumentError, InvalidExtractionError, MemfsError, MemoryNotFoundError, ValidityError
 from .extract import Extractor, Message, Operation, normalize, screen
+from .index import Hit
 from .items import text_of
 from .layout import label, one_line
+from .links import followed
 from .scopes import Scope, granted
 from .similar import CONTAINMENT, JACCARD, terms
 from .store import PROVENANCE, awaits_review
@@ -176,6 +178,9 @@ class LongTermMemory:
         recent: How many earlier messages join the newest user message in the search query.
         read_tools: The read commands the agent is given.
         write_tools: The write commands the agent is given (only for writable stores).
+        follow_links: Also inject up to this many notes the chosen memories link to (one hop,
+            within the stores, each once), after them, the way a person follows a link in their
+            notes; the budget cuts them first.
         history: Inject superseded memories too, each marked with when it stopped holding (for
             agents asked what used to be true). Expired and future memories are never injected.
         dedupe: Before an extracted fact is added, look for a memory of the target store that
@@ -215,11 +220,12 @@ class LongTermMemory:
         min_term_share: float = TERM_SHARE,
         min_score_share: float = SCORE_SHARE,
         min_similarity: float | None = None,
+        follow_links: int = 0,
     ) -> None:
         #: The grants: the first store writable unless declared otherwise, every other one read-only.
         self.scopes = list(granted(stores, first=True, others=False))
         for name, value, low in (("every", every, 0), ("budget", budget, 100), ("per_store", per_store, 1),
-                                 ("recent", recent, 0)):  # fmt: skip
+                                 ("recent", recent, 0), ("follow_links", follow_links, 0)):  # fmt: skip
             if not isinstance(value, int) or isinstance(value, bool) or value < low:
                 raise InvalidArgumentError(f"{name} must be an integer of at least {low}, got {value!r}")
         for name, share in (("min_term_share", min_term_share), ("min_score_share", min_score_share)):
@@ -250,6 +256,7 @@ class LongTermMemory:
         if min_similarity is None and (vault.semantic or "").startswith(BUNDLED_MODEL):
             min_similarity = SIMILARITY_FLOOR
         self.min_similarity = min_similarity
+        self.follow_links = follow_links
         self._pending: list[Message] = []
         self._turns = 0
         self._lock = threading.Lock()
@@ -316,16 +323,27 @@ class LongTermMemory:
         if hits and self.min_term_share:  # counted in the stores alone: memories they cannot see change nothing
             counts = self.vault.document_frequencies(query, namespaces=[scope.namespace for scope in self.scopes])
             weights = term_weights(*counts)
-        for hit, store in sorted(hits, key=lambda pair: -pair[0].score):
-            if hit.score < least:
-                break
+        ordered = [(hit, store) for hit, store in sorted(hits, key=lambda pair: -pair[0].score) if hit.score >= least]
+        if self.follow_links:  # the notes the relevant ones link to, after them, never judged by the query's words
+            linked = followed(
+                self.vault.engine,
+                [hit.path for hit, _ in ordered],
+                self.follow_links,
+                keep=lambda rel: any(s.holds(rel) for s in self.scopes),
+            )
+            ordered += [
+                (Hit(rel, "", 0.0, linked_from=source), next(s.namespace for s in self.scopes if s.holds(rel)))
+                for rel, source in linked
+            ]
+        for hit, store in ordered:
             try:
                 doc = self.vault.read(hit.path)
             except (MemfsError, OSError):
                 continue
             similar = self.min_similarity is not None and (hit.similarity or -1.0) >= self.min_similarity
-            if not similar and not self._about(weights, " ".join((doc.title(hit.path), *hit.tags)),
-                                               doc.body[: 2 * self.budget]):  # fmt: skip
+            if hit.linked_from is None and not similar and not self._about(
+                weights, " ".join((doc.title(hit.path), *hit.tags)), doc.body[: 2 * self.budget]
+            ):
                 continue
             held = lifecycle.validity(doc.metadata)
             state = held.state()
@@ -341,8 +359,8 @@ class LongTermMemory:
             seen.update((hit.path, key))
             provenance = doc.metadata.get("provenance")
             chosen.append(Injected(
-                label(hit.path), hit.id, text, store=store, title=redact(doc.title(hit.path))[0],
-                updated=str(hit.updated or "")[:10],
+                label(hit.path), hit.id or _id_of(doc.metadata), text, store=store,
+                title=redact(doc.title(hit.path))[0], updated=str(hit.updated or "")[:10],
                 provenance=provenance if provenance in PROVENANCE else "",
                 valid_until=(held.end or "?")[:10] if state == lifecycle.SUPERSEDED else ""))  # fmt: skip
         return chosen
@@ -613,3 +631,8 @@ class LongTermMemory:
             commands += list(self.write_tools)
         scopes = self.scopes if len(self.scopes) > 1 else self.scopes[0]
         return MemoryTools(self.vault, scopes, session=session, commands=commands)
+
+
+def _id_of(metadata: Mapping[str, Any]) -> str | None:
+    value = metadata.get("id")
+    return None if value is None else str(value)

@@ -40,6 +40,8 @@ from .errors import (
 from .history import Revision
 from .index import Hit
 from .layout import in_namespace, label, memory_path, name_in, namespace_prefix
+from .links import Resolved, backlinks, followed, outlinks, rewrites
+from .notes import aliases_of, has_tag, note_tags
 from .paths import clean_memory_path, clean_relpath, slugify
 from .phrasing import headline
 from .proposals import Proposal
@@ -142,8 +144,18 @@ class Memory:
 
     @property
     def tags(self) -> tuple[str, ...]:
-        """The tags, as a tuple of strings."""
+        """The front-matter tags, as a tuple of strings (what a write changes)."""
         return tags_of(self.metadata.get("tags"))
+
+    @property
+    def all_tags(self) -> tuple[str, ...]:
+        """Every tag of the note: its front-matter ``tags`` and the ``#tags`` in its body (:mod:`memfs.notes`)."""
+        return note_tags(self.metadata, self.body)
+
+    @property
+    def aliases(self) -> tuple[str, ...]:
+        """The other names it is found by (front-matter ``aliases``)."""
+        return aliases_of(self.metadata)
 
     @property
     def created(self) -> str | None:
@@ -816,15 +828,18 @@ class MemoryStore:
             message = f"memory: move {label(rel)} -> {label(dest)}"
             files = self._files_under(rel)
             self.engine.commit_edits_first(files)
-            moves = [(file_rel, dest + file_rel[len(rel) :]) for file_rel in files]
-            proposing = any(self._proposes_move(old, new, into) for old, new in moves)
+            moves = {file_rel: dest + file_rel[len(rel) :] for file_rel in files}
+            proposing = any(self._proposes_move(old, new, into) for old, new in moves.items())
             group = _proposal_id() if proposing else None
+            relinked = rewrites(self.engine, moves) if group is None else {}
+            self.engine.commit_edits_first([old for old, _, _ in relinked.values()])
             with self.engine.batch(message, trailers={"Memfs-Op": "move", **(trailers or {})}):
-                for file_rel, moved in moves:
+                for file_rel, moved in moves.items():
                     if group is not None:
                         self._move_file(file_rel, moved, trailers, group=group, into=into)
                     else:
                         self.engine.move(file_rel, moved, message=f"memory: move {label(file_rel)}")
+                self._relink(relinked)
 
     def restore_file(self, name: str, rev: str, *, trailers: Mapping[str, str] | None = None) -> Proposal | None:
         """Bring any file of the namespace back as it was at ``rev`` (a memory or not), as a new commit.
@@ -867,8 +882,18 @@ class MemoryStore:
         if group is not None or self._proposes_move(rel, dest, into):
             return self._propose("move", "rename", rel, to=dest, base=self.engine.read_bytes(rel), trailers=keys,
                                  group=group)  # fmt: skip
-        self.engine.move(rel, dest, message=f"memory: move {label(rel)} -> {label(dest)}", trailers=keys)
+        message = f"memory: move {label(rel)} -> {label(dest)}"
+        relinked = rewrites(self.engine, {rel: dest})
+        self.engine.commit_edits_first([old for old, _, _ in relinked.values()])
+        with self.engine.batch(message, trailers=keys):  # the links that led to it lead there still: one commit
+            self.engine.move(rel, dest, message=message, trailers=keys)
+            self._relink(relinked)
         return None
+
+    def _relink(self, relinked: Mapping[str, tuple[str, bytes, str]]) -> None:
+        """Write the notes whose links a move rewrote (:func:`memfs.links.rewrites`)."""
+        for path, (_, data, text) in relinked.items():
+            self.engine.write(path, text, message=f"memory: links in {label(path)}", create=False, expect=data)
 
     # -- reading -------------------------------------------------------------
 
@@ -901,12 +926,23 @@ class MemoryStore:
                 continue
             if type is not None and memory.type != type:
                 continue
-            if tag is not None and tag.lower() not in (t.lower() for t in memory.tags):
+            if tag is not None and not has_tag(memory.all_tags, tag):
                 continue
             if not history and memory.state(now) != lifecycle.CURRENT:
                 continue
             memories.append(memory)
         return memories
+
+    def outlinks(self, ref: str) -> builtins.list[Resolved]:
+        """What the memory links to: each link of its body (wikilinks, embeds, Markdown links) and where it leads.
+
+        A link no file answers has ``path`` None (a broken link). See :mod:`memfs.links`.
+        """
+        return outlinks(self.engine, self.resolve(ref))
+
+    def backlinks(self, ref: str) -> builtins.list[Resolved]:
+        """The links of other memories (anywhere in the vault) that lead to this one."""
+        return backlinks(self.engine, self.resolve(ref))
 
     def search(
         self,
@@ -919,6 +955,7 @@ class MemoryStore:
         until: str | datetime | None = None,
         history: bool = False,
         semantic: bool | None = None,
+        follow_links: int = 0,
     ) -> builtins.list[Hit]:
         """Rank this namespace's current memories for a natural-language query, by its words and its meaning.
 
@@ -939,14 +976,17 @@ class MemoryStore:
             history: Superseded, expired and future memories too (each hit's ``state`` says which).
             semantic: None: by meaning too when the vault has a model; True: by meaning or raise;
                 False: by words alone.
+            follow_links: Also bring up to this many notes the hits link to (one hop, in the
+                namespace, current, each once), after the hits, with ``linked_from`` set.
 
         Raises:
             InvalidArgumentError: ``since`` or ``until`` is not a date, or they make an empty range.
             SemanticSearchError: ``semantic=True`` and the vault has no embedding model.
         """
         since, until = iso_range(since, until)
-        return self.engine.search(query, k=k, namespace=self.namespace, type=type, tags=list(tags),
+        hits = self.engine.search(query, k=k, namespace=self.namespace, type=type, tags=list(tags),
                                   since=since, until=until, history=history, semantic=semantic)  # fmt: skip
+        return hits + linked_hits(self.engine, hits, follow_links, namespace=self.namespace)
 
     def history(self, ref: str) -> builtins.list[Revision]:
         """The commits that changed this memory, newest first, followed across renames."""
@@ -1267,6 +1307,41 @@ def as_cased(root: os.PathLike[str], rel: str) -> str:
         parts.append(part)
         current = os.path.join(current, part)
     return "/".join(parts)
+
+
+def linked_hits(
+    engine: WriteEngine, hits: Sequence[Hit], limit: int, *, namespace: str | None = None, now: datetime | None = None
+) -> builtins.list[Hit]:
+    """The notes ``hits`` link to, as hits of their own (``follow_links``): current ones, in ``namespace`` if given."""
+    if not limit:
+        followed(engine, [], limit)  # the value is checked all the same
+        return []
+    keep = (lambda rel: in_namespace(rel, namespace)) if namespace else None
+    found = []
+    for rel, source in followed(engine, [h.path for h in hits], limit, keep=keep):
+        try:
+            doc = engine.read(rel)
+        except (DocumentError, MemoryNotFoundError, FileTooLargeError):
+            continue
+        held = lifecycle.validity(doc.metadata)
+        if held.state(now) != lifecycle.CURRENT or awaits_review(doc.metadata):
+            continue
+        meta = doc.metadata
+        found.append(
+            Hit(
+                rel,
+                doc.title(rel),
+                0.0,
+                id=None if meta.get("id") is None else str(meta["id"]),
+                namespace=rel.removeprefix("memories/").rpartition("/")[0],
+                type=None if meta.get("type") is None else str(meta["type"]),
+                tags=note_tags(meta, doc.body),
+                updated=normalize_time(meta.get("updated")),
+                validity=held,
+                linked_from=source,
+            )
+        )
+    return found
 
 
 def case_twin(root: os.PathLike[str], rel: str) -> str | None:

@@ -45,10 +45,12 @@ from .layout import (
     ARCHIVE_DIR,
     CONFLICTS_DIR,
     CONTENT_DIRS,
+    MAX_ATTACHMENT_BYTES,
     PROPOSALS_DIR,
     TOMBSTONES,
     conflict_copy,
     conflicted_path,
+    is_attachment,
     is_memory,
     label,
 )
@@ -277,6 +279,8 @@ def _refuse_purged(engine: WriteEngine, ours: str | None, theirs: str, sent: byt
 
 def _limit(path: str) -> int:
     """The largest file a sync takes in at ``path``: a transcript's limit, or a memory's."""
+    if is_attachment(path):
+        return MAX_ATTACHMENT_BYTES
     return MAX_TRANSCRIPT_BYTES if path == TOMBSTONES or path.split("/", 1)[0] == "sessions" else MAX_CONTENT_BYTES
 
 

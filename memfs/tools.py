@@ -48,6 +48,7 @@ from .errors import (
     ValidityError,
 )
 from .layout import MEMORIES_DIR, has_control, in_namespace, one_line
+from .links import backlinks, outlinks
 from .paths import clean_namespace, clean_relpath, split_virtual
 from .proposals import Proposal
 from .scopes import Scope, check_writable, granted, proposes, readable
@@ -720,7 +721,7 @@ class MemoryTools:
               query=(_STR, True, "What to look for, in plain words."),
               namespace=(_STR, False, "Only this sub-folder of /memories, e.g. travel."),
               type=(_STR, False, "Only memories of this type (fact, preference, instruction, ...)."),
-              tag=(_STR, False, "Only memories with this tag."),
+              tag=(_STR, False, "Only memories with this tag, or a tag nested under it (project finds project/atlas)."),
               k=(_INT, False, f"How many results (1-{MAX_SEARCH_RESULTS}, default 5)."),
               history=(_BOOL, False, "Also find memories that no longer hold (superseded or expired), each "
                                      "with when it held. Default false: only current memories."))  # fmt: skip
@@ -802,6 +803,39 @@ class MemoryTools:
             lines.append(f"{rev.short}  {rev.date[:19]}  {rev.author.name}  {self._scrub(rev.subject)}{extra}")
             if rev.shallow:
                 lines.append("(older history is not available: the repository is a shallow clone)")
+        return "\n".join(lines)
+
+    @_command(
+        "links",
+        "List what a memory file links to ([[wikilinks]], embeds, Markdown links) and which memory "
+        "files link to it. Broken links are named.",
+        writes=False,
+        native=False,
+        path=(_STR, True, "The memory file, e.g. /memories/projects/atlas.md."),
+    )
+    def _links(self, path: str) -> str:
+        target = self._resolve(path)
+        if target.is_root or target.store is None:
+            raise ToolCallError("links takes a memory file, not a folder.")
+        rel = self._rel(target)
+        if not self.engine.is_file(rel):
+            raise ToolCallError(f"No memory at {path}. Use view {ROOT} to list what exists.")
+        out = outlinks(self.engine, rel)
+        back = [r for r in backlinks(self.engine, rel) if readable(self.scopes, r.source)]
+        lines = [f"{path} links to:" if out else f"{path} links to nothing."]
+        for found in out:
+            written = f"[[{found.link.target}]]" if not found.link.markdown else f"({found.link.target})"
+            if found.path is None:
+                lines.append(f"- {one_line(written)}: broken (no such file)")
+            elif readable(self.scopes, found.path):
+                lines.append(f"- {self._virtual(found.path)} (as {one_line(written)})")
+            else:
+                lines.append(f"- {one_line(written)}: a file outside your memory")
+        sources = list(dict.fromkeys(r.source for r in back if r.source != rel))
+        lines.append(
+            f"Linked from {len(sources)} memor{'y' if len(sources) == 1 else 'ies'}" + (":" if sources else ".")
+        )
+        lines += [f"- {self._virtual(source)}" for source in sources]
         return "\n".join(lines)
 
     @_command("restore", "Bring a memory file back as it was at a revision listed by history.", writes=True,

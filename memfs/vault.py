@@ -40,7 +40,16 @@ from .errors import (
 from .exchange import ImportReport, Skipped, export_lines, import_source
 from .history import DEFAULT_AGENT, GitHistory, Identity, Revision
 from .index import Hit, MessageHit, Problem, Progress, SearchIndex, SyncReport
-from .layout import ARCHIVE_DIR, MEMORIES_DIR, SESSIONS_DIR, is_transcript, label, name_in, split_memory_path
+from .layout import (
+    ARCHIVE_DIR,
+    MEMORIES_DIR,
+    SESSIONS_DIR,
+    is_attachment,
+    is_transcript,
+    label,
+    name_in,
+    split_memory_path,
+)
 from .paths import clean_memory_path, clean_namespace, clean_relpath
 from .proposals import Proposal
 from .purge import PurgeReport, purge
@@ -48,7 +57,7 @@ from .semantic import Embedder, check_embedder, default_embedder
 from .sessions import MarkdownSession, SessionInfo, keys_id, read_info
 from .settings import Settings
 from .settings import load as load_settings
-from .store import Memory, MemoryStore, awaits_review
+from .store import Memory, MemoryStore, awaits_review, linked_hits
 from .sync import ConflictCopy, SyncResult, conflicts, resolve, sync
 from .usage import UsageLog
 from .watch import Watcher
@@ -439,17 +448,20 @@ class Vault:
         until: str | datetime | None = None,
         history: bool = False,
         semantic: bool | None = None,
+        follow_links: int = 0,
     ) -> list[Hit]:
         """Search every current memory in the vault; see :meth:`MemoryStore.search` (dates: :mod:`memfs.dates`).
 
         ``history=True`` finds superseded, expired and future memories too (``Hit.state`` says which).
         ``semantic``: by words and meaning when the vault has a model (None), by words alone (False).
+        ``follow_links=N`` brings up to N notes the hits link to (one hop), after them.
         """
         if namespace is not None:
             namespace = clean_namespace(namespace)
         since, until = iso_range(since, until)
-        return self.engine.search(query, k=k, namespace=namespace, type=type, tags=list(tags),
+        hits = self.engine.search(query, k=k, namespace=namespace, type=type, tags=list(tags),
                                   since=since, until=until, history=history, semantic=semantic)  # fmt: skip
+        return hits + linked_hits(self.engine, hits, follow_links, namespace=namespace)
 
     @property
     def semantic(self) -> str | None:
@@ -702,7 +714,7 @@ class Vault:
         """
         rel = None
         if path is not None:
-            if isinstance(path, str) and path.startswith(SESSIONS_DIR + "/"):
+            if isinstance(path, str) and (path.startswith(SESSIONS_DIR + "/") or is_attachment(path)):
                 rel = clean_relpath(path)
             else:
                 rel = self.resolve(path)[1]

@@ -20,7 +20,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -28,7 +28,7 @@ from typing import Any
 from .credentials import secret_advice
 from .engine import WriteEngine, engine_of
 from .errors import InvalidArgumentError, MemfsError, SyncError
-from .layout import CONTENT_DIRS
+from .layout import CONTENT_DIRS, is_attachment
 from .sync import sync
 
 WATCHED_DIRS = CONTENT_DIRS
@@ -239,7 +239,7 @@ class Watcher:
             if is_directory:
                 self._full_scan = True  # a folder moved in or out: its files made no events
                 self._rewatch = not self.polling
-            elif rel.endswith(".md"):
+            elif rel.endswith(".md") or is_attachment(rel):
                 self._dirty.add(rel)
                 if len(self._dirty) > self.storm_threshold:
                     self._full_scan = True
@@ -286,7 +286,7 @@ class Watcher:
             self._watch_again()
         if full or dirty:
             with self.engine.locked():
-                report = self.engine.reconcile(None if full else dirty, commit=False)
+                report = self.engine.reconcile(None if full else _notes(dirty), commit=False)
                 touched = report.added + report.updated + report.removed
                 # a full scan finds only what the index missed: searches may have indexed the rest
                 self._uncommitted.update(touched + self.engine.take_found_edits() if full else dirty)
@@ -300,7 +300,7 @@ class Watcher:
     def _commit(self) -> None:
         paths, self._uncommitted = sorted(self._uncommitted), set()
         with self.engine.locked():
-            self.engine.reconcile(paths, commit=False)  # a file replaced after it was indexed
+            self.engine.reconcile(_notes(paths), commit=False)  # a file replaced after it was indexed
             sha = self.engine.commit_outside_edits(paths)
             held = dict(self.engine.held_secrets)
         if held:  # a credential an edit brought in: said once per look, with how to allow it
@@ -315,7 +315,7 @@ class Watcher:
             self._dirty, self._full_scan = set(), False
         if full or dirty:
             with self.engine.locked():
-                report = self.engine.reconcile(None if full else dirty, commit=False)
+                report = self.engine.reconcile(None if full else _notes(dirty), commit=False)
                 touched = report.added + report.updated + report.removed
                 self._uncommitted.update(touched + self.engine.take_found_edits() if full else dirty)
         if self._uncommitted:
@@ -500,3 +500,8 @@ class _Handler:
         for path in (event.src_path, getattr(event, "dest_path", "")):
             if path:
                 self.watcher.note(os.fsdecode(path), is_directory=event.is_directory)
+
+
+def _notes(paths: Iterable[str]) -> list[str]:
+    """The paths the index reads (attachments are committed, never indexed as text)."""
+    return sorted(p for p in paths if not is_attachment(p))

@@ -256,7 +256,7 @@ def test_the_tools_offered_follow_the_grants() -> None:
     assert choose_commands(None, grants([ALICE], sessions=["sessions"])) == ALL_COMMANDS
     assert "search_messages" not in choose_commands(None, grants([ALICE]))  # no transcripts granted
     read_only = choose_commands(None, grants([ALICE], read_only=True))
-    assert read_only == ("view", "search", "history", "recall")
+    assert read_only == ("view", "search", "history", "links", "recall")
     assert choose_commands(["recall", "view", "recall"], grants([ALICE])) == ("view", "recall")
     with pytest.raises(InvalidArgumentError, match="unknown tools"):
         choose_commands(["shell"], grants([ALICE]))
@@ -541,7 +541,7 @@ def test_a_folder_moved_in_is_announced(alice: Remote, vault_dir: Path, tmp_path
 
 
 def test_read_only_offers_and_accepts_no_write(reader: Remote, vault_dir: Path) -> None:
-    assert reader.tool_names() == ["memory_view", "memory_search", "memory_history", "memory_recall"]
+    assert reader.tool_names() == ["memory_view", "memory_search", "memory_history", "memory_links", "memory_recall"]
     assert {p.name for p in reader.run(reader.client.list_prompts).prompts} == {"use_memory"}
     before = head(vault_dir)
     for name, arguments in (("memory_create", {"path": "/memories/x.md", "file_text": "x"}),
@@ -665,6 +665,8 @@ def test_http_lists_everything_and_calls_every_tool(servers: Servers, http: Http
     assert path in called["search"]
     called["recall"] = remote.ok("memory_recall", query="when does Alice water the ferns")
     assert f'path="{path}"' in called["recall"]
+    called["links"] = remote.ok("memory_links", path=path)
+    assert called["links"] == f"{path} links to nothing.\nLinked from 0 memories."
     called["history"] = remote.ok("memory_history", path=path)
     first = called["history"].splitlines()[-1].split()[0]  # the oldest version: the create
     called["restore"] = remote.ok("memory_restore", path=path, revision=first)
@@ -710,7 +712,13 @@ def test_http_on_loopback_needs_no_token_and_serves_the_handshake_era(servers: S
     try:
         remote = http_client(servers, server.url, None, mode="legacy")
         assert remote.client.protocol_version in ("2025-11-25", "2025-06-18")
-        assert remote.tool_names() == ["memory_view", "memory_search", "memory_history", "memory_recall"]
+        assert remote.tool_names() == [
+            "memory_view",
+            "memory_search",
+            "memory_history",
+            "memory_links",
+            "memory_recall",
+        ]
         assert "Window seats" in remote.ok("memory_view", path="/memories/window-seats.md")
         remote.notes.clear()
         (vault_dir / "memories/users/alice/legacy-http.md").write_text("Another hand-made memory.\n")
