@@ -341,8 +341,10 @@ class LongTermMemory:
             except (MemfsError, OSError):
                 continue
             similar = self.min_similarity is not None and (hit.similarity or -1.0) >= self.min_similarity
-            if hit.linked_from is None and not similar and not self._about(
-                weights, " ".join((doc.title(hit.path), *hit.tags)), doc.body[: 2 * self.budget]
+            if (
+                hit.linked_from is None
+                and not similar
+                and not self._about(weights, " ".join((doc.title(hit.path), *hit.tags)), doc.body[: 2 * self.budget])
             ):
                 continue
             held = lifecycle.validity(doc.metadata)
