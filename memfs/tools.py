@@ -14,6 +14,7 @@ of any argument (:func:`_echo`): a megabyte query never comes back into the mode
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import logging
@@ -21,7 +22,7 @@ import os
 import re
 import reprlib
 import stat
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -880,6 +881,29 @@ class MemoryTools:
             else:
                 tools.append({"type": "function", "name": name, "description": text, "parameters": schema})
         return tools
+
+    def openai_agents_tools(self, *, single: bool = False) -> list[Any]:
+        """The commands as the OpenAI Agents SDK's ``FunctionTool`` s, for ``Agent(tools=...)``.
+
+        One ``memory_<command>`` tool per command (``single=False``) or one ``memory`` tool with a
+        ``command`` field, built from the same registry as :meth:`openai_tools`. Each runs in a
+        worker thread; its errors reach the model as sentences (the text :meth:`run` returns).
+        """
+        try:
+            from agents import FunctionTool
+        except ImportError as exc:
+            raise ImportError("openai_agents_tools() needs the OpenAI Agents SDK: "
+                              "pip install 'memfs-vault[agents]'") from exc  # fmt: skip
+
+        def invoker(name: str) -> Callable[[Any, str], Awaitable[str]]:
+            async def invoke(context: Any, arguments: str) -> str:
+                return (await asyncio.to_thread(self.dispatch, name, arguments)).text
+
+            return invoke
+
+        return [FunctionTool(name=name, description=text, params_json_schema=schema, on_invoke_tool=invoker(name),
+                             strict_json_schema=False)
+                for name, text, schema in self._definitions(single)]  # fmt: skip
 
     def _definitions(self, single: bool) -> list[tuple[str, str, dict[str, Any]]]:
         offered = [REGISTRY[c] for c in self.commands]
