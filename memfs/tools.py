@@ -851,6 +851,26 @@ class MemoryTools:
                 f"{new.metadata.get('valid_from', 'now')}) and is no longer listed or recalled.") + (
                     _redaction_note(new_text) if new_text else "")  # fmt: skip
 
+    def clear_all(self) -> str:
+        """Delete every memory file this agent may write, in one commit a person can undo.
+
+        What Anthropic's memory tool calls ``clear_all_memory``: every writable namespace is
+        emptied (where writes are proposals, its deletions are proposed); the read-only ones are
+        left as they are. The commit carries this session's trailers, so ``vault.undo(session=...)``
+        or ``memfs undo`` brings everything back.
+        """
+        if not self.writable or "delete" not in self.commands:
+            raise ToolCallError("Nothing in your memory is writable here; nothing was deleted.")
+        trailers = {"Memfs-Op": "delete", **self._trailers("clear_all_memory")}
+        with self.engine.locked(), self.engine.batch("memory: clear all memory", trailers=trailers):
+            for namespace in self.writable:
+                store = self.stores.get(namespace) or MemoryStore(self.engine, namespace, writer="agent",
+                                                                   session=self.session)  # fmt: skip
+                if (self.engine.root / MEMORIES_DIR / namespace).is_dir():
+                    store.delete_folder("", trailers=trailers)
+        self._seen.clear()
+        return "Every memory file you may write was deleted (one commit; a person can undo it)."
+
     # -- schemas -----------------------------------------------------------------
 
     def anthropic_tools(self, *, native: bool = True, single: bool = True) -> list[dict[str, Any]]:
