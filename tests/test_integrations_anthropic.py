@@ -111,7 +111,10 @@ def _custom(n: int, name: str, **arguments: Any) -> dict[str, Any]:
 def test_async_tool_runner_drives_memfs_across_a_restart(anthropic: ModuleType, vault: memfs.Vault) -> None:
     import asyncio
 
-    import httpx2
+    try:  # the anthropic SDK 2.x is built on the httpx2 fork, 0.x on httpx
+        import httpx2
+    except ImportError:  # pragma: no cover - depends on the installed SDK
+        import httpx as httpx2  # type: ignore[no-redef]
 
     from memfs.integrations.anthropic import MemfsAsyncMemoryTool, async_memory_tools
 
