@@ -716,6 +716,48 @@ class MemoryTools:
                                      "with when it held. Default false: only current memories."))  # fmt: skip
     def _search(self, query: str, namespace: str | None = None, type: str | None = None,
                 tag: str | None = None, k: int = 5, history: bool = False) -> str:  # fmt: skip
+        hits, scopes = self._hits(query, namespace, type, tag, k, history)
+        own = self._own_matches(query, scopes)
+        if not hits and not own:
+            return f'No memories match "{_echo(query)}". Try other words, or view {ROOT} to browse.'
+        if not hits:
+            return self._own_lines(own)
+        count = "1 memory matches" if len(hits) == 1 else f"{len(hits)} memories match"
+        lines = [f'{count} "{_echo(query)}" ({DATA_NOTE}):']
+        for i, hit in enumerate(hits, 1):
+            facts = ", ".join(x for x in (hit.type, (hit.updated or "")[:10]) if x)
+            shown = self._virtual(hit.path)
+            shown = one_line(shown) if has_control(shown) else shown  # a name can never start a line of its own
+            lines.append(f"{i}. {shown} — {one_line(hit.title)} ({facts}; score {hit.score:.2f})")
+            if history:
+                lines.append(f"   {self._held(hit)}")
+            if hit.snippet:
+                lines.append(f"   {one_line(hit.snippet)}")
+        return "\n".join(lines) + ("\n" + self._own_lines(own) if own else "")
+
+    def search_results(self, arguments: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """The hits of a ``search`` call as data (for structured tool output): path, title, type, dates, score, snippet.
+
+        The arguments are checked as :meth:`call` checks them; paths are ``/memories`` paths and
+        text is redacted as in the text answer. Raises :class:`~memfs.errors.MemfsError` on a bad call.
+        """
+        args = dict(arguments)
+        args.pop("command", None)
+        _check_arguments(REGISTRY["search"], args)
+        hits, _ = self._hits(args["query"], args.get("namespace"), args.get("type"), args.get("tag"),
+                             args.get("k", 5), args.get("history", False))  # fmt: skip
+        results = []
+        for hit in hits:
+            found = {"path": self._virtual(hit.path), "title": hit.title, "type": hit.type, "updated": hit.updated,
+                     "score": round(float(hit.score), 4), "snippet": hit.snippet or ""}  # fmt: skip
+            if args.get("history"):
+                found["state"] = getattr(hit, "state", None)
+            results.append({k: redact(v)[0] if isinstance(v, str) else v for k, v in found.items()})
+        return results
+
+    def _hits(self, query: str, namespace: str | None, type: str | None, tag: str | None, k: int,
+              history: bool) -> tuple[list[Any], list[str]]:  # fmt: skip
+        """The ranked hits of a search within this memory, and the namespaces searched."""
         if not 1 <= k <= MAX_SEARCH_RESULTS:
             raise ToolCallError(f"k must be from 1 to {MAX_SEARCH_RESULTS}, got {_echo(k)}.")
         scopes = list(self.namespaces)
@@ -736,24 +778,7 @@ class MemoryTools:
                                        history=history)  # fmt: skip
             # whatever search returned, only what lies in the folder asked for and in this memory
             hits += [h for h in found if in_namespace(h.path, scope) and readable(self.scopes, h.path)]
-        hits = sorted(hits, key=lambda h: -h.score)[:k]
-        own = self._own_matches(query, scopes)
-        if not hits and not own:
-            return f'No memories match "{_echo(query)}". Try other words, or view {ROOT} to browse.'
-        if not hits:
-            return self._own_lines(own)
-        count = "1 memory matches" if len(hits) == 1 else f"{len(hits)} memories match"
-        lines = [f'{count} "{_echo(query)}" ({DATA_NOTE}):']
-        for i, hit in enumerate(hits, 1):
-            facts = ", ".join(x for x in (hit.type, (hit.updated or "")[:10]) if x)
-            shown = self._virtual(hit.path)
-            shown = one_line(shown) if has_control(shown) else shown  # a name can never start a line of its own
-            lines.append(f"{i}. {shown} — {one_line(hit.title)} ({facts}; score {hit.score:.2f})")
-            if history:
-                lines.append(f"   {self._held(hit)}")
-            if hit.snippet:
-                lines.append(f"   {one_line(hit.snippet)}")
-        return "\n".join(lines) + ("\n" + self._own_lines(own) if own else "")
+        return sorted(hits, key=lambda h: -h.score)[:k], scopes
 
     def _own_matches(self, query: str, scopes: Sequence[str]) -> list[Proposal]:
         """This session's proposed writes in ``scopes`` whose text holds a word of ``query`` (the index has none)."""
