@@ -273,3 +273,27 @@ def test_session_repository_contract(strands: SimpleNamespace, vault: memfs.Vaul
     with pytest.raises(SessionException, match="id must be"):
         repo.read_agent("s1", "../etc")
     assert vault.history.status() == []
+
+
+def test_strands_extraction_hands_the_conversation_to_memfs(strands: SimpleNamespace, vault: memfs.Vault) -> None:
+    import asyncio
+
+    from strands.memory import MemoryManager as StrandsMemoryManager
+    from strands.memory.extraction.triggers import InvocationTrigger
+
+    from memfs.integrations.strands import MemfsMemoryStore
+
+    store = MemfsMemoryStore(vault.memories("users/alice"), name="alice",
+                             extraction={"trigger": [InvocationTrigger()]})  # fmt: skip
+    memory = StrandsMemoryManager(stores=[store])
+    agent = strands.Agent(model=strands.Scripted(["Noted.", "Noted again."]), memory_manager=memory,
+                          callback_handler=None)  # fmt: skip
+    agent("I prefer window seats on long flights.")
+    agent("I prefer window seats on long flights, really.")
+    asyncio.run(memory.flush())
+    bodies = [m.body for m in vault.memories("users/alice").list()]
+    assert len(bodies) == 1 and "prefers window seats on long flights" in bodies[0]  # once, not twice
+    assert asyncio.run(store.add_messages([{"role": "user", "content": [{"text": "I live in Porto."}]}])) == {
+        "stored": 1}  # fmt: skip
+    with pytest.raises(PermissionError):
+        asyncio.run(MemfsMemoryStore(vault.memories("shared"), writable=False).add_messages([]))

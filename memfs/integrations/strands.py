@@ -24,9 +24,10 @@ memfs ``LongTermMemory``'s block to the system prompt before each invocation.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 try:
     from strands.agent.conversation_manager import ConversationManager as _StrandsManager
@@ -42,13 +43,12 @@ from .. import transcript
 from ..conversation import ConversationManager, SlidingWindowConversationManager
 from ..credentials import redact_value
 from ..errors import ContextWindowOverflowError, MemfsError
+from ..extract import Extractor, RuleExtractor
 from ..longterm import LongTermMemory
 from ..paths import clean_relpath
 from ..sessions import _SAFE_ID, MarkdownSession, session_file
 from ..store import MemoryStore as _MemfsStore
-
-if TYPE_CHECKING:
-    from ..vault import Vault
+from ..vault import Vault
 
 
 class MemfsConversationManager(_StrandsManager):
@@ -239,12 +239,17 @@ class MemfsMemoryStore:
         description: What the store holds, shown to the model.
         writable: Whether Strands may add to it.
         max_search_results: Default number of search results.
-        extraction: Strands' extraction setting for a writable store (``True`` for its defaults).
+        extraction: Strands' extraction setting for a writable store (``True`` for its defaults):
+            Strands then hands the conversation to :meth:`add_messages`.
+        extractor: What :meth:`add_messages` extracts with (default :class:`memfs.RuleExtractor`;
+            a :class:`memfs.ModelExtractor` asks a model).
     """
 
     def __init__(self, store: _MemfsStore, *, name: str | None = None, description: str | None = None,
-                 writable: bool = True, max_search_results: int = 5, extraction: Any = None) -> None:  # fmt: skip
+                 writable: bool = True, max_search_results: int = 5, extraction: Any = None,
+                 extractor: Extractor | None = None) -> None:  # fmt: skip
         self.store = store
+        self.extractor = extractor
         self.name = name or store.namespace.replace("/", "_")
         self.description = description or f"memories in {store.namespace}"
         self.writable = writable
@@ -277,6 +282,31 @@ class MemfsMemoryStore:
         if memory.path in near:
             return {"id": memory.id, "path": memory.path, "duplicate": True}
         return {"id": memory.id, "path": memory.path}
+
+    async def add_messages(self, messages: list[Any], context: Any = None) -> Any:
+        """Extract memories from a batch of conversation messages (Strands' extraction without a model).
+
+        With ``extraction`` set, Strands hands a writable store's messages here instead of calling
+        its own model: memfs's extractor (``extractor=``, default :class:`memfs.RuleExtractor`)
+        turns what the user said into memory files of the namespace, a near-duplicate updated
+        rather than added. Returns how many memories the namespace gained or changed.
+        """
+        if not self.writable:
+            raise PermissionError(f"the memfs store {self.name!r} is read-only")
+        items = [{"role": m.get("role", ""), "content": " ".join(
+            b["text"] for b in m.get("content") or [] if isinstance(b, dict) and isinstance(b.get("text"), str))}
+            for m in messages if isinstance(m, dict)]  # fmt: skip
+
+        def extract() -> dict[str, int]:
+            before = {m.path: m.updated for m in self.store.list()}
+            extractor = self.extractor or RuleExtractor()
+            memory = LongTermMemory(Vault(self.store.engine), stores=[self.store.namespace], extractor=extractor)
+            memory.observe([i for i in items if i["content"].strip()])
+            memory.extract_now()
+            after = {m.path: m.updated for m in self.store.list()}
+            return {"stored": sum(1 for path, updated in after.items() if before.get(path) != updated)}
+
+        return await asyncio.to_thread(extract)
 
 
 class MemfsInjectionHook(HookProvider):
