@@ -297,3 +297,30 @@ def test_strands_extraction_hands_the_conversation_to_memfs(strands: SimpleNames
         "stored": 1}  # fmt: skip
     with pytest.raises(PermissionError):
         asyncio.run(MemfsMemoryStore(vault.memories("shared"), writable=False).add_messages([]))
+
+
+def test_the_store_gives_strands_memfs_commands_as_tools(strands: SimpleNamespace, vault: memfs.Vault) -> None:
+    from strands.memory import MemoryManager as StrandsMemoryManager
+
+    from memfs.integrations.strands import MemfsMemoryStore
+
+    alice = vault.memories("users/alice")
+    name = alice.add("Alice prefers window seats.", title="Seats").name
+    alice.update(name, "Alice prefers aisle seats.")
+    store = MemfsMemoryStore(alice, name="alice")
+    assert [t.tool_name for t in store.get_tools()] == ["alice_memory_view", "alice_memory_history",
+                                                        "alice_memory_restore", "alice_memory_supersede"]  # fmt: skip
+    reader = MemfsMemoryStore(vault.memories("shared"), name="shared", writable=False)
+    assert [t.tool_name for t in reader.get_tools()] == ["shared_memory_view", "shared_memory_history"]
+    model = strands.Scripted([
+        {"id": "t1", "name": "alice_memory_history", "input": {"path": f"/memories/{name}"}},
+        {"id": "t2", "name": "alice_memory_view", "input": {"path": "/etc/passwd"}},
+        "Aisle, since you changed it.",
+    ])  # fmt: skip
+    agent = strands.Agent(model=model, memory_manager=StrandsMemoryManager(stores=[store]), callback_handler=None)
+    agent("Did my seat preference change?")
+    results = [block["toolResult"] for m in model.seen[-1] for block in m["content"] if "toolResult" in block]
+    history = json.dumps(results[0])
+    assert results[0]["status"] == "success" and "memory: update users/alice/" in history
+    assert "memory: create users/alice/" in history
+    assert results[1]["status"] == "error" and "must start with /memories" in json.dumps(results[1])

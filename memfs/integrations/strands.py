@@ -34,6 +34,7 @@ try:
     from strands.hooks import AgentInitializedEvent, BeforeInvocationEvent, HookProvider, HookRegistry
     from strands.memory.types import MemoryEntry
     from strands.session.session_repository import SessionRepository
+    from strands.tools.tools import PythonAgentTool
     from strands.types.exceptions import SessionException
     from strands.types.session import Session, SessionAgent, SessionMessage, decode_bytes_values
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
@@ -48,6 +49,7 @@ from ..longterm import LongTermMemory
 from ..paths import clean_relpath
 from ..sessions import _SAFE_ID, MarkdownSession, session_file
 from ..store import MemoryStore as _MemfsStore
+from ..tools import MemoryTools
 from ..vault import Vault
 
 
@@ -307,6 +309,29 @@ class MemfsMemoryStore:
             return {"stored": sum(1 for path, updated in after.items() if before.get(path) != updated)}
 
         return await asyncio.to_thread(extract)
+
+    def get_tools(self) -> list[Any]:
+        """The memory commands Strands lacks (beside ``search_memory`` and ``add_memory``), as Strands tools.
+
+        View and history of the memory files, and restore and supersede on a writable store, each
+        named ``<store>_memory_<command>`` (Strands registers them with the manager's tools).
+        """
+        commands = ("view", "history") + (("restore", "supersede") if self.writable else ())
+        tools = MemoryTools(self.store.engine, self.store.namespace, commands=commands)
+        found = []
+        for definition in tools.anthropic_tools(native=False, single=False):
+            command = definition["name"]
+
+            def run(tool_use: Any, _command: str = command, **state: Any) -> dict[str, Any]:
+                result = tools.dispatch(_command, tool_use.get("input") or {})
+                return {"toolUseId": tool_use["toolUseId"], "status": "error" if result.is_error else "success",
+                        "content": [{"text": result.text}]}  # fmt: skip
+
+            name = f"{self.name}_{command}"
+            spec = {"name": name, "description": definition["description"],
+                    "inputSchema": {"json": definition["input_schema"]}}  # fmt: skip
+            found.append(PythonAgentTool(name, spec, run))  # type: ignore[arg-type]
+        return found
 
 
 class MemfsInjectionHook(HookProvider):
