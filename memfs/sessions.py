@@ -181,7 +181,7 @@ class MarkdownSession:
             _check_keys(self.keys)
         for name in metadata or {}:
             check_clean("a front-matter key", str(name))
-        self.session_settings = session_settings
+        self.session_settings = _settings(session_settings)
         self.commit_policy = commit
         self.metadata = redact_value(dict(metadata or {}))  # front matter is content: redacted, as messages are
         report(
@@ -204,11 +204,21 @@ class MarkdownSession:
     # -- the synchronous core ----------------------------------------------------
 
     def items(self, limit: int | None = None) -> list[dict[str, Any]]:
-        """The items the model sees: the manager's view if one is attached, else :meth:`history`."""
-        if self.manager is None:
-            return self.history(limit)
+        """The items the model sees: the managed view (:meth:`history` on a transcript no manager or compaction cut).
+
+        Without a manager attached, the view is the one the transcript's own entries say (a
+        compaction's, or a manager's of another process); with neither, every item.
+        """
         limit = self._resolve_limit(limit)
-        view = self.view().items
+        if self.manager is None:
+            if limit == 0:
+                return []
+            cut = self._view(None if limit is None or limit < 0 else limit)
+            if cut.removed == 0 and cut.summary is None and not cut.truncated:
+                return self.history(limit)  # nothing cut: every item (and a word on unreadable entries)
+            view = cut.items
+        else:
+            view = self.view().items
         if limit is None or limit < 0:
             return view
         return view[len(view) - limit :] if limit else []
@@ -437,6 +447,40 @@ class MarkdownSession:
         manager.restore(self._settled_view(None)[0])
         raise SessionError(f"{self.path} kept changing while its manager decided; nothing was recorded")
 
+    def replace_view(self, items: Sequence[Mapping[str, Any]], *, reason: str = "compaction") -> None:
+        """Make ``items`` all the model sees from now on, in one write and one commit.
+
+        The transcript keeps every item it held: an entry says the view starts after them
+        (``messages before N are out of the model's view (compaction)``), then ``items`` follow
+        it. This is what a compaction does (OpenAI's ``OpenAIResponsesCompactionSession`` calls
+        it through ``_atomic_replace_items``); the verbatim history stays readable in the file.
+        """
+        items = [dict(item) for item in items]
+        for item in items:
+            json.dumps(item)
+        now = timestamp()
+        with self.engine.locked():
+            if self.file.exists():
+                self._write_entries([])  # torn tails cut, dropped entries put back first
+            view = self._view(None)
+            start = view.next_position + 1  # the entry below takes next_position, the items follow it
+            removed = view.removed + view.skipped + len(view.positions)
+            meta = {"start": start, "removed": removed, "drop_summary": view.summary is not None,
+                    "reason": reason, "manager": reason, "truncated": {}}  # fmt: skip
+            decision = Decision("window", meta, f"Messages before {start} are out of the model's view ({reason}).")
+            entries = _decision_entries(decision) + [(redact_value(item), now) for item in items]
+            with self._all_or_nothing():
+                self._ensure_file()
+                self._write_entries(entries, at=view.next_position)
+                self._changed(f"session: {self.session_id} {reason} ({len(items)} items in view)")
+        if self.manager is not None:
+            self.manager.restore(self.view())
+
+    async def _atomic_replace_items(self, items: list[Any]) -> bool:
+        """The OpenAI Agents SDK's hook for compaction: :meth:`replace_view`, one commit."""
+        await asyncio.to_thread(self.replace_view, items)
+        return True
+
     def restore_manager(self) -> list[dict[str, Any]]:
         """Rebuild the manager's state from the transcript alone; returns the managed view."""
         return self._manager().restore(self.view())
@@ -652,6 +696,28 @@ class MarkdownSession:
 
     def _trailers(self) -> dict[str, str]:
         return {"Memfs-Op": "session", "Memfs-Session": self.session_id}
+
+
+def _settings(value: Any) -> Any:
+    """Session settings as given, a dict (as ``SQLiteSession`` takes it) made the SDK's ``SessionSettings``.
+
+    The Runner calls ``session.session_settings.resolve()``, so a dict is converted when the Agents
+    SDK is installed; without it memfs reads the dict's ``limit`` itself.
+    """
+    if not isinstance(value, Mapping):
+        return value
+    unknown = sorted(set(value) - {"limit"})
+    if unknown:
+        raise InvalidArgumentError(f"session_settings takes only 'limit', got {unknown}; "
+                                   "pass {'limit': N} or the SDK's SessionSettings")  # fmt: skip
+    limit = value.get("limit")
+    if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool)):
+        raise InvalidArgumentError(f"session_settings limit must be an integer or None, got {limit!r}")
+    try:
+        from agents.memory.session_settings import SessionSettings
+    except ImportError:
+        return dict(value)
+    return SessionSettings(limit=limit)
 
 
 def _last_items(fd: int, count: int | None) -> tuple[list[transcript.Entry], list[transcript.BrokenEntry]]:

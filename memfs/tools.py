@@ -14,6 +14,7 @@ of any argument (:func:`_echo`): a megabyte query never comes back into the mode
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import logging
@@ -21,7 +22,7 @@ import os
 import re
 import reprlib
 import stat
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -727,6 +728,48 @@ class MemoryTools:
                                      "with when it held. Default false: only current memories."))  # fmt: skip
     def _search(self, query: str, namespace: str | None = None, type: str | None = None,
                 tag: str | None = None, k: int = 5, history: bool = False) -> str:  # fmt: skip
+        hits, scopes = self._hits(query, namespace, type, tag, k, history)
+        own = self._own_matches(query, scopes)
+        if not hits and not own:
+            return f'No memories match "{_echo(query)}". Try other words, or view {ROOT} to browse.'
+        if not hits:
+            return self._own_lines(own)
+        count = "1 memory matches" if len(hits) == 1 else f"{len(hits)} memories match"
+        lines = [f'{count} "{_echo(query)}" ({DATA_NOTE}):']
+        for i, hit in enumerate(hits, 1):
+            facts = ", ".join(x for x in (hit.type, (hit.updated or "")[:10]) if x)
+            shown = self._virtual(hit.path)
+            shown = one_line(shown) if has_control(shown) else shown  # a name can never start a line of its own
+            lines.append(f"{i}. {shown} — {one_line(hit.title)} ({facts}; score {hit.score:.2f})")
+            if history:
+                lines.append(f"   {self._held(hit)}")
+            if hit.snippet:
+                lines.append(f"   {one_line(hit.snippet)}")
+        return "\n".join(lines) + ("\n" + self._own_lines(own) if own else "")
+
+    def search_results(self, arguments: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """The hits of a ``search`` call as data (for structured tool output): path, title, type, dates, score, snippet.
+
+        The arguments are checked as :meth:`call` checks them; paths are ``/memories`` paths and
+        text is redacted as in the text answer. Raises :class:`~memfs.errors.MemfsError` on a bad call.
+        """
+        args = dict(arguments)
+        args.pop("command", None)
+        _check_arguments(REGISTRY["search"], args)
+        hits, _ = self._hits(args["query"], args.get("namespace"), args.get("type"), args.get("tag"),
+                             args.get("k", 5), args.get("history", False))  # fmt: skip
+        results = []
+        for hit in hits:
+            found = {"path": self._virtual(hit.path), "title": hit.title, "type": hit.type, "updated": hit.updated,
+                     "score": round(float(hit.score), 4), "snippet": hit.snippet or ""}  # fmt: skip
+            if args.get("history"):
+                found["state"] = getattr(hit, "state", None)
+            results.append({k: redact(v)[0] if isinstance(v, str) else v for k, v in found.items()})
+        return results
+
+    def _hits(self, query: str, namespace: str | None, type: str | None, tag: str | None, k: int,
+              history: bool) -> tuple[list[Any], list[str]]:  # fmt: skip
+        """The ranked hits of a search within this memory, and the namespaces searched."""
         if not 1 <= k <= MAX_SEARCH_RESULTS:
             raise ToolCallError(f"k must be from 1 to {MAX_SEARCH_RESULTS}, got {_echo(k)}.")
         scopes = list(self.namespaces)
@@ -747,24 +790,7 @@ class MemoryTools:
                                        history=history)  # fmt: skip
             # whatever search returned, only what lies in the folder asked for and in this memory
             hits += [h for h in found if in_namespace(h.path, scope) and readable(self.scopes, h.path)]
-        hits = sorted(hits, key=lambda h: -h.score)[:k]
-        own = self._own_matches(query, scopes)
-        if not hits and not own:
-            return f'No memories match "{_echo(query)}". Try other words, or view {ROOT} to browse.'
-        if not hits:
-            return self._own_lines(own)
-        count = "1 memory matches" if len(hits) == 1 else f"{len(hits)} memories match"
-        lines = [f'{count} "{_echo(query)}" ({DATA_NOTE}):']
-        for i, hit in enumerate(hits, 1):
-            facts = ", ".join(x for x in (hit.type, (hit.updated or "")[:10]) if x)
-            shown = self._virtual(hit.path)
-            shown = one_line(shown) if has_control(shown) else shown  # a name can never start a line of its own
-            lines.append(f"{i}. {shown} — {one_line(hit.title)} ({facts}; score {hit.score:.2f})")
-            if history:
-                lines.append(f"   {self._held(hit)}")
-            if hit.snippet:
-                lines.append(f"   {one_line(hit.snippet)}")
-        return "\n".join(lines) + ("\n" + self._own_lines(own) if own else "")
+        return sorted(hits, key=lambda h: -h.score)[:k], scopes
 
     def _own_matches(self, query: str, scopes: Sequence[str]) -> list[Proposal]:
         """This session's proposed writes in ``scopes`` whose text holds a word of ``query`` (the index has none)."""
@@ -905,6 +931,26 @@ class MemoryTools:
                 f"{new.metadata.get('valid_from', 'now')}) and is no longer listed or recalled.") + (
                     _redaction_note(new_text) if new_text else "")  # fmt: skip
 
+    def clear_all(self) -> str:
+        """Delete every memory file this agent may write, in one commit a person can undo.
+
+        What Anthropic's memory tool calls ``clear_all_memory``: every writable namespace is
+        emptied (where writes are proposals, its deletions are proposed); the read-only ones are
+        left as they are. The commit carries this session's trailers, so ``vault.undo(session=...)``
+        or ``memfs undo`` brings everything back.
+        """
+        if not self.writable or "delete" not in self.commands:
+            raise ToolCallError("Nothing in your memory is writable here; nothing was deleted.")
+        trailers = {"Memfs-Op": "delete", **self._trailers("clear_all_memory")}
+        with self.engine.locked(), self.engine.batch("memory: clear all memory", trailers=trailers):
+            for namespace in self.writable:
+                store = self.stores.get(namespace) or MemoryStore(self.engine, namespace, writer="agent",
+                                                                   session=self.session)  # fmt: skip
+                if (self.engine.root / MEMORIES_DIR / namespace).is_dir():
+                    store.delete_folder("", trailers=trailers)
+        self._seen.clear()
+        return "Every memory file you may write was deleted (one commit; a person can undo it)."
+
     # -- schemas -----------------------------------------------------------------
 
     def anthropic_tools(self, *, native: bool = True, single: bool = True) -> list[dict[str, Any]]:
@@ -936,6 +982,29 @@ class MemoryTools:
             else:
                 tools.append({"type": "function", "name": name, "description": text, "parameters": schema})
         return tools
+
+    def openai_agents_tools(self, *, single: bool = False) -> list[Any]:
+        """The commands as the OpenAI Agents SDK's ``FunctionTool`` s, for ``Agent(tools=...)``.
+
+        One ``memory_<command>`` tool per command (``single=False``) or one ``memory`` tool with a
+        ``command`` field, built from the same registry as :meth:`openai_tools`. Each runs in a
+        worker thread; its errors reach the model as sentences (the text :meth:`run` returns).
+        """
+        try:
+            from agents import FunctionTool
+        except ImportError as exc:
+            raise ImportError("openai_agents_tools() needs the OpenAI Agents SDK: "
+                              "pip install 'memfs-vault[agents]'") from exc  # fmt: skip
+
+        def invoker(name: str) -> Callable[[Any, str], Awaitable[str]]:
+            async def invoke(context: Any, arguments: str) -> str:
+                return (await asyncio.to_thread(self.dispatch, name, arguments)).text
+
+            return invoke
+
+        return [FunctionTool(name=name, description=text, params_json_schema=schema, on_invoke_tool=invoker(name),
+                             strict_json_schema=False)
+                for name, text, schema in self._definitions(single)]  # fmt: skip
 
     def _definitions(self, single: bool) -> list[tuple[str, str, dict[str, Any]]]:
         offered = [REGISTRY[c] for c in self.commands]

@@ -1005,3 +1005,39 @@ def test_propose_only_grant(servers: Servers, tmp_path: Path) -> None:
         vault.accept(every=True)
         assert (root / "memories/users/alice/jazz.md").exists() and "aisle" in vault.read_bytes(
             "memories/users/alice/window-seats.md").decode()  # fmt: skip
+
+
+def test_search_and_recall_give_structured_content_to_their_output_schema(alice: Remote) -> None:
+    import jsonschema
+
+    tools = {t.name: t for t in alice.run(alice.client.list_tools).tools}
+    for name in ("memory_search", "memory_search_messages", "memory_recall"):
+        assert tools[name].output_schema is not None and tools[name].output_schema["type"] == "object"
+    assert tools["memory_view"].output_schema is None  # a text answer only
+
+    def structured(name: str, **arguments: Any) -> Any:
+        result = alice.run(alice.client.call_tool, name, arguments)
+        assert not result.is_error, result.content
+        jsonschema.validate(result.structured_content, tools[name].output_schema)
+        return result.structured_content
+
+    found = structured("memory_search", query="window seats")
+    assert found["query"] == "window seats" and found["results"]
+    assert found["results"][0]["path"] == "/memories/users/alice/window-seats.md" and found["results"][0]["score"] > 0
+    assert structured("memory_search", query="zanzibar recipe")["results"] == []
+    messages = structured("memory_search_messages", query="kyoto")["messages"]
+    assert [(m["session"], m["position"], m["role"]) for m in messages] == [("trip", 1, "user")]
+    recalled = structured("memory_recall", query="which seat does Alice like on flights", budget=1000)["memories"]
+    assert recalled[0]["path"] == "/memories/users/alice/window-seats.md" and "window" in recalled[0]["text"].lower()
+    assert structured("memory_recall", query="zanzibar recipe")["memories"] == []
+    error = alice.run(alice.client.call_tool, "memory_search", {"query": "x", "k": 0})
+    assert error.is_error and error.structured_content is None
+
+
+def test_resources_carry_their_last_modified_time(alice: Remote, vault_dir: Path) -> None:
+    resources = alice.run(alice.client.list_resources).resources
+    assert resources and all(r.annotations is not None and r.annotations.last_modified for r in resources)
+    seats = next(r for r in resources if r.uri.endswith("window-seats.md"))
+    with memfs.Vault.open(vault_dir, durable=False, commit_edits=False) as vault:
+        updated = vault.memories("users/alice").get("window-seats.md").updated
+    assert seats.annotations.last_modified == updated  # type: ignore[union-attr]

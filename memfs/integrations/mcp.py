@@ -32,6 +32,7 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
+from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import quote, unquote
 
@@ -51,12 +52,12 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 from .. import __version__
 from ..credentials import find_secrets, redact
-from ..documents import load_bytes
+from ..documents import load_bytes, normalize_time, timestamp
 from ..errors import DocumentError, InvalidArgumentError, MemfsError, MemoryNotFoundError, PathError, ToolCallError
 from ..freshness import ChangeFinder, file_stat, walk
 from ..layout import MEMORIES_DIR, SESSIONS_DIR, in_namespace, label, memory_path, one_line
 from ..lifecycle import is_current
-from ..longterm import LongTermMemory
+from ..longterm import LongTermMemory, escape_attribute
 from ..paths import clean_memory_path, clean_namespace, clean_relpath
 from ..scopes import Scope
 from ..tools import COMMANDS, REGISTRY, ROOT, MemoryTools, Parameter
@@ -303,7 +304,8 @@ class MemoryServer:
                 writes = spec.writes
                 found.append(types.Tool(
                     name=definition["name"], description=definition["description"],
-                    input_schema=definition["input_schema"], annotations=types.ToolAnnotations(
+                    input_schema=definition["input_schema"], output_schema=OUTPUT_SCHEMAS.get(command),
+                    annotations=types.ToolAnnotations(
                         title=f"Memory: {command.replace('_', ' ')}", read_only_hint=not writes,
                         destructive_hint=writes and command != "create", idempotent_hint=not writes,
                         open_world_hint=False)))  # fmt: skip
@@ -311,34 +313,53 @@ class MemoryServer:
                 description, parameters = extra[command]
                 found.append(types.Tool(
                     name=f"memory_{command}", description=description, input_schema=_input_schema(parameters),
-                    annotations=types.ToolAnnotations(title=f"Memory: {command.replace('_', ' ')}",
-                                                      read_only_hint=True, open_world_hint=False)))  # fmt: skip
+                    output_schema=OUTPUT_SCHEMAS[command], annotations=types.ToolAnnotations(
+                        title=f"Memory: {command.replace('_', ' ')}", read_only_hint=True,
+                        open_world_hint=False)))  # fmt: skip
         return found
 
     def call(
         self, name: str, arguments: Mapping[str, Any] | None, tools: MemoryTools | None = None
     ) -> tuple[str, bool]:
         """Run one tool call (blocking); the text for the model and whether it is an error."""
+        text, is_error, _ = self.call_structured(name, arguments, tools)
+        return text, is_error
+
+    def call_structured(
+        self, name: str, arguments: Mapping[str, Any] | None, tools: MemoryTools | None = None
+    ) -> tuple[str, bool, dict[str, Any] | None]:
+        """As :meth:`call`, with the structured result of search, message search and recall (else None)."""
         tools = tools or self._shared_tools
         command = name.removeprefix("memory_") if name.startswith("memory_") else None
         if command not in self.commands:
             offered = ", ".join(f"memory_{c}" for c in self.commands)
-            return f"Unknown tool {one_line(name)[:100]!r}; this server offers: {offered}.", True
+            return f"Unknown tool {one_line(name)[:100]!r}; this server offers: {offered}.", True, None
         if command in REGISTRY:
             result = tools.dispatch(name, arguments)
-            return result.text, result.is_error
+            structured = None
+            if command == "search" and not result.is_error and isinstance(arguments, Mapping):
+                try:  # the text's search, as data (run again: the registry's answer is text)
+                    structured = _redacted({"query": str(arguments["query"]),
+                                            "results": tools.search_results(arguments)})  # fmt: skip
+                except MemfsError as exc:
+                    return tools.explain(exc, command, dict(arguments)), True, None
+            return result.text, result.is_error, structured
         args = dict(arguments or {})
         try:
             _check(command, args, _SEARCH_MESSAGES[1] if command == "search_messages" else _RECALL[1])
-            found = self._search_messages(**args) if command == "search_messages" else self._recall(**args)
-            return redact(found)[0], False  # a credential a person kept in a file reaches no agent
+            if command == "search_messages":
+                text, error, structured = self._search_messages(**args)
+            else:
+                text, error, structured = self._recall(**args)
+            # a credential a person kept in a file reaches no agent, in the text or in the data
+            return redact(text)[0], error, _redacted(structured)
         except MemfsError as exc:
-            return redact(tools.explain(exc, command, args))[0], True
+            return redact(tools.explain(exc, command, args))[0], True, None
         except Exception:  # a bug must not end the client's turn: log it, tell the model
             log.exception("memory tool %r failed", name)
-            return f"Error: the {command} command failed unexpectedly; the memory is unchanged.", True
+            return f"Error: the {command} command failed unexpectedly; the memory is unchanged.", True, None
 
-    def _search_messages(self, query: str, k: int = 5) -> str:
+    def _search_messages(self, query: str, k: int = 5) -> tuple[str, bool, dict[str, Any]]:
         fetch = k
         while True:  # the index filters by one transcript at most: widen the search until k are in scope
             found = self.vault.search_messages(query, k=fetch)
@@ -347,8 +368,23 @@ class MemoryServer:
                 break
             fetch = min(fetch * 4, MAX_MESSAGE_FETCH)
         hits = hits[:k]
+        structured = {
+            "query": query,
+            "messages": [
+                {
+                    "session": hit.session_id,
+                    "transcript": hit.session,
+                    "position": hit.position,
+                    "role": hit.role,
+                    "time": hit.time,
+                    "score": round(float(hit.score), 4),
+                    "snippet": hit.snippet or "",
+                }
+                for hit in hits
+            ],
+        }
         if not hits:
-            return f'No messages match "{one_line(query)[:200]}".'
+            return f'No messages match "{one_line(query)[:200]}".', False, structured
         count = "1 message matches" if len(hits) == 1 else f"{len(hits)} messages match"
         lines = [f'{count} "{one_line(query)[:200]}" ({MESSAGE_NOTE}):']
         for i, hit in enumerate(hits, 1):
@@ -356,12 +392,16 @@ class MemoryServer:
             lines.append(f"{i}. session {one_line(hit.session_id)} #{hit.position} {one_line(hit.role)}{when} "
                          f"(score {hit.score:.2f})")  # fmt: skip
             lines.append(f"   {one_line(hit.snippet)}")
-        return "\n".join(lines)
+        return "\n".join(lines), False, structured
 
-    def _recall(self, query: str, budget: int = 2000) -> str:
+    def _recall(self, query: str, budget: int = 2000) -> tuple[str, bool, dict[str, Any]]:
         memory = _Recall(self.vault, self.grants, budget=budget)
         block = memory.context_for([{"role": "user", "content": query}])
-        return block or f'No stored memories are relevant to "{one_line(query)[:200]}".'
+        shown = [m for m in memory.shown if f'path="{escape_attribute(m.path)}"' in block]
+        structured = {"query": query, "memories": [
+            {"path": m.path, "title": m.title, "namespace": m.store, "updated": m.updated or None, "text": m.text}
+            for m in shown]}  # fmt: skip
+        return block or f'No stored memories are relevant to "{one_line(query)[:200]}".', False, structured
 
     def _new_tools(self) -> MemoryTools:
         scopes = self.grants.scopes()
@@ -378,8 +418,10 @@ class MemoryServer:
     ) -> types.CallToolResult:
         connection = self._connections.get(_connection_key(ctx) or "")
         tools = connection.tools if connection is not None else None
-        text, is_error = await anyio.to_thread.run_sync(self.call, params.name, params.arguments, tools)
-        return types.CallToolResult(content=[types.TextContent(text=text)], is_error=is_error)
+        text, is_error, structured = await anyio.to_thread.run_sync(self.call_structured, params.name,
+                                                                    params.arguments, tools)  # fmt: skip
+        return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=structured,
+                                    is_error=is_error)  # fmt: skip
 
     async def _list_resources(self, ctx: ServerRequestContext[Any], params: Any) -> types.ListResourcesResult:
         cursor = getattr(params, "cursor", None)
@@ -419,7 +461,21 @@ class MemoryServer:
             if not is_current(doc.metadata):
                 return None
             title = redact(doc.title(rel))[0]
-        return types.Resource(uri=uri_of(rel), name=label(rel), title=title, mime_type=MIME, size=len(data))
+        return types.Resource(uri=uri_of(rel), name=label(rel), title=title, mime_type=MIME, size=len(data),
+                              annotations=types.Annotations(last_modified=self._modified(rel, data)))  # fmt: skip
+
+    def _modified(self, rel: str, data: bytes) -> str | None:
+        """When a memory last changed: its front matter's ``updated``, else the file's modification time."""
+        try:
+            updated = normalize_time(load_bytes(data, path=rel).metadata.get("updated"))
+        except DocumentError:
+            updated = None
+        if updated is not None:
+            return updated
+        try:
+            return timestamp(datetime.fromtimestamp(os.stat(self.vault.root / rel).st_mtime, timezone.utc))
+        except OSError:
+            return None
 
     async def _list_templates(self, ctx: ServerRequestContext[Any], params: Any) -> types.ListResourceTemplatesResult:
         return types.ListResourceTemplatesResult(resource_templates=[
@@ -866,6 +922,29 @@ _SEARCH_MESSAGES = (
     {"query": Parameter(_STR, True, "What to look for, in plain words."),
      "k": Parameter({"type": "integer", "minimum": 1, "maximum": 50}, False, "How many messages (1-50, default 5).")},
 )  # fmt: skip
+_HIT = {"type": "object", "properties": {
+    "path": {"type": "string"}, "title": {"type": "string"}, "type": {"type": ["string", "null"]},
+    "updated": {"type": ["string", "null"]}, "score": {"type": "number"}, "snippet": {"type": "string"},
+    "state": {"type": ["string", "null"]}}, "required": ["path", "title", "score"]}  # fmt: skip
+_MESSAGE = {"type": "object", "properties": {
+    "session": {"type": "string"}, "transcript": {"type": "string"}, "position": {"type": "integer"},
+    "role": {"type": "string"}, "time": {"type": ["string", "null"]}, "score": {"type": "number"},
+    "snippet": {"type": "string"}}, "required": ["session", "position", "role", "snippet"]}  # fmt: skip
+_MEMORY = {"type": "object", "properties": {
+    "path": {"type": "string"}, "title": {"type": "string"}, "namespace": {"type": "string"},
+    "updated": {"type": ["string", "null"]}, "text": {"type": "string"}}, "required": ["path", "text"]}  # fmt: skip
+#: The structured results of the tools that give them (``structured_content`` of a call's result).
+OUTPUT_SCHEMAS: dict[str, dict[str, Any]] = {
+    "search": {"type": "object", "properties": {"query": {"type": "string"},
+                                                "results": {"type": "array", "items": _HIT}},
+               "required": ["query", "results"]},
+    "search_messages": {"type": "object", "properties": {"query": {"type": "string"},
+                                                         "messages": {"type": "array", "items": _MESSAGE}},
+                        "required": ["query", "messages"]},
+    "recall": {"type": "object", "properties": {"query": {"type": "string"},
+                                                "memories": {"type": "array", "items": _MEMORY}},
+               "required": ["query", "memories"]},
+}  # fmt: skip
 _RECALL = (
     "Recall what memory holds about a topic: the most relevant memories, each with its path, title and "
     "date, within a size budget. Use it at the start of a task.",
@@ -906,10 +985,12 @@ class _Recall(LongTermMemory):
     def __init__(self, vault: Vault, granted: Grants, *, budget: int) -> None:
         super().__init__(vault, stores=[Scope(ns, writable=False) for ns in granted.read], budget=budget)
         self.read = granted.read
+        self.shown: list[Any] = []  # what the last relevant() found
 
     def relevant(self, query: str) -> list[Any]:
         """As :meth:`LongTermMemory.relevant`, each path as ``/memories/...`` (what memory_view takes)."""
-        return [replace(m, path=_virtual(self.read, m.path)) for m in super().relevant(query)]
+        self.shown = [replace(m, path=_virtual(self.read, m.path)) for m in super().relevant(query)]
+        return self.shown
 
 
 def _virtual(namespaces: Sequence[str], shown: str) -> str:
@@ -966,3 +1047,14 @@ def _read_file(vault: Vault, rel: str) -> bytes:
 
 
 __all__ = ["ALL_COMMANDS", "Grants", "MemoryServer", "choose_commands", "grants", "path_of_uri", "serve", "uri_of"]
+
+
+def _redacted(value: Any) -> Any:
+    """``value`` (structured content) with every credential in its strings redacted, as the text is."""
+    if isinstance(value, str):
+        return redact(value)[0]
+    if isinstance(value, dict):
+        return {key: _redacted(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_redacted(item) for item in value]
+    return value
