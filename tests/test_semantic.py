@@ -352,3 +352,17 @@ def test_import_memfs_does_not_load_the_model() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ}).stdout.strip()  # fmt: skip
     assert out == "False"
+
+
+def test_the_model_runs_one_thread_and_leaves_the_processs_environment_as_it_was() -> None:
+    code = (
+        "import os, memfs\n"
+        "os.environ['OMP_NUM_THREADS'] = '7'\n"
+        "memfs.E5Embedder().embed_queries(['warm'])\n"
+        "print(os.environ['OMP_NUM_THREADS'])\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    assert out.stdout.strip() == "7"
+    with pytest.raises(InvalidArgumentError, match="threads must be"):
+        E5Embedder(threads=0)
