@@ -2,6 +2,7 @@
 
     python bench/injection.py                   # also part of bench/run.py (--only injection)
     python bench/injection.py --memories 10000  # and the floor's cost in a vault of that many memories
+    python bench/injection.py --semantic        # with the bundled embedding model: the floor by similarity
 
 The labelled set is ``bench/data/injection.json`` (hand-written; its ``about`` notes say how and in
 what order): example_vault's memories under one ``LongTermMemory`` over its three namespaces, with
@@ -18,6 +19,9 @@ and what counts is what the block holds (``context_for``, the default budget). P
   ``precision`` (injected memories that are relevant or acceptable), ``recall`` (relevant memories
   injected), ``f1``, ``empty_right`` (questions with nothing relevant stored whose block is empty),
   ``empty_wrong`` (questions with something relevant whose block is empty), ``per_question``.
+- ``--semantic``: the vaults search by meaning (the bundled model), and the sweep is of the term share
+  and ``min_similarity`` (the score share does not apply to fused scores); ``chosen_on_tune`` is
+  what ``SIMILARITY_FLOOR`` was set from. Without it, the vaults search by words alone.
 - ``sweep``: ``both_tune`` and ``both_test`` for a grid of the two shares; ``chosen_on_tune`` is the
   pair with the best F1 on ``both_tune`` (ties: the higher recall, then the lower shares), which is
   what the defaults were set from.
@@ -48,13 +52,15 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import memfs  # noqa: E402
-from memfs.longterm import SCORE_SHARE, TERM_SHARE  # noqa: E402
+from memfs.longterm import SCORE_SHARE, SIMILARITY_FLOOR, TERM_SHARE  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "bench" / "data" / "injection.json"
 VAULT = ROOT / "example_vault"
 _ENTRY = re.compile(r'^<memory path="([^"]*)"', re.M)
 TERM_SHARES = (0.0, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6)
+SIMILARITIES = (0.8, 0.82, 0.83, 0.84, 0.85, 0.86, 0.87, 0.88, 0.9, 1.0)
+EMBEDDER: Any = None  # what the vaults search with: None (words alone), or the bundled model (--semantic)
 SCORE_SHARES = (0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
 
 
@@ -157,7 +163,7 @@ def latency(managers: dict[str, memfs.LongTermMemory], questions: list[dict[str,
 
 def short_vault(folder: Path, data: dict[str, Any]) -> memfs.Vault:
     """A vault of the short set's one-sentence memories, written through the store as an extractor's are."""
-    vault = memfs.Vault.open(folder, create=True, durable=False)
+    vault = memfs.Vault.open(folder, create=True, durable=False, embedder=EMBEDDER)
     store = vault.memories(data["stores"][0])
     with vault.batch("the short set"):
         for m in data["memories"]:
@@ -171,17 +177,19 @@ def run() -> dict[str, Any]:
     folder = Path(tempfile.mkdtemp(prefix="memfs-injection-"))
     try:
         shutil.copytree(VAULT, folder / "vault")
-        example = memfs.Vault.open(folder / "vault", create=True, durable=False)
+        example = memfs.Vault.open(folder / "vault", create=True, durable=False, embedder=EMBEDDER)
         short = short_vault(folder / "short", data["short"])
         where = {"tune": example, "test": example, "long": example, "short_tune": short, "short_test": short,
                  "added": short}  # fmt: skip
         stores = {example: data["stores"], short: data["short"]["stores"]}
 
         def measure(term: float, share: float, names: tuple[str, ...] = tuple(parts)) -> dict[str, Any]:
+            """With --semantic, ``share`` is the similarity floor."""
             out = {}
             for name in names:
                 vault = where[name]
-                manager = memfs.LongTermMemory(vault, stores=stores[vault], min_term_share=term, min_score_share=share)
+                floors = {"min_similarity": share} if EMBEDDER else {"min_score_share": share}
+                manager = memfs.LongTermMemory(vault, stores=stores[vault], min_term_share=term, **floors)
                 out[name] = score(manager, parts[name])
             for half in ("tune", "test"):
                 if half in out and f"short_{half}" in out:
@@ -191,18 +199,24 @@ def run() -> dict[str, Any]:
         say("before (no floor) and after (the defaults)")
         result: dict[str, Any] = {"labelled_set": str(DATA.relative_to(ROOT)),
                                   "defaults": {"min_term_share": TERM_SHARE, "min_score_share": SCORE_SHARE},
-                                  "before": measure(0, 0), "after": measure(TERM_SHARE, SCORE_SHARE)}  # fmt: skip
+                                  "before": measure(0, -1 if EMBEDDER else 0),
+                                  "after": measure(TERM_SHARE, SIMILARITY_FLOOR if EMBEDDER else SCORE_SHARE),
+                                  }  # fmt: skip
+        if EMBEDDER:
+            result["defaults"] = {"min_term_share": TERM_SHARE, "min_similarity": SIMILARITY_FLOOR,
+                                  "model": EMBEDDER.model_id}  # fmt: skip
         say("sweep")
         sweep = []
+        second = "min_similarity" if EMBEDDER else "min_score_share"
         for term in TERM_SHARES:
-            for share in SCORE_SHARES:
+            for share in SIMILARITIES if EMBEDDER else SCORE_SHARES:
                 row = measure(term, share, ("tune", "test", "short_tune", "short_test"))
-                sweep.append({"min_term_share": term, "min_score_share": share,
+                sweep.append({"min_term_share": term, second: share,
                               **{h: {k: row[h][k] for k in ("precision", "recall", "f1", "empty_right")}
                                  for h in ("both_tune", "both_test")}})  # fmt: skip
         best = max(sweep, key=lambda r: (r["both_tune"]["f1"], r["both_tune"]["recall"], -r["min_term_share"],
-                                         -r["min_score_share"]))  # fmt: skip
-        result["chosen_on_tune"] = {k: best[k] for k in ("min_term_share", "min_score_share")}
+                                         -r[second]))  # fmt: skip
+        result["chosen_on_tune"] = {k: best[k] for k in ("min_term_share", second)}
         result["sweep"] = sweep
         say("latency, floor off and on")
         result["latency"] = latency({"off": memfs.LongTermMemory(example, stores=data["stores"], min_term_share=0,
@@ -229,7 +243,7 @@ def cost(size: int, rounds: int = 2) -> dict[str, Any]:
         items = corpus.memories(size, seed=1)
         say(f"cost: writing a vault of {size} memories")
         corpus.write_vault(folder / "vault", items)
-        vault = memfs.Vault.open(folder / "vault", create=True, durable=False)
+        vault = memfs.Vault.open(folder / "vault", create=True, durable=False, embedder=EMBEDDER)
         stores = sorted({str(item["namespace"]) for item in items})[:3]
         managers = {"off": memfs.LongTermMemory(vault, stores=stores, min_term_share=0, min_score_share=0),
                     "on": memfs.LongTermMemory(vault, stores=stores)}  # fmt: skip
@@ -256,7 +270,10 @@ def cost(size: int, rounds: int = 2) -> dict[str, Any]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--memories", type=int, default=0, help="also measure the floor's cost at this many memories")
+    parser.add_argument("--semantic", action="store_true", help="search by meaning with the bundled model")
     args = parser.parse_args()
+    global EMBEDDER
+    EMBEDDER = memfs.semantic.E5Embedder() if args.semantic else None
     from run import machine
 
     result = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "machine": machine(), **run()}

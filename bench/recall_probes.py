@@ -78,15 +78,17 @@ def conversations() -> list[dict[str, Any]]:
         for n, sess in enumerate(conv["sessions"], 1):
             day = written_date(sess["date"])
             date_terms = list(STEMS(date_words(day) if day else sess["date"] or ""))
-            own = [list(STEMS(item["content"])) for item in sess["items"]]
+            own = [Counter(STEMS(item["content"])) for item in sess["items"]]
             for i, item in enumerate(sess["items"]):
                 texts.append(item["content"])
                 session.append(n)
                 speakers.append(list(STEMS(index.speaker_of(item) or "")))
-                message.append(index._message_terms(own, i, []) or [])
-                words.append(own[i])
+                weighted = index._message_terms(own, i, []) or []  # (term, weight): repeated by its rounded weight
+                message.append([term for term, weight in weighted for _ in range(round(weight))])
+                words.append(list(own[i].elements()))
                 dates.append(date_terms)
         count = len(texts) + len(conv["sessions"])
+        date_repeats = round(index.DATE_WEIGHT * index.WEIGHT_SCALE)
         ids = [item["id"] for sess in conv["sessions"] for item in sess["items"]]
         by_session: dict[int, list[str]] = {}
         for n, terms in zip(session, words, strict=True):  # a session's own words, each once
@@ -98,7 +100,7 @@ def conversations() -> list[dict[str, Any]]:
                 questions.append({"text": q["question"], "category": str(q["category"]), "evidence": evidence})
         out.append({
             "name": conv["name"], "ids": ids, "texts": texts, "session": np.array(session), "questions": questions,
-            "message": Field([m + d * index.DATE_WEIGHT if m else [] for m, d in zip(message, dates, strict=True)],
+            "message": Field([m + d * date_repeats if m else [] for m, d in zip(message, dates, strict=True)],
                              count),
             "message_no_date": Field(message, count), "dates": Field(dates, count),
             "speaker": Field(speakers, count),
@@ -114,7 +116,7 @@ def terms_of(text: str) -> list[str]:
 def memfs_scores(conv: dict[str, Any], terms: list[str], *, bonus: float = index.SPEAKER_BONUS,
                  message: str = "message") -> Any:  # fmt: skip
     """memfs's scores: BM25F over ``message`` (K1 scaled by the own-word weight) and ``speaker``, and the bonus."""
-    scores = conv[message].bm25(terms, K1 * index.CONTEXT_WEIGHTS[0]) + conv["speaker"].bm25(terms, K1)
+    scores = conv[message].bm25(terms, K1 * index.WEIGHT_SCALE) + conv["speaker"].bm25(terms, K1)
     named = np.zeros(len(scores), dtype=bool)
     for term in terms:
         if term in conv["speaker"].postings:
@@ -150,7 +152,7 @@ def session_coverage(conv: dict[str, Any], q: dict[str, Any], share: float) -> A
     scores = memfs_scores(conv, terms)
     best = np.zeros((len(terms), conv["session"].max()))
     for i, term in enumerate(terms):
-        alone = conv["message"].bm25([term], K1 * index.CONTEXT_WEIGHTS[0]) + conv["speaker"].bm25([term], K1)
+        alone = conv["message"].bm25([term], K1 * index.WEIGHT_SCALE) + conv["speaker"].bm25([term], K1)
         np.maximum.at(best[i], conv["session"] - 1, alone)
     return _z(scores) + share * _z(best.sum(axis=0))[conv["session"] - 1]
 
@@ -163,7 +165,7 @@ def session_idf(conv: dict[str, Any], q: dict[str, Any], power: float) -> Any:
     def idf(term: str) -> float:
         return conv["message"].idf(term) * (math.log((sessions_.count + 1) / (sessions_.df(term) + 0.5)) / top) ** power
 
-    scores = conv["message"].bm25(terms, K1 * index.CONTEXT_WEIGHTS[0], idf=idf) + conv["speaker"].bm25(terms, K1)
+    scores = conv["message"].bm25(terms, K1 * index.WEIGHT_SCALE, idf=idf) + conv["speaker"].bm25(terms, K1)
     named = np.zeros(len(scores), dtype=bool)
     for term in terms:
         if term in conv["speaker"].postings:

@@ -56,6 +56,7 @@ from .errors import (
     ScriptExhaustedError,
     SearchIndexError,
     SecretError,
+    SemanticSearchError,
     SessionError,
     SettingsError,
     ShallowHistoryError,
@@ -74,6 +75,7 @@ from .models import Model, Reply, ScriptedModel, ToolCall, run_agent
 from .proposals import Proposal
 from .purge import PurgeReport
 from .scopes import Scope
+from .semantic import E5Embedder, Embedder, FastEmbedEmbedder, SentenceTransformerEmbedder, VectorStore
 from .sessions import MarkdownSession, SessionInfo
 from .settings import ReviewPolicy, Settings
 from .store import Memory, MemoryStore, Similar
@@ -97,6 +99,9 @@ __all__ = [
     "Document",
     "DocumentError",
     "DuplicateMemoryError",
+    "E5Embedder",
+    "Embedder",
+    "FastEmbedEmbedder",
     "FileTooLargeError",
     "Finding",
     "GitLockError",
@@ -146,6 +151,8 @@ __all__ = [
     "ScriptedModel",
     "SearchIndexError",
     "SecretError",
+    "SemanticSearchError",
+    "SentenceTransformerEmbedder",
     "SessionError",
     "SessionInfo",
     "Settings",
@@ -165,6 +172,7 @@ __all__ = [
     "ValidityError",
     "Vault",
     "VaultNotFoundError",
+    "VectorStore",
     "View",
     "WriteEngine",
     "find_secrets",

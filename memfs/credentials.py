@@ -12,14 +12,24 @@ that no pattern matches, that JSON and YAML carry as it is, and that tells a rea
 A person may keep a credential in a file on purpose: a line holding ``memfs:allow-secret`` (in a
 Markdown comment, say) is skipped when ``allow_marked`` is true. Only people's edits honour it;
 what an agent or an extractor writes is always redacted, marker or not.
+
+A text that names something (a session id, a context key, a namespace, a commit's author) cannot
+be redacted without naming something else: :func:`check_clean` refuses it. Every redaction of
+what someone writes is told to the operator by :func:`report` (a warning on the
+``memfs.credentials`` logger: the kinds, where, who wrote it; never the value).
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from .errors import SecretError
+
+log = logging.getLogger(__name__)
 
 ALLOW_MARKER = "memfs:allow-secret"
 PLACEHOLDER = "[REDACTED:{kind}]"
@@ -64,7 +74,10 @@ def _always(value: str) -> bool:
 _KINDS: list[tuple[str, tuple[str, ...], re.Pattern[str], Callable[[str], bool]]] = [
     ("private-key", ("PRIVATE KEY-----",),
      re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-                r"(?:[A-Za-z0-9+/=\s:,]|-(?!----))*"  # base64 lines, PEM headers ("Proc-Type: 4,ENCRYPTED")
+                # base64 lines and PEM headers ("Proc-Type: 4,ENCRYPTED"), however the key was pasted:
+                # lines quoted (> ) or commented (//, #, ;, *), indented, CRLF, or escaped once or more
+                # inside a string (\n, \r\n, \\n, \/, %2B, <br>): up to the END line, or as far as the body goes
+                r"(?:[A-Za-z0-9+/=\s:,<>#;*|%&\\]|-(?!----))*"
                 r"(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----)?"), _always),
     ("anthropic-key", ("sk-ant-",), re.compile(r"(?<![\w-])sk-ant-[A-Za-z0-9_-]{32,}"), _mixed),
     ("openai-key", ("sk-",),
@@ -143,6 +156,41 @@ def redact_value(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: redact_value(v) for k, v in value.items()}
     return value
+
+
+def check_clean(what: str, text: str) -> str:
+    """``text`` unless it holds a credential; then SecretError naming ``what`` and the kinds, never the value.
+
+    For a text that names something and would name something else once redacted: a session id,
+    a context key, a namespace or folder, a commit's author, a person's commit message.
+    """
+    findings = find_secrets(text) if isinstance(text, str) else []
+    if findings:
+        kinds = tuple(f.kind for f in findings)
+        raise SecretError(
+            f"{what} holds a credential ({describe(findings)}); memfs never writes one into a file name, "
+            "a commit or front matter: choose one without it",
+            kinds,
+        )
+    return text
+
+
+def report(findings: list[Finding], *, where: str, who: str) -> None:
+    """Tell the operator that credentials were redacted from what ``who`` wrote to ``where`` (never the value)."""
+    if findings:  # where and who are redacted too: an author's name may be the very token
+        log.warning("redacted %s from %s, written by %s", describe(findings), redact(where)[0], redact(who)[0])
+
+
+_URL_USERINFO = re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://)[^/\s@'\"<>]*@")
+
+
+def hide_url_credentials(text: str) -> str:
+    """``text`` with the user and password of every URL in it shown as ``***`` and credentials redacted.
+
+    ``http://alice:s3cret@host/x.git`` becomes ``http://***@host/x.git``: what a person typed into
+    a clone URL, or what git repeats of it in an error, is never printed or logged.
+    """
+    return redact(_URL_USERINFO.sub(r"\1***@", text))[0]
 
 
 def describe(findings: list[Finding], text: str | None = None) -> str:

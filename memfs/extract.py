@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from . import phrasing
-from .credentials import redact
+from .credentials import find_secrets, redact, report
 from .errors import InvalidArgumentError, InvalidExtractionError
 
 if TYPE_CHECKING:
@@ -213,6 +213,12 @@ def screen(op: Operation) -> Operation:
     """
     if op.op not in _WITH_TEXT:
         return op
+    found = find_secrets("\n".join([op.text, op.title or "", *op.tags]))
+    report(
+        found,
+        where=f"an extracted memory ({op.op} {op.id or 'new'}, from {op.source or 'a conversation'})",
+        who="the extractor",
+    )
     op = replace(op, text=redact(op.text)[0], title=None if op.title is None else redact(op.title)[0],
                  tags=tuple(redact(tag)[0] for tag in op.tags))  # fmt: skip
     typed = (op.type or "").strip().lower() == INSTRUCTION

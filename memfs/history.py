@@ -32,6 +32,7 @@ from pathlib import Path
 import git
 
 from ._fs import checkpoint, fsync_together, read_vault_file
+from .credentials import find_secrets, hide_url_credentials, redact, report
 from .errors import (
     GitLockError,
     HistoryError,
@@ -293,6 +294,62 @@ def _subcommand(args: Sequence[str]) -> str:
     return args[i] if i < len(args) else ""
 
 
+# How a push to a folder on this machine is received: the checked-out branch moves with its files
+# (when they hold no uncommitted edit), and no hook of that repository runs.
+_LOCAL_RECEIVE = f"git -c core.hooksPath={_HOOKS_OFF} -c receive.denyCurrentBranch=updateInstead receive-pack"
+_URL_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def local_folder(url: str) -> Path | None:
+    """The folder a remote URL names on this machine (a path or ``file://``), else None."""
+    if url.startswith("file://"):
+        return Path(url[len("file://") :])
+    if not url or _URL_SCHEME.match(url) or (":" in url.split("/", 1)[0]):  # a URL, or scp-like host:path
+        return None
+    return Path(url).expanduser()
+
+
+# git's refusals a person can act on, each as a sentence with the fix: (what git says, the sentence)
+_REFUSALS = (
+    (
+        ("refusing to update checked out branch", "is currently checked out"),
+        "{where} has {branch} checked out and refuses pushes to it; make it a bare repository "
+        "(`git clone --bare`), or run `git config receive.denyCurrentBranch updateInstead` in it, then sync again",
+    ),
+    (
+        ("Working directory has unstaged changes", "Up-to-date check failed", "would be overwritten"),
+        "{where} holds edits not committed yet, so its files cannot take what this sync sends; commit them "
+        "there (`memfs commit --vault {where}`), then sync again",
+    ),
+    (
+        ("does not appear to be a git repository", "not a git repository"),
+        "{where} is not a git repository: check the remote's URL (`git remote -v`), or `git remote set-url` it",
+    ),
+    (
+        (
+            "Could not read from remote repository",
+            "Permission denied",
+            "Authentication failed",
+            "could not read Username",
+        ),
+        "{where} refused access: check the URL and that your ssh key or credential helper works for it "
+        "(`git ls-remote {where}` says more)",
+    ),
+    (
+        ("Could not resolve host", "Connection refused", "Connection timed out", "unable to access"),
+        "{where} cannot be reached: check the URL and the network, then sync again",
+    ),
+)
+
+
+def git_refusal(err: str, where: str, branch: str) -> str | None:
+    """The refusal ``err`` of git (a push or fetch to ``where``) as a sentence with its fix, or None if unknown."""
+    for signs, sentence in _REFUSALS:
+        if any(sign in err for sign in signs):
+            return sentence.format(where=where, branch=branch)
+    return None
+
+
 def safe_args(args: Sequence[str]) -> list[str]:
     """``git`` arguments with the flags of :data:`_FLAGS` put after the subcommand."""
     i = 0
@@ -453,6 +510,34 @@ def check_ownership(folder: Path) -> None:
             f"global git config: git config --global --add safe.directory {shlex.quote(place)}",
             place,
         )
+
+
+def _screened(
+    message: str, trailers: dict[str, str] | None, author: Identity, committer: Identity | None
+) -> tuple[str, dict[str, str] | None, Identity, Identity | None]:
+    """A commit's words with every credential redacted: the last net under every write (each is logged).
+
+    The callers refuse or redact before (a session id, an author, a person's message); this keeps
+    a credential out of history whatever path a text took to a commit.
+    """
+    texts = [message, *(trailers or {}).values(), str(author), str(committer or "")]
+    if not any(find_secrets(text) for text in texts):
+        return message, trailers, author, committer
+
+    def clean(text: str, where: str) -> str:
+        redacted, found = redact(text)
+        report(found, where=where, who=str(redact(str(author))[0]))
+        return redacted
+
+    def clean_identity(who: Identity) -> Identity:
+        return Identity(clean(who.name, "a commit's author name"), clean(who.email, "a commit's author email"))
+
+    return (
+        clean(message, "a commit message"),
+        None if trailers is None else {k: clean(v, f"a commit's {k} trailer") for k, v in trailers.items()},
+        clean_identity(author),
+        None if committer is None else clean_identity(committer),
+    )
 
 
 @dataclass(frozen=True)
@@ -792,6 +877,7 @@ class GitHistory:
                 fsync_together(also)
             return None
         self.check_can_commit()  # never in the middle of a person's merge, rebase...
+        message, trailers, author, committer = _screened(message, trailers, author, committer)
         full = message.rstrip() + "\n"
         if trailers:
             full += "\n" + "".join(f"{k}: {one_line(v)}\n" for k, v in trailers.items())
@@ -1224,7 +1310,7 @@ class GitHistory:
             match = _TRAILER.match(line)
             if not match:
                 break
-            trailers[match.group(1)] = match.group(2)
+            trailers[match.group(1)] = hide_url_credentials(match.group(2))
         status = path = old = None
         for line in changes.strip().splitlines():
             cols = line.split("\t")
@@ -1234,7 +1320,7 @@ class GitHistory:
         shallow = sha.strip() in boundary  # git shows every file of a boundary commit as added
         return Revision(
             sha=sha.strip(), author=Identity(name or "?", email or "?"), date=date,
-            subject=lines[0] if lines else "", trailers=dict(reversed(trailers.items())),
+            subject=hide_url_credentials(lines[0]) if lines else "", trailers=dict(reversed(trailers.items())),
             path=self._unprefix(path), status=None if shallow else status, old_path=self._unprefix(old),
             shallow=shallow,
         )  # fmt: skip
@@ -1371,14 +1457,15 @@ class GitHistory:
     def clone(url: str, folder: Path) -> None:
         """``git clone url folder`` (no hooks run, no checkout filters); SyncError if it fails."""
         if not isinstance(url, str) or not url or url.startswith("-"):
-            raise SyncError(f"{url!r} is not a git remote URL")
+            raise SyncError(f"{hide_url_credentials(str(url))!r} is not a git remote URL")
         if folder.exists() and any(folder.iterdir()):
             raise SyncError(f"{folder} exists and is not empty; clone into a new folder")
         # umask 077: what git checks out and writes is the owner's alone, as in a vault memfs made
         proc = subprocess.run(["git", *safe_args(["clone", "--quiet", "--end-of-options", url, str(folder)])],
                               capture_output=True, check=False, env=base_env(), umask=0o077)  # fmt: skip
         if proc.returncode:
-            raise SyncError(f"could not clone {url}: {proc.stderr.decode('utf-8', 'replace').strip()}")
+            err = proc.stderr.decode("utf-8", "replace").strip()
+            raise SyncError(hide_url_credentials(f"could not clone {url}: {err}"))  # never the user or password
         make_git_private(folder / ".git")
 
     def remotes(self) -> list[str]:
@@ -1398,6 +1485,9 @@ class GitHistory:
         except HistoryError as exc:
             if "couldn't find remote ref" in str(exc):
                 return None  # an empty remote, or a branch nobody pushed yet
+            said = git_refusal(str(exc), self.remote_url(remote) or remote, branch)
+            if said:
+                raise HistoryError(hide_url_credentials(said)) from exc
             raise
         return self._git("rev-parse", "-q", "--verify", f"{ref}^{{commit}}", check=False).strip() or None
 
@@ -1407,14 +1497,33 @@ class GitHistory:
         self._git("update-ref", "-d", f"{_INCOMING}{remote}/{branch}", check=False)
 
     def drop_fetched(self, remote: str, branch: str) -> None:
-        """Forget a fetch the sync refused: its ref goes and the objects only it reached are pruned."""
+        """Forget a fetch the sync refused: its ref goes and the objects only it reached are pruned.
+
+        A fetch of more than ``fetch.unpackLimit`` objects arrives as a pack, which ``git prune``
+        never opens: the packs are written again from what is reachable (``repack -a -d``, which
+        leaves unreachable packed objects out), then the loose ones are pruned. Without this a
+        refused sync from a remote that still holds purged text would keep that text here.
+        """
         self._git("update-ref", "-d", f"{_INCOMING}{remote}/{branch}", check=False)
+        self._git("repack", "-a", "-d", "-q", check=False)
         self._git("prune", "--expire=now", check=False)
 
+    def remote_url(self, remote: str) -> str:
+        """The URL ``remote`` fetches from (``git remote get-url``); empty if it has none."""
+        return self._git("remote", "get-url", "--end-of-options", remote, check=False).strip()
+
     def push(self, remote: str, branch: str, sha: str) -> bool:
-        """Push ``sha`` to ``branch`` of ``remote`` (never forced); False if the remote moved meanwhile."""
+        """Push ``sha`` to ``branch`` of ``remote`` (never forced); False if the remote moved meanwhile.
+
+        A remote that is a folder on this machine (another vault, as ``memfs clone ~/a ~/b`` makes)
+        has its branch checked out, which git refuses to push to: its receiving side is started
+        with ``receive.denyCurrentBranch=updateInstead``, so the push also updates its files when
+        they hold no uncommitted edit, and with hooks off, as every git command memfs runs.
+        """
         ref = f"refs/heads/{branch}"
-        proc = self._run_plain("push", "--porcelain", "--end-of-options", remote, f"{sha}:{ref}")
+        url = self.remote_url(remote)
+        receive = [f"--receive-pack={_LOCAL_RECEIVE}"] if local_folder(url) is not None else []
+        proc = self._run_plain("push", "--porcelain", *receive, "--end-of-options", remote, f"{sha}:{ref}")
         out = proc.stdout.decode("utf-8", "replace")
         if proc.returncode:
             for line in out.splitlines():
@@ -1422,7 +1531,8 @@ class GitHistory:
                 if flag == "!" and "[rejected]" in rest:  # not a fast-forward: the remote moved
                     return False
             err = proc.stderr.decode("utf-8", "replace").strip() or out.strip()
-            raise HistoryError(f"git push failed: {one_line(err)}")
+            said = git_refusal(f"{out}\n{err}", url or remote, branch)
+            raise HistoryError(hide_url_credentials(said or f"git push failed: {one_line(err)}"))
         with contextlib.suppress(HistoryError):  # only bookkeeping: the push itself is done
             self._git("update-ref", f"refs/remotes/{remote}/{branch}", sha)
         return True
@@ -1686,8 +1796,9 @@ def _chunks(items: Sequence[str]) -> Iterable[Sequence[str]]:
 
 
 def _stderr(exc: git.GitCommandError) -> str:
+    """What git said, on one line, with a remote URL's user and password hidden (a fetch repeats the URL)."""
     err = exc.stderr if isinstance(exc.stderr, str) else (exc.stderr or b"").decode("utf-8", "replace")
-    return " ".join(err.replace("stderr:", "").strip(" '\n").split()) or str(exc)
+    return hide_url_credentials(" ".join(err.replace("stderr:", "").strip(" '\n").split()) or str(exc))
 
 
 @dataclass

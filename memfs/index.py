@@ -44,37 +44,47 @@ import secrets
 import shutil
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+import unicodedata
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from whoosh import fields, qparser, query, scoring
+from whoosh import fields, formats, qparser, query, scoring
 from whoosh.analysis import Analyzer, Token
-from whoosh.codec.whoosh3 import W3Codec, W3Segment
+from whoosh.codec.whoosh3 import W3Codec, W3FieldWriter, W3Segment
 from whoosh.filedb.filestore import FileStorage
 from whoosh.filedb.structfile import BufferFile
 from whoosh.index import TOC, FileIndex
 from whoosh.lang.snowball.english import EnglishStemmer
 from whoosh.matching import FilterMatcher
 from whoosh.reading import SegmentReader
+from whoosh.system import pack_uint
 from whoosh.util.numeric import byte_to_length
 from whoosh.writing import MERGE_SMALL
 
 from . import _fs, indexed, transcript
 from .dates import date_words, iso, written_date
-from .documents import MAX_FRONT_MATTER_BYTES, Document, body_of, load_bytes, normalize_time, tags_of, timestamp
+from .documents import MAX_FRONT_MATTER_BYTES, Document, body_of, load_bytes, normalize_time, timestamp
 from .errors import DocumentError, FileTooLargeError, LinkError, QueryTooLongError, SearchIndexError, ValidityError
 from .freshness import ChangeFinder, Stat, file_stat, walk
 from .items import text_of
 from .layout import CONTENT_DIRS, in_namespace, is_transcript, split_memory_path
 from .lifecycle import CURRENT, Validity, check, validity
+from .links import key_of, link_keys
+from .notes import aliases_of, normalize_tag, note_tags, tag_terms
+from .semantic import VectorStore, z_scores
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "6"  # 4: message fields; 5: ``ns`` holds exact namespace prefixes (an ID field); 6: lifecycle
+SCHEMA_VERSION = "9"  # 4: message fields; 5: ``ns`` holds exact namespace prefixes (an ID field); 6: lifecycle;
+# 7: message terms indexed with their weights, neighbours weighed by the message's length;
+# 8: a memory's ``description`` (Claude Code, Obsidian) searched with its body;
+# 9: accents folded, CJK text in character pairs; a note's inline #tags and aliases (``tag``: each tag and
+# the tags it nests under; ``aliases``) and the link table (``namekey``, ``linkkey``, ``haslinks``: memfs.links)
 MAX_INDEXED_BYTES = 4 * 1024 * 1024  # a memory file larger than this is neither read nor indexed
 MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024  # a transcript larger than this is neither read nor indexed
 MAX_INDEXED_ENTRIES = 5_000  # message search covers the last this many entries of a transcript
@@ -128,6 +138,35 @@ def stem(word: str) -> str:
     return str(_SNOWBALL.stem(word))
 
 
+# Chinese (Han), Japanese (kana), Korean (Hangul): scripts written without spaces between words,
+# which the analyzer cuts into overlapping character pairs.
+_CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u1100-\u11ff\u3130-\u318f\uff66-\uff9f"
+_CJK = re.compile(f"[{_CJK_CHARS}]")
+_CJK_RUNS = re.compile(f"[{_CJK_CHARS}]+|[^{_CJK_CHARS}]+")
+
+
+class _Folding(dict[int, str]):
+    """``str.translate`` table folding a character to its base letters in lower case, built as met."""
+
+    def __missing__(self, code: int) -> str:
+        char = chr(code)
+        if _CJK.match(char):
+            folded = char  # NFKD would take Hangul syllables apart
+        else:
+            parts = unicodedata.normalize("NFKD", char)
+            folded = "".join(c for c in parts if not unicodedata.combining(c)).casefold() or char
+        self[code] = folded
+        return folded
+
+
+_FOLDING = _Folding()
+
+
+def fold(text: str) -> str:
+    """``text`` with accents and other marks taken off and case folded (``Café Crème`` -> ``cafe creme``)."""
+    return text.translate(_FOLDING)
+
+
 class _ContentAnalyzer(Analyzer):  # type: ignore[misc]
     """Lowercase words; stop words and words over MAX_WORD_CHARS dropped; possessives folded; Snowball stems."""
 
@@ -147,15 +186,36 @@ class _ContentAnalyzer(Analyzer):  # type: ignore[misc]
         self._stems = {}
 
     def stems(self, text: str) -> Iterator[str]:
-        """The index terms of ``text``, in order."""
+        """The index terms of ``text``, in order.
+
+        Any language: accents and case are folded the same way for what is indexed and what is
+        asked (``Tomás`` and ``TOMAS`` are ``tomas``; see :func:`fold`), and a run of Chinese,
+        Japanese or Korean characters, written without spaces, gives its overlapping character
+        pairs (``喜欢喝绿茶``: ``喜欢 欢喝 喝绿 绿茶``), so ``绿茶`` finds it. English text (ASCII)
+        takes the path it always took.
+        """
         cache = self._stems
-        for word in _WORD.findall(text.lower()):
+        for word in _WORD.findall(text.lower() if text.isascii() else fold(text)):
+            if not word.isascii() and _CJK.search(word):
+                yield from self._mixed(word)
+                continue
             if word in STOP_WORDS or len(word) > MAX_WORD_CHARS:
                 continue
             stemmed = cache.get(word)
             if stemmed is None:
                 stemmed = cache[word] = stem(word)
             yield stemmed
+
+    def _mixed(self, word: str) -> Iterator[str]:
+        """The terms of a word holding CJK characters: their pairs, and the other runs' stems."""
+        for run in _CJK_RUNS.findall(word):
+            if _CJK.match(run):
+                if len(run) == 1:
+                    yield run
+                else:
+                    yield from (run[i : i + 2] for i in range(len(run) - 1))
+            elif run not in STOP_WORDS and len(run) <= MAX_WORD_CHARS:
+                yield stem(run)
 
     def __call__(self, value: str, positions: bool = False, chars: bool = False,
                  keeporiginal: bool = False, removestops: bool = True, start_pos: int = 0,
@@ -173,17 +233,32 @@ ANALYZER = _ContentAnalyzer()
 
 # A message is indexed with the words of the messages around it, weaker, because a question
 # often repeats the words of the turn before its answer ("How long have you been doing yoga?" /
-# "Three years now"). Whoosh counts whole occurrences only, so weights are repetitions: a
-# message's own words count 4 times, its neighbours' twice, those two away once, and K1 of the
-# ``message`` field is scaled by the first weight, which makes BM25 rank exactly as with
-# weights 1, 1/2, 1/4 (docs/benchmarks.md has the measurements behind these numbers).
-CONTEXT_WEIGHTS = (4, 2, 1)
-DATE_WEIGHT = 1  # the words of the session's date ("8 May 2023") count like a turn two away
+# "Three years now"): its own words weigh 1, its neighbours' 1/2, those two away 1/4. That is a
+# rule for short turns. A long message says what it is about by itself, and a long neighbour
+# would swamp a short one (a user's line between two assistant replies of a page each), so a
+# neighbour's weight also falls with the message's own length (whole up to CONTEXT_FULL_TERMS
+# terms, nothing from CONTEXT_ALONE_TERMS on) and no neighbour brings more words than the message
+# has (at least CONTEXT_FULL_TERMS): see _context_share. docs/benchmarks.md has the measurements.
+CONTEXT_WEIGHTS = (1.0, 0.5, 0.25)
+CONTEXT_FULL_TERMS = 32  # a message of at most this many terms takes its neighbours' words whole ...
+CONTEXT_ALONE_TERMS = 64  # ... and one of this many stands alone (in between, linearly less)
+DATE_WEIGHT = 0.25  # the words of the session's date ("8 May 2023") weigh like a turn two away
+# Whoosh keeps a field's length as a whole number of occurrences: weights are indexed x4 (so a
+# length rounds finely) and K1 of the ``message`` field is scaled by as much, which ranks exactly
+# as the weights above do.
+WEIGHT_SCALE = 4
 # A question that names someone is mostly answered by what that person said ("What did Ada
 # research?" by Ada's "I'm looking into adoption agencies"), and a name is a weak term when its
 # owner speaks half the turns, so a message whose speaker the question names scores this much more
 # (a share of its score). Measured on LoCoMo, tuned leave-one-conversation-out (docs/benchmarks.md).
 SPEAKER_BONUS = 0.4
+# A question in the first person ("What is my homework accuracy?", "When did I move?") is the
+# user asking about what they said, and what they said is in their own messages, while the
+# assistant's replies repeat their words at length; so the user's messages score this much more
+# (a share of their score) for such a question. No LoCoMo question is in the first person.
+# Tuned on part of BEAM and measured on another part (docs/benchmarks.md).
+USER_BONUS = 0.7
+FIRST_PERSON = frozenset("i me my mine myself i'm i've i'd i'll".split())
 K1 = 1.2
 
 
@@ -194,10 +269,38 @@ class _Weighting(scoring.BM25F):  # type: ignore[misc]
         if fieldname != "message":
             return super().scorer(searcher, fieldname, text, qf=qf)
         return scoring.BM25FScorer(searcher, fieldname, text, self._field_B.get(fieldname, self.B),
-                                   self.K1 * CONTEXT_WEIGHTS[0], qf=qf)  # fmt: skip
+                                   self.K1 * WEIGHT_SCALE, qf=qf)  # fmt: skip
 
 
 WEIGHTING = _Weighting(K1=K1)
+
+
+class _WeightedFrequencies(formats.Frequency):  # type: ignore[misc]
+    """Whoosh's term frequencies, given as ``(term, weight)`` pairs already counted.
+
+    A message's terms come weighted (its own, its neighbours', its date's; see
+    :func:`_message_terms`), so they are handed to Whoosh once per distinct term with their
+    weight, rather than as a token stream repeated by weight, which Whoosh would walk token by
+    token. A term's frequency (what Whoosh adds up as the field's length) is its weight rounded.
+    """
+
+    def word_values(self, value: Any, analyzer: Any, **kwargs: Any) -> Iterator[tuple[str, int, float, bytes]]:
+        boost = self.field_boost
+        for term, weight in value:
+            frequency = max(1, round(weight))
+            yield term, frequency, weight * boost, pack_uint(frequency)
+
+
+class _WeightedText(fields.TEXT):  # type: ignore[misc]
+    """The ``message`` field: analysed like any text when queried, indexed from weighted terms."""
+
+    def __init__(self) -> None:
+        super().__init__(analyzer=ANALYZER, phrase=False)
+        self.format = _WeightedFrequencies()
+
+
+#: The text fields of a memory a query's words are looked for in (its tags are matched whole).
+NOTE_FIELDS = ("title", "aliases", "body")
 MESSAGE_FIELDS = ("message", "speaker")
 
 
@@ -211,6 +314,11 @@ def _schema() -> fields.Schema:
         title=fields.TEXT(analyzer=ANALYZER, stored=True, phrase=False, field_boost=2.0),
         body=fields.TEXT(analyzer=ANALYZER, phrase=False),
         tags=fields.KEYWORD(lowercase=True, commas=True, scorable=True, stored=True, field_boost=1.5),
+        tag=fields.KEYWORD(commas=True),  # each tag and every tag it nests under, casefolded: for filters
+        aliases=fields.TEXT(analyzer=ANALYZER, phrase=False, field_boost=2.0),  # searched like the title
+        namekey=fields.ID(),  # the link table (memfs.links): the key a memory's links find it by ...
+        linkkey=fields.KEYWORD(commas=True),  # ... the keys of the files its links name ...
+        haslinks=fields.ID(),  # ... and "1" when it has any
         type=fields.ID(stored=True),
         created=fields.ID(stored=True),
         updated=fields.ID(stored=True),
@@ -218,7 +326,7 @@ def _schema() -> fields.Schema:
         error=fields.STORED(),
         session=fields.ID(stored=True),
         session_id=fields.STORED(),
-        message=fields.TEXT(analyzer=ANALYZER, phrase=False),  # a message's words and its neighbours'
+        message=_WeightedText(),  # a message's words and its neighbours', weighted (see _message_terms)
         speaker=fields.TEXT(analyzer=ANALYZER, phrase=False),  # who said a message, when known
         date=fields.STORED(),  # a message's session date, as its transcript writes it
         day=fields.ID(stored=True),  # the same as an ISO date, for since/until
@@ -363,6 +471,35 @@ class _Codec(W3Codec):  # type: ignore[misc]
     def new_segment(self, storage: Any, indexname: str) -> Any:
         return W3Segment(W3Codec(), indexname, segid="".join(secrets.choice(_SEGMENT_CHARS) for _ in range(16)))
 
+    def field_writer(self, storage: Any, segment: Any) -> Any:
+        return _FieldWriter(self, storage, segment)
+
+
+class _FieldWriter(W3FieldWriter):  # type: ignore[misc]
+    """Whoosh's postings writer, reading each document's field lengths once rather than once per posting.
+
+    Whoosh looks a document's length up for every posting it writes (to bound each block's
+    scores), through a column reader: a fifth of the time of indexing long messages.
+    """
+
+    def add_postings(self, schema: Any, lengths: Any, items: Any) -> None:
+        super().add_postings(schema, _Lengths(lengths) if lengths else lengths, items)
+
+
+class _Lengths:
+    """A segment's field lengths, each field's read into a list the first time it is asked for."""
+
+    def __init__(self, lengths: Any) -> None:
+        self._lengths = lengths
+        self._fields: dict[str, list[int]] = {}
+
+    def doc_field_length(self, docnum: int, fieldname: str, default: int = 0) -> int:
+        column = self._fields.get(fieldname)
+        if column is None:
+            read = self._lengths.doc_field_length
+            column = self._fields[fieldname] = [read(doc, fieldname) for doc in range(self._lengths.doc_count_all())]
+        return column[docnum] if docnum < len(column) else default
+
 
 _SEGMENT_CHARS = "0123456789abcdefghijklmnopqrstuvwxyz"  # what Whoosh's own segment names use
 
@@ -454,7 +591,9 @@ class Hit:
     Attributes:
         path: The file's path relative to the vault (``memories/users/alice/x.md``).
         title: The memory's title.
-        score: The BM25F score; higher is better.
+        score: How well it answers the query; higher is better. The BM25F score of its words, or, in
+            a search by meaning, that fused with the model's similarity (z-scores over the memories
+            searched: 0 is average, and a hit may score below it).
         snippet: A short passage of the body with matched words in ``**bold**``.
         id: The memory's ``id`` (None for files without one).
         namespace: The namespace the memory belongs to.
@@ -464,6 +603,11 @@ class Hit:
         state: ``current``, ``superseded``, ``expired`` or ``future`` when searched
             (:mod:`memfs.lifecycle`); only ``current`` unless history was asked for.
         validity: What the memory's validity keys say (its dates, what replaced it).
+        similarity: In a search by meaning, the cosine similarity of the memory and the query by
+            the embedding model (comparable across queries of one model); None otherwise, or when
+            the memory has not been embedded yet.
+        linked_from: For a note brought along by ``follow_links``: the hit that links to it (its
+            score is then 0 and it has no snippet); None for a hit of the query itself.
     """
 
     path: str
@@ -477,6 +621,23 @@ class Hit:
     updated: str | None = None
     state: str = CURRENT
     validity: Validity = field(default_factory=Validity)
+    similarity: float | None = None
+    linked_from: str | None = None
+
+
+@dataclass(frozen=True)
+class Dense:
+    """What a hybrid search compares besides words: the query's vector and the memories' (:mod:`memfs.semantic`).
+
+    Attributes:
+        vector: The query's unit vector.
+        vectors: The memories' vectors, by the sha256 of their files.
+        weight: The model's share of the fused score (default: :data:`memfs.semantic.SEMANTIC_WEIGHT`).
+    """
+
+    vector: Any
+    vectors: VectorStore
+    weight: float
 
 
 @dataclass(frozen=True)
@@ -525,6 +686,7 @@ class SyncReport:
     updated: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    embedded: int = 0  # memories given a vector (a reindex with an embedding model)
 
     @property
     def changed(self) -> int:
@@ -683,8 +845,11 @@ class SearchIndex:
         self._validities: _Validities | None = None  # of the open searcher: see _not_current
         self._decoded = _Postings()  # what _rank decoded from the open index's segments
         self._live: tuple[Any, Any] = (None, None)  # a searcher, and per document of it: not deleted
+        self._users: tuple[Any, Any] = (None, None)  # a searcher, and per document of it: a user's message
         self._known_all: tuple[bytes | None, dict[str, tuple[Any, ...]]] | None = None  # known() of one manifest
         self._lists: dict[str, indexed.SegmentFiles] = {}  # what each segment indexed, by segment id
+        self._segment_digests: dict[str, list[str]] = {}  # per segment: each document's file sha256 (see _digests)
+        self._rows_cache: dict[str, tuple[Any, int, Any]] = {}  # per segment: (vectors, their count, rows)
         self._unlisted: set[str] = set()  # segments whose list file is missing or unusable: written by the next sync
         self._differ_memo: tuple[Any, bytes | None, list[str]] | None = None  # (a walk, a manifest, what differs)
         self._open()
@@ -744,6 +909,8 @@ class SearchIndex:
         current = {seg.segment_id() for r, _ in searcher.reader().leaf_readers() if (seg := r.segment())}
         self._decoded.keep_only(current)
         self._lists = {sid: listed for sid, listed in self._lists.items() if sid in current}
+        self._segment_digests = {sid: d for sid, d in self._segment_digests.items() if sid in current}
+        self._rows_cache = {sid: rows for sid, rows in self._rows_cache.items() if sid in current}
         self._unlisted &= current
         if body["id"] != self._id:
             self._id = body["id"]
@@ -755,6 +922,7 @@ class SearchIndex:
         self._transcript_stats = {}
         self._validities = None
         self._live = (None, None)
+        self._users = (None, None)
         with contextlib.suppress(Exception):  # closing a damaged index must not fail
             if searcher is not None:
                 searcher.close()
@@ -1274,8 +1442,8 @@ class SearchIndex:
         for problem in problems:
             report.problems.append(Problem(rel, f"byte {problem.offset}: {problem.reason}"))
         day = written_date(meta["date"])
-        date_terms = list(ANALYZER.stems(date_words(day) if day else meta["date"] or "")) * DATE_WEIGHT
-        own = [list(ANALYZER.stems(text_of(e.item))) for e in messages]
+        date_terms = list(ANALYZER.stems(date_words(day) if day else meta["date"] or ""))
+        own = [Counter(ANALYZER.stems(text_of(e.item))) for e in messages]
         for i in range(context, len(messages)):
             entry = messages[i]
             if entry.n <= floor:
@@ -1316,7 +1484,8 @@ class SearchIndex:
         namespace = split_memory_path(rel)[0]
         mtime = datetime.fromtimestamp(st[0] / 1e9, timezone.utc)
         updated = normalize_time(meta.get("updated")) or timestamp(mtime)
-        tags = tags_of(meta.get("tags"))
+        tags = note_tags(meta, doc.body)
+        keys = link_keys(doc.body)
         held = validity(meta)
         terms = ["superseded" if held.superseded_by is not None else "timed" if held.timed else ""]
         kept: dict[str, Any] = {} if held.plain else {
@@ -1331,7 +1500,9 @@ class SearchIndex:
         return _with_terms({
             "path": rel, "kind": "memory", "namespace": namespace,
             "id": str(meta["id"]) if meta.get("id") is not None else None,
-            "title": doc.title(rel), "body": doc.body, "tags": ",".join(tags),
+            "title": doc.title(rel), "body": _searched_body(meta, doc.body), "tags": ",".join(tags),
+            "tag": ",".join(tag_terms(tags)) or None, "aliases": "\n".join(aliases_of(meta)) or None,
+            "namekey": key_of(rel), "linkkey": ",".join(keys) or None, "haslinks": "1" if keys else None,
             "type": str(meta["type"]) if meta.get("type") is not None else None,
             "created": normalize_time(meta.get("created")) or updated, "updated": updated,
             "stat": (st[0], st[1], sha), **kept,
@@ -1454,6 +1625,19 @@ class SearchIndex:
                 resync([stored["path"]])
         return str(stored["path"])
 
+    def linked(self, field: str, key: str) -> list[str]:
+        """The paths of the memories whose link-table ``field`` (``namekey``, ``linkkey``, ``haslinks``) holds ``key``.
+
+        Read as the index has them: callers check each against its file (:mod:`memfs.links`).
+        """
+        with self._lock:
+            try:
+                searcher = self._reader()
+                found = searcher.search(query.Term(field, key), limit=None, filter=query.Term("kind", "memory"))
+                return sorted({str(hit["path"]) for hit in found})
+            except Exception as exc:
+                raise SearchIndexError(f"reading the link table failed ({exc.__class__.__name__}: {exc})") from exc
+
     # -- searching -------------------------------------------------------------
 
     def search(
@@ -1470,8 +1654,9 @@ class SearchIndex:
         resync: Resync | None = None,
         history: bool = False,
         now: datetime | None = None,
+        dense: Dense | None = None,
     ) -> list[Hit]:
-        """Rank memories for ``text`` with BM25F over title, body and tags.
+        """Rank memories for ``text`` with BM25F over title, body and tags (and by meaning, given ``dense``).
 
         ``text`` is read as natural language; Whoosh syntax (``AND``, ``OR``, ``NOT``,
         ``title:word``, parentheses) is honoured, and a query whose syntax is broken is
@@ -1492,6 +1677,10 @@ class SearchIndex:
         and future ones are set aside before the top ``k`` are chosen, so ``k`` current hits come
         back when there are that many (see :meth:`_not_current`). ``history=True`` ranks them all,
         each hit saying its ``state`` and ``validity``.
+
+        With ``dense`` (the query's vector and the memories'), a query of plain words is ranked
+        by its words and its meaning fused (:meth:`_hybrid`), and finds memories that share no
+        word with it; a query with Whoosh syntax (AND, NOT, fields) is ranked by its words alone.
         """
         check_query(text)
         if k <= 0:
@@ -1502,19 +1691,25 @@ class SearchIndex:
             filters.append(query.Term("ns", namespace))
         if type:
             filters.append(query.Term("type", type))
-        filters += [query.Term("tags", t.lower()) for t in tags]
+        filters += [query.Term("tag", normalize_tag(t)) for t in tags]
         if since or until:
             filters.append(query.TermRange("updated", normalize_time(since), normalize_time(until)))
         others = query.Or([query.Term("kind", kind) for kind in ("invalid", "message", "transcript")])
         found: list[tuple[dict[str, Any], float]] = []
+        similar: dict[str, float | None] = {}
         for attempt in range(VERIFY_ATTEMPTS):
             with self._lock:
                 try:
                     searcher = self._reader()
                     hidden, hidden_paths = (set(), []) if history else self._not_current(searcher, now)
-                    parsed = self._parse(text, ("title", "body", "tags")) if _syntax(text) else None
+                    parsed = self._parse(text, ("title", "aliases", "body", "tags")) if _syntax(text) else None
                     pairs = _or_pairs(parsed)
-                    if pairs is not None:  # a flat OR: Whoosh's ranking, scored from the postings
+                    if dense is not None and (pairs is not None or parsed is None):
+                        ranked = self._hybrid(searcher, pairs or self._plain(text, searcher), k, filters[1:], hidden,
+                                              dense)  # fmt: skip
+                        found = [(stored, score) for stored, score, _ in ranked]
+                        similar = {stored["path"]: near for stored, _, near in ranked}
+                    elif pairs is not None:  # a flat OR: Whoosh's ranking, scored from the postings
                         found = self._rank(searcher, pairs, k, filters[1:], hidden)
                     elif parsed is not None:
                         aside = [query.Term("path", p) for p in hidden_paths]
@@ -1525,11 +1720,9 @@ class SearchIndex:
                                                   filter=query.And(filters) if len(filters) > 1 else None)  # fmt: skip
                         found = [(r.fields(), r.score) for r in results]
                     else:
-                        terms = self._terms(text, searcher, "body")
-                        if not terms:
+                        pairs = self._plain(text, searcher)
+                        if not pairs:
                             return []
-                        words = _WORD.findall(text.lower())[:MAX_QUERY_TERMS]
-                        pairs = [(f, t) for t in terms for f in ("title", "body")] + [("tags", w) for w in words]
                         found = self._rank(searcher, pairs, k, filters[1:], hidden)
                 except Exception as exc:
                     raise SearchIndexError(f"search failed ({exc.__class__.__name__}: {exc})") from exc
@@ -1543,7 +1736,8 @@ class SearchIndex:
                 break
             resync(sorted(stale))
         stems = set(ANALYZER.stems(text))
-        return [self._hit(stored, score, stems if snippets else None, now) for stored, score in found]
+        hits = [self._hit(stored, score, stems if snippets else None, now) for stored, score in found]
+        return [replace(hit, similarity=similar.get(hit.path)) for hit in hits] if similar else hits
 
     def document_frequencies(self, text: str, *, namespaces: Sequence[str] = ()) -> tuple[int, dict[str, int]]:
         """How common ``text``'s terms are among the indexed memories: how many memories there are, and hold each.
@@ -1634,7 +1828,7 @@ class SearchIndex:
                     else:
                         terms = self._terms(text, searcher, "message")
                         pairs = [(f, t) for t in terms for f in MESSAGE_FIELDS]
-                        found = self._rank(searcher, pairs, k, filters[1:])
+                        found = self._rank(searcher, pairs, k, filters[1:], asked_by_user=first_person(text))
                     if session:  # whatever the index returned, nothing from another transcript
                         found = [(s, score) for s, score in found if s.get("session") == session]
                     indexed = {s["session"]: self._transcript_stat(s["session"]) for s, _ in found}
@@ -1658,7 +1852,8 @@ class SearchIndex:
         return hits
 
     def _rank(self, searcher: Any, pairs: list[tuple[str, str]], k: int, filters: list[Any],
-              hidden: set[int] | None = None) -> list[tuple[dict[str, Any], float]]:  # fmt: skip
+              hidden: set[int] | None = None, *,
+              asked_by_user: bool = False) -> list[tuple[dict[str, Any], float]]:  # fmt: skip
         """The top ``k`` documents for an OR of ``(field, term)`` pairs by BM25F, scored straight from the postings.
 
         The same scores and order as Whoosh's search of ``Or([Term(field, term), ...])`` under
@@ -1668,18 +1863,28 @@ class SearchIndex:
         ``title``, ``body`` and ``tags``, and only messages ``message`` and ``speaker``, so no
         filter by kind is needed; ``filters`` are Whoosh queries every hit must match, and no
         document of ``hidden`` is returned. A message whose ``speaker`` the query names scores
-        :data:`SPEAKER_BONUS` more (Whoosh's own search, for queries with syntax, has no such rule).
+        :data:`SPEAKER_BONUS` more, and with ``asked_by_user`` a user's message :data:`USER_BONUS`
+        more (Whoosh's own search, for queries with syntax, has neither rule).
         """
+        leaves = [(leaf.reader(), offset) for leaf, offset in searcher.leaf_searchers()]
+        scores, matched = self._scores(searcher, leaves, pairs)
+        if asked_by_user and USER_BONUS:
+            scores[self._user_docs(searcher)] *= 1 + USER_BONUS
+        matched &= self._allowed(searcher, leaves, filters, hidden)
+        best = _top(np.flatnonzero(matched), scores, k)
+        return [(searcher.stored_fields(int(doc)), float(scores[doc])) for doc in best]
+
+    def _scores(self, searcher: Any, leaves: list[tuple[Any, int]], pairs: list[tuple[str, str]]) -> tuple[Any, Any]:
+        """BM25F of every document of ``searcher`` for an OR of ``(field, term)`` pairs, and which hold any of them."""
         reader = searcher.reader()
         total = reader.doc_count_all()
         scores = np.zeros(total)
         matched = np.zeros(total, dtype=bool)
         named = None  # messages said by someone the query names
-        leaves = [(leaf.reader(), offset) for leaf, offset in searcher.leaf_searchers()]
         for name, term in dict.fromkeys(pairs):
             if (name, term) not in reader:
                 continue
-            k1 = WEIGHTING.K1 * (CONTEXT_WEIGHTS[0] if name == "message" else 1)
+            k1 = WEIGHTING.K1 * (WEIGHT_SCALE if name == "message" else 1)
             b = WEIGHTING._field_B.get(name, WEIGHTING.B)
             avgfl = searcher.avg_field_length(name) or 1
             idf = searcher.idf(name, term)
@@ -1697,18 +1902,105 @@ class SearchIndex:
                     named[docs] = True
         if named is not None:
             scores[named] *= 1 + SPEAKER_BONUS
-        matched &= self._live_docs(searcher, leaves)
-        if hidden:  # not current (see _not_current): set aside before the top k are chosen
-            matched[np.fromiter(hidden, np.int64, len(hidden))] = False
+        return scores, matched
+
+    def _allowed(self, searcher: Any, leaves: list[tuple[Any, int]], filters: list[Any],
+                 hidden: set[int] | None) -> Any:  # fmt: skip
+        """Per document of ``searcher``: live, not in ``hidden`` (not current: _not_current), matching ``filters``."""
+        allowed = self._live_docs(searcher, leaves).copy()
+        if hidden:
+            allowed[np.fromiter(hidden, np.int64, len(hidden))] = False
         for f in filters:
-            allowed = np.zeros(total, dtype=bool)
-            allowed[np.fromiter(searcher.docs_for_query(f), np.int64)] = True
-            matched &= allowed
-        found = np.flatnonzero(matched)
-        if len(found) > k:  # all that score at least the k-th best, so ties are broken as below
-            found = found[scores[found] >= np.partition(scores[found], len(found) - k)[len(found) - k]]
-        best = found[np.lexsort((found, -scores[found]))][:k]  # ties: index order
-        return [(searcher.stored_fields(int(doc)), float(scores[doc])) for doc in best]
+            holds = np.zeros(len(allowed), dtype=bool)
+            holds[np.fromiter(searcher.docs_for_query(f), np.int64)] = True
+            allowed &= holds
+        return allowed
+
+    def _hybrid(self, searcher: Any, pairs: list[tuple[str, str]], k: int, filters: list[Any],
+                hidden: set[int], dense: Dense) -> list[tuple[dict[str, Any], float, float | None]]:  # fmt: skip
+        """The top ``k`` memories by BM25F and the query's cosine similarity, fused (see :class:`Dense`).
+
+        Every memory the filters allow is a candidate, whether or not it holds a word of the
+        query. Each part is z-scored over those candidates (BM25F's scale depends on the query
+        and the vault, a cosine's on the model; their spread over the same memories says how far
+        above the rest a memory stands), then mixed ``(1 - w) * z(bm25f) + w * z(cosine)``. A
+        memory with no vector yet (written since the last embedding) counts as average by meaning.
+        Returned: the memories that hold a word of the query or are at least as similar as the average.
+        """
+        leaves = [(leaf.reader(), offset) for leaf, offset in searcher.leaf_searchers()]
+        scores, matched = self._scores(searcher, leaves, pairs)
+        allowed = self._allowed(searcher, leaves, filters, hidden)
+        allowed &= self._holding(searcher, leaves, [("kind", "memory")])
+        docs = np.flatnonzero(allowed)
+        rows = self._vector_rows(leaves, dense.vectors)[docs]
+        has = rows >= 0
+        similarity = np.full(len(docs), np.nan)
+        if has.any():
+            similarity[has] = dense.vectors.matrix[rows[has]] @ dense.vector
+        by_meaning = np.zeros(len(docs))
+        by_meaning[has] = z_scores(similarity[has])
+        fused = np.full(searcher.doc_count_all(), -np.inf)
+        fused[docs] = (1 - dense.weight) * z_scores(scores[docs]) + dense.weight * by_meaning
+        shown = docs[matched[docs] | (has & (by_meaning >= 0))]
+        best = _top(shown, fused, k)
+        near = dict(zip(docs.tolist(), similarity.tolist(), strict=True))
+        return [(searcher.stored_fields(int(doc)), float(fused[doc]),
+                 None if np.isnan(near[int(doc)]) else float(near[int(doc)])) for doc in best]  # fmt: skip
+
+    def _vector_rows(self, leaves: list[tuple[Any, int]], vectors: VectorStore) -> Any:
+        """Per document: the row of its file's vector in ``vectors``, or -1 (none yet, or not a file's document)."""
+        parts = []
+        for leaf, _ in leaves:
+            segment = leaf.segment()
+            if segment is None:  # an empty reader: no documents
+                parts.append(np.full(leaf.doc_count_all(), -1, np.int64))
+                continue
+            sid = segment.segment_id()
+            cached = self._rows_cache.get(sid)
+            if cached is None or cached[0] is not vectors or cached[1] != len(vectors):
+                cached = (vectors, len(vectors), vectors.rows_of(self._digests(leaf)))
+                self._rows_cache[sid] = cached
+            parts.append(cached[2])
+        return np.concatenate(parts) if parts else np.zeros(0, np.int64)
+
+    def _digests(self, leaf: Any) -> list[str]:
+        """Per document of one segment: the sha256 of the memory file it indexed, or "" (messages, other files)."""
+        segment = leaf.segment()
+        sid = segment.segment_id()
+        if sid not in self._segment_digests:
+            listed = self._listed(leaf)
+            digests = [""] * int(segment.doc_count_all())
+            for docnum, digest in zip(listed.docnums, listed.digests, strict=True):
+                digests[docnum] = digest
+            self._segment_digests[sid] = digests
+        return self._segment_digests[sid]
+
+    def memory_digests(self) -> set[str]:
+        """The sha256 of every file the index holds now (what vectors are kept for)."""
+        return {str(stat[2]) for stat in self.known(None).values()}
+
+    def unembedded(self, vectors: VectorStore) -> list[tuple[str, str]]:
+        """The live memories whose file content has no vector in ``vectors`` yet: (vault path, sha256) each."""
+        with self._lock:
+            try:
+                searcher = self._reader()
+                leaves = [(leaf.reader(), offset) for leaf, offset in searcher.leaf_searchers()]
+                memories = self._live_docs(searcher, leaves) & self._holding(searcher, leaves, [("kind", "memory")])
+                missing = np.flatnonzero(memories & (self._vector_rows(leaves, vectors) < 0))
+                if not len(missing):
+                    return []
+                found = []
+                for leaf, offset in leaves:
+                    if leaf.segment() is None:
+                        continue
+                    listed = self._listed(leaf)
+                    local = set((missing[(missing >= offset) & (missing < offset + leaf.doc_count_all())]
+                                 - offset).tolist())  # fmt: skip
+                    found += [(p, d) for n, p, d in zip(listed.docnums, listed.paths, listed.digests, strict=True)
+                              if n in local]  # fmt: skip
+                return sorted(set(found))
+            except Exception as exc:
+                raise SearchIndexError(f"listing memories to embed failed ({exc.__class__.__name__}: {exc})") from exc
 
     def _live_docs(self, searcher: Any, leaves: list[tuple[Any, int]]) -> Any:
         """Per document of ``searcher``: True unless deleted (made once per searcher)."""
@@ -1720,6 +2012,14 @@ class SearchIndex:
             self._live = (searcher, live)
         return self._live[1]
 
+    def _user_docs(self, searcher: Any) -> Any:
+        """Per document of ``searcher``: True for a message whose role is ``user`` (made once per searcher)."""
+        if self._users[0] is not searcher:
+            users = np.zeros(searcher.doc_count_all(), dtype=bool)
+            users[np.fromiter(searcher.docs_for_query(query.Term("role", "user")), np.int64)] = True
+            self._users = (searcher, users)
+        return self._users[1]
+
     def _transcript_stat(self, rel: str) -> tuple[int, int] | None:
         """The ``(mtime_ns, size)`` a transcript was indexed at (cached until the searcher changes)."""
         if rel not in self._transcript_stats:
@@ -1727,6 +2027,14 @@ class SearchIndex:
             st = stored.get("stat") if stored else None
             self._transcript_stats[rel] = (int(st[0]), int(st[1])) if st else None
         return self._transcript_stats[rel]
+
+    def _plain(self, text: str, searcher: Any) -> list[tuple[str, str]]:
+        """The ``(field, term)`` pairs a query of plain words looks for in memories (none: no content word)."""
+        terms = self._terms(text, searcher, "body")
+        if not terms:
+            return []
+        words = _WORD.findall(text.lower())[:MAX_QUERY_TERMS]
+        return [(f, t) for t in terms for f in NOTE_FIELDS] + [("tags", w) for w in words]
 
     @staticmethod
     def _terms(text: str, searcher: Any, field: str) -> list[str]:
@@ -1779,6 +2087,13 @@ def _differing(walked: dict[str, Stat], known: dict[str, tuple[Any, ...]]) -> li
     get = known.get
     return ([p for p, (mtime, size) in walked.items() if (k := get(p)) is None or k[1] != size or k[0] != mtime]
             + [p for p in known if p not in walked])  # fmt: skip
+
+
+def _top(found: Any, scores: Any, k: int) -> Any:
+    """The ``k`` documents of ``found`` with the highest ``scores``, best first; ties in index order."""
+    if len(found) > k:  # all that score at least the k-th best, so ties are broken as below
+        found = found[scores[found] >= np.partition(scores[found], len(found) - k)[len(found) - k]]
+    return found[np.lexsort((found, -scores[found]))][:k]
 
 
 def _or_pairs(parsed: Any) -> list[tuple[str, str]] | None:
@@ -1907,19 +2222,48 @@ def speaker_of(item: dict[str, Any]) -> str | None:
     return match[1] if match else None
 
 
-def _message_terms(own: list[list[str]], i: int, date_terms: list[str]) -> list[str] | None:
-    """The terms of message ``i``: its own words, its neighbours' and its date's, repeated by weight.
+def first_person(text: str) -> bool:
+    """Whether a question is in the first person ("my", "I'm"): the user asking about themselves."""
+    return any(word.replace("’", "'") in FIRST_PERSON for word in _WORD.findall(text.lower()))
 
-    A message with no words of its own gets none: it could only be found by its neighbours'.
+
+def _message_terms(own: list[Counter[str]], i: int, date_terms: list[str]) -> list[tuple[str, float]] | None:
+    """The terms of message ``i`` with their weights: its own words, its neighbours' and its date's.
+
+    Weights are those of :data:`CONTEXT_WEIGHTS` times :func:`_context_share` for neighbours,
+    :data:`DATE_WEIGHT` for the date's words, all times :data:`WEIGHT_SCALE`. A message with no
+    words of its own gets none: it could only be found by its neighbours'.
     """
     if not own[i]:
         return None
-    terms = own[i] * CONTEXT_WEIGHTS[0]
+    length = own[i].total()
+    weights: dict[str, float] = {term: count * CONTEXT_WEIGHTS[0] for term, count in own[i].items()}
     for distance, weight in enumerate(CONTEXT_WEIGHTS[1:], 1):
         for j in (i - distance, i + distance):
-            if 0 <= j < len(own):
-                terms += own[j] * weight
-    return terms + date_terms
+            share = weight * _context_share(length, own[j].total()) if 0 <= j < len(own) and own[j] else 0.0
+            if share > 0:
+                for term, count in own[j].items():
+                    weights[term] = weights.get(term, 0.0) + count * share
+    if DATE_WEIGHT > 0:
+        for term in date_terms:
+            weights[term] = weights.get(term, 0.0) + DATE_WEIGHT
+    return [(term, weight * WEIGHT_SCALE) for term, weight in weights.items()]
+
+
+def _context_share(own: int, other: int) -> float:
+    """How much of a neighbour's words (``other`` terms) a message of ``own`` terms takes, from 0 to 1.
+
+    Whole for a short message beside a neighbour no longer than :data:`CONTEXT_FULL_TERMS`
+    (or than itself); less as the message grows, nothing from :data:`CONTEXT_ALONE_TERMS`
+    terms on; and a longer neighbour's words are scaled down to that many, so what a message
+    takes from a neighbour never outweighs what it says itself.
+    """
+    if own >= CONTEXT_ALONE_TERMS or other <= 0:
+        return 0.0
+    fade = 1.0
+    if own > CONTEXT_FULL_TERMS:
+        fade = (CONTEXT_ALONE_TERMS - own) / (CONTEXT_ALONE_TERMS - CONTEXT_FULL_TERMS)
+    return fade * min(1.0, max(own, CONTEXT_FULL_TERMS) / other)
 
 
 def namespace_terms(namespace: str) -> list[str]:
@@ -1932,6 +2276,15 @@ def namespace_terms(namespace: str) -> list[str]:
     """
     parts = namespace.split("/") if namespace else []
     return ["/".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def _searched_body(meta: Mapping[str, Any], body: str) -> str:
+    """The words searched as a memory's body: its ``description`` and the body.
+
+    Claude Code's memory files and many Obsidian notes keep a one-line summary there.
+    """
+    description = meta.get("description")
+    return f"{description}\n{body}" if isinstance(description, str) and description.strip() else body
 
 
 def make_snippet(body: str, stems: set[str], *, width: int = 200) -> str:

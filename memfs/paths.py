@@ -23,7 +23,10 @@ _WINDOWS_RESERVED = {
     *(f"lpt{i}" for i in range(1, 10)),
 }  # fmt: skip
 _SUPERSCRIPTS = str.maketrans("¹²³", "123")  # COM¹ is as reserved as COM1
-_FORBIDDEN_CHARS = set('\\<>:"|?*%')
+#: ``:`` is allowed: notes are named ``Kyoto Trip: March.md`` on macOS and Linux, where git and every
+#: editor take it (a Windows checkout cannot hold such a file; the name is the person's to choose).
+_FORBIDDEN_CHARS = set('\\<>"|?*%')
+_FORBIDDEN_CATEGORIES = ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp")
 _SLUG_DROP = re.compile(r"[^a-z0-9]+")
 
 
@@ -66,7 +69,7 @@ def _check_component(part: str, path: str, what: str) -> None:
         raise PathError(f"{what} {path!r}: hidden names such as {part!r} are reserved")
     for ch in part:
         cat = unicodedata.category(ch)
-        if cat in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp") or ch in _FORBIDDEN_CHARS:
+        if cat in _FORBIDDEN_CATEGORIES or ch in _FORBIDDEN_CHARS:
             raise PathError(f"{what} {path!r} contains the forbidden character {ch!r}")
     if part.endswith((" ", ".")):
         raise PathError(f"{what} {path!r}: a name may not end with a space or a dot")
@@ -99,10 +102,56 @@ def clean_memory_path(path: str) -> str:
     return path
 
 
+def keepable_name(path: str) -> tuple[str, str | None]:
+    """The nearest name to ``path`` that :func:`clean_relpath` accepts, and why it differs (None if not).
+
+    A person's note keeps its own name wherever it can: only the components that break a rule
+    change, and only as much as they must (NFC form; a forbidden character becomes ``-``; a
+    trailing space or dot goes; a reserved or overlong name becomes its slug). Case, spaces,
+    accents and emoji are kept, so the folders of one import never split into case twins.
+    The result may still be refused as a whole (too deep, too long): callers check it.
+    """
+    composed = unicodedata.normalize("NFC", path)
+    reasons = [] if composed == path else ["its name was not in Unicode NFC form"]
+    parts = []
+    for part in composed.split("/"):
+        fixed = "".join("-" if _forbidden(ch) else ch for ch in part).rstrip(" .") or "-"
+        if fixed != part:
+            reasons.append(f"{part!r} holds characters a memory's name may not: {_shown_bad(part)}")
+        try:
+            _check_component(fixed, composed, "name")
+        except PathError as exc:
+            stem, dot, ext = fixed.rpartition(".")
+            fixed = slugify(stem) + dot + ext if stem and ext.isalnum() else slugify(fixed)
+            reasons.append(str(exc))
+        parts.append(fixed)
+    return "/".join(parts), "; ".join(reasons) or None
+
+
+def _forbidden(ch: str) -> bool:
+    return ch in _FORBIDDEN_CHARS or unicodedata.category(ch) in _FORBIDDEN_CATEGORIES
+
+
+def _shown_bad(part: str) -> str:
+    bad = sorted({ch for ch in part if _forbidden(ch)})
+    shown = " ".join(repr(ch) for ch in bad)
+    ending = "a trailing space or dot" if part.rstrip(" .") != part else ""
+    return ", ".join(x for x in (shown, ending) if x)
+
+
 def slugify(text: str, *, max_length: int = 60) -> str:
-    """Turn a title into a file-name slug: ``"Window seats!"`` becomes ``"window-seats"``."""
+    """Turn a title into a file-name slug: ``"Window seats!"`` becomes ``"window-seats"``.
+
+    Latin letters lose their accents (``"Café"``: ``cafe``); a title mostly in another script
+    keeps its letters (``"我喜欢靠窗的座位"``, ``"москва-зимой"``) rather than become ``memory``.
+    """
     folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
     slug = _SLUG_DROP.sub("-", folded.lower()).strip("-")
+    letters = sum(1 for c in text if unicodedata.category(c)[0] in "LN")
+    if letters and sum(c.isalnum() for c in slug) * 2 < letters:  # most letters are not Latin: keep them
+        lowered = unicodedata.normalize("NFC", text.lower())
+        slug = "-".join("".join(c if unicodedata.category(c)[0] in "LMN" else " " for c in lowered).split())
+        max_length = min(max_length, 40)
     if len(slug) > max_length:
         slug = slug[:max_length].rsplit("-", 1)[0] or slug[:max_length]
     slug = slug.strip("-") or "memory"

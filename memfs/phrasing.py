@@ -252,3 +252,39 @@ def _after_a_noun(words: list[str]) -> bool:
         return False
     last = words[-1].lower()
     return not (last.endswith(("ing", "ed")) or words[-2].lower() == "to" or last in _MODALS)
+
+
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)|[。！？；;]")
+_ABBREVIATION = re.compile(r"(?:^|\s)(?:[A-Z][a-z]{0,2}|[a-z](?:\.[a-z])+)$")  # Dr. Mr. St. e.g. before the stop
+_SPACELESS = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\u0e00-\u0e7f]")
+HEADLINE_CHARS = 60  # a title made from a text's first sentence
+SPACELESS_CHARS = 20  # ... in a script written without spaces (Chinese, Japanese, Thai)
+
+
+def headline(text: str) -> str:
+    """A readable title from a text's first sentence, in any script ("" when it has no words).
+
+    A heading's marks and a final stop are dropped; a long sentence is cut at a word (at
+    :data:`HEADLINE_CHARS`, or :data:`SPACELESS_CHARS` characters in a script written without
+    spaces) and marked with "…".
+    """
+    for line in text.splitlines():
+        line = line.strip().lstrip("#>*-+ \t").strip()
+        if not line or line == "---":
+            continue
+        sentence = _first_sentence(line).strip().rstrip(".!?。！？;；:,，、")
+        if not sentence:
+            continue
+        limit = SPACELESS_CHARS if _SPACELESS.search(sentence) and " " not in sentence else HEADLINE_CHARS
+        if len(sentence) <= limit:
+            return sentence
+        cut = sentence[:limit].rsplit(" ", 1)[0] if " " in sentence[:limit] else sentence[:limit]
+        return cut.rstrip(",;:，、 ") + "…"
+    return ""
+
+
+def _first_sentence(line: str) -> str:
+    for stop in _SENTENCE_END.finditer(line):
+        if not _ABBREVIATION.search(line[: stop.start()]):
+            return line[: stop.start()]
+    return line

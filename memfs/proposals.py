@@ -30,20 +30,34 @@ the index never reads it, so nothing proposed is searched or injected as fact. E
 here comes from a file anyone may edit, so every key is checked (:func:`read`) and a proposal
 that names a path outside ``memories/``, an unknown action or a malformed base is refused with
 :class:`~memfs.errors.ProposalError`, never carried out.
+
+**Whose proposal it is.** ``proposed_by`` and ``session`` are what the file says: a remote or a
+person can write any name there. So a proposal is a session's own (its agent sees it as "your
+proposal" and edits it further) only when this vault wrote it for that session: every proposal
+memfs writes is noted in ``.memfs/proposed``, signed with the key that signs the search index
+(kept outside every vault), over its id, session and exact bytes. :func:`origin` says where one
+really came from: proposed here, arrived by sync, or neither (written by hand, or in a copy
+received some other way).
 """
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import hashlib
+import hmac
+import json
 import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
+from . import _fs
+from .credentials import redact
 from .documents import Document, dumps, load_bytes, timestamp
-from .engine import WriteEngine
-from .errors import DocumentError, FileTooLargeError, MemoryNotFoundError, PathError, ProposalError
+from .engine import MAX_STATE_BYTES, WriteEngine
+from .errors import DocumentError, FileTooLargeError, HistoryError, MemoryNotFoundError, PathError, ProposalError
+from .index import index_key
 from .layout import MEMORIES_DIR, PROPOSALS_DIR, label, split_memory_path
 from .paths import clean_memory_path
 
@@ -53,6 +67,9 @@ ACTIONS = ("write", "delete", "move")
 NO_BASE = "none"
 _ID = re.compile(r"prop_[0-9A-HJKMNP-TV-Z]{26}")
 _BASE = re.compile(r"sha256:[0-9a-f]{64}")
+#: Where a proposal came from (:func:`origin`): written by memfs in this vault, brought by a sync, or neither.
+HERE, BY_SYNC, ELSEWHERE = "proposed here", "arrived by sync", "not proposed through memfs here"
+_RECORD = "proposed"  # under .memfs/: {proposal id: [its file, the signature of what memfs wrote]}
 _KEYS = ("proposal", "group", "op", "action", "path", "to", "base", "proposed_by", "provenance", "session",
          "created")  # fmt: skip
 
@@ -132,6 +149,7 @@ def new(proposal_id: str, *, group: str | None, op: str, action: str, path: str,
         base: bytes | None, text: str | None, proposed_by: str, provenance: str | None,
         session: str | None) -> Proposal:  # fmt: skip
     """A proposal not written yet (``base``: the bytes of the file the proposer saw, None for none)."""
+    proposed_by = redact(proposed_by)[0]  # front matter: an author's name never carries a credential
     return Proposal(proposal_id, group or proposal_id, op, action, path, to, digest(base),
                     text if action == "write" else None, proposed_by, provenance, session, timestamp(),
                     file_for(path, proposal_id))  # fmt: skip
@@ -153,7 +171,83 @@ def write(engine: WriteEngine, proposal: Proposal, *, trailers: Mapping[str, str
     keys = {**(trailers or {}), "Memfs-Op": "propose", "Memfs-Proposal": proposal.id}
     expect = engine.read_bytes(replacing.file) if replacing is not None else None
     engine.write(proposal.file, text, message=message, trailers=keys, create=replacing is None, expect=expect)
+    _note(engine, proposal, engine.read_bytes(proposal.file))
     return proposal
+
+
+def _signature(engine: WriteEngine, proposal_id: str, session: str | None, data: bytes) -> str:
+    """What ``.memfs/proposed`` keeps for a proposal memfs wrote: a MAC over the vault, id, session and bytes."""
+    payload = b"\0".join(
+        [
+            str(engine.root).encode("utf-8", "surrogateescape"),
+            proposal_id.encode(),
+            (session or "").encode("utf-8"),
+            hashlib.sha256(data).digest(),
+        ]
+    )
+    return hmac.new(index_key(), payload, hashlib.sha256).hexdigest()
+
+
+def _record(engine: WriteEngine) -> dict[str, list[str]]:
+    """``.memfs/proposed`` (empty when absent, unreadable or malformed: nothing is then anyone's own)."""
+    try:
+        raw = json.loads(_fs.read_file(engine.state_dir / _RECORD, limit=MAX_STATE_BYTES) or b"{}")
+    except (ValueError, UnicodeDecodeError, OSError, FileTooLargeError):
+        return {}
+    if not isinstance(raw, dict):
+        return {}
+    return {
+        k: v
+        for k, v in raw.items()
+        if isinstance(k, str) and isinstance(v, list) and len(v) == 2 and all(isinstance(x, str) for x in v)
+    }
+
+
+def _note(engine: WriteEngine, proposal: Proposal, data: bytes) -> None:
+    """Record that memfs wrote ``proposal`` (these bytes, for its session) here; entries of removed files go.
+
+    Derived state, written without fsync: losing it only means the session no longer sees the
+    proposal as its own (a person still reviews it).
+    """
+    record = {k: v for k, v in _record(engine).items() if os.path.lexists(engine.root / v[0])}
+    record[proposal.id] = [proposal.file, _signature(engine, proposal.id, proposal.session, data)]
+    folder = engine.state_dir
+    with contextlib.suppress(OSError):
+        _fs.make_folders(folder)
+        tmp = folder / f"{_RECORD}.new"
+        tmp.write_text(json.dumps(record), "utf-8")
+        os.replace(tmp, folder / _RECORD)
+
+
+def written_here(engine: WriteEngine, proposal: Proposal) -> bool:
+    """True when memfs wrote ``proposal`` in this vault, for the session it names, exactly as it is now."""
+    entry = _record(engine).get(proposal.id)
+    if entry is None or entry[0] != proposal.file:
+        return False
+    try:
+        data = engine.read_bytes(proposal.file)
+    except (MemoryNotFoundError, FileTooLargeError, PathError):
+        return False
+    return hmac.compare_digest(entry[1], _signature(engine, proposal.id, proposal.session, data))
+
+
+def origin(engine: WriteEngine, proposal: Proposal) -> str:
+    """Where ``proposal`` came from, as this vault knows it: :data:`HERE`, :data:`BY_SYNC` or :data:`ELSEWHERE`.
+
+    Not what its file says: a proposal is HERE only when memfs wrote it in this vault as it is;
+    BY_SYNC when the commit that last changed its file came from a remote (a sync or a clone).
+    """
+    if written_here(engine, proposal):
+        return HERE
+    history = engine.history
+    try:
+        last = history.plumbing("rev-list", "-1", "HEAD", "--", proposal.file, check=False).strip()
+        remote = history.plumbing("for-each-ref", "--format=%(objectname)", "refs/remotes/", check=False).split()
+    except HistoryError:
+        return ELSEWHERE
+    if last and any(history.is_ancestor(last, tip) for tip in remote):
+        return BY_SYNC
+    return ELSEWHERE
 
 
 def files(engine: WriteEngine) -> list[str]:
@@ -239,11 +333,23 @@ def _within(proposal: Proposal, session: str | None, namespace: str | None, *, w
 
 
 def own(engine: WriteEngine, session: str | None, path: str) -> Proposal | None:
-    """The newest write ``session`` proposed for the memory at ``path`` (None without a session)."""
+    """The newest write ``session`` proposed here for the memory at ``path`` (None without a session).
+
+    Only a proposal memfs wrote in this vault for that session counts (:func:`written_here`): one
+    that merely says so (a remote's, a hand-made file) is never a session's own.
+    """
     if not session:
         return None
     writes = [p for p in pending(engine, session=session, path=path) if p.action == "write" and p.path == path]
+    writes = [p for p in writes if written_here(engine, p)]
     return writes[-1] if writes else None
+
+
+def mine(engine: WriteEngine, session: str | None, namespace: str | None = None) -> list[Proposal]:
+    """The proposals ``session`` made here (in ``namespace`` and below), oldest first; none without a session."""
+    if not session:
+        return []
+    return [p for p in pending(engine, session=session, namespace=namespace) if written_here(engine, p)]
 
 
 def current(engine: WriteEngine, path: str) -> bytes | None:

@@ -38,7 +38,7 @@ from typing import Any
 
 from . import _fs, transcript
 from .conversation import ConversationManager, Decision, View, extend_view, items_needed, read_view
-from .credentials import redact_value
+from .credentials import check_clean, find_secrets, redact_value, report
 from .documents import timestamp
 from .engine import Stat, WriteEngine, engine_of
 from .errors import ConflictError, DocumentError, InvalidArgumentError, PathError, SessionError
@@ -116,12 +116,19 @@ def keys_id(keys: Mapping[str, Any]) -> str:
     """A session id derived from context keys: the same keys always give the same id."""
     if not isinstance(keys, Mapping) or not keys:
         raise InvalidArgumentError("keys must be a non-empty mapping of names to values")
-    for name, value in keys.items():
-        if not isinstance(name, str) or not isinstance(value, (str, int, float, bool)):
-            raise InvalidArgumentError(f"keys must map strings to plain values, got {name!r}: {value!r}")
+    _check_keys(keys)
     canonical = json.dumps(dict(sorted(keys.items())), separators=(",", ":"), ensure_ascii=False)
     readable = "-".join(slugify(str(v), max_length=20) for _, v in sorted(keys.items()))[:60]
     return f"{readable}-{hashlib.sha256(canonical.encode()).hexdigest()[:10]}"
+
+
+def _check_keys(keys: Mapping[str, Any]) -> None:
+    """Context keys as a transcript's front matter and file name may hold them: plain values, no credential."""
+    for name, value in keys.items():
+        check_clean("a context key's name", str(name))
+        check_clean(f"the value of the context key {name!r}", str(value))
+        if not isinstance(name, str) or not isinstance(value, (str, int, float, bool)):
+            raise InvalidArgumentError(f"keys must map strings to plain values, got {name!r}: {value!r}")
 
 
 class MarkdownSession:
@@ -162,12 +169,26 @@ class MarkdownSession:
                 f"commit must be one of {COMMIT_POLICIES} or a positive number of seconds, got {commit!r}"
             )
         self.engine: WriteEngine = engine_of(vault)
+        # the id names the file and every commit; a key or a folder is a name too: none may hold a credential
+        if isinstance(session_id, str):
+            check_clean("the session id", session_id)
+        if isinstance(folder, str):
+            check_clean("the session folder", folder)
         self.session_id = session_id
         self.path = session_file(session_id, folder)
         self.keys = dict(keys or {})
-        self.session_settings = session_settings
+        if self.keys:
+            _check_keys(self.keys)
+        for name in metadata or {}:
+            check_clean("a front-matter key", str(name))
+        self.session_settings = _settings(session_settings)
         self.commit_policy = commit
-        self.metadata = dict(metadata or {})
+        self.metadata = redact_value(dict(metadata or {}))  # front matter is content: redacted, as messages are
+        report(
+            find_secrets(json.dumps(metadata or {}, default=str)),
+            where=f"the front matter of {self.path}",
+            who=f"session {session_id}",
+        )
         self.manager = manager
         self._dirty = False
         self._last_commit = float("-inf")  # the first append under an interval policy is due at once
@@ -183,11 +204,21 @@ class MarkdownSession:
     # -- the synchronous core ----------------------------------------------------
 
     def items(self, limit: int | None = None) -> list[dict[str, Any]]:
-        """The items the model sees: the manager's view if one is attached, else :meth:`history`."""
-        if self.manager is None:
-            return self.history(limit)
+        """The items the model sees: the managed view (:meth:`history` on a transcript no manager or compaction cut).
+
+        Without a manager attached, the view is the one the transcript's own entries say (a
+        compaction's, or a manager's of another process); with neither, every item.
+        """
         limit = self._resolve_limit(limit)
-        view = self.view().items
+        if self.manager is None:
+            if limit == 0:
+                return []
+            cut = self._view(None if limit is None or limit < 0 else limit)
+            if cut.removed == 0 and cut.summary is None and not cut.truncated:
+                return self.history(limit)  # nothing cut: every item (and a word on unreadable entries)
+            view = cut.items
+        else:
+            view = self.view().items
         if limit is None or limit < 0:
             return view
         return view[len(view) - limit :] if limit else []
@@ -231,7 +262,9 @@ class MarkdownSession:
             return
         now = timestamp()
         # credentials are redacted before anything is written: the raw text is kept nowhere
-        entries: list[tuple[Any, ...]] = [(redact_value(json.loads(json.dumps(item))), now) for item in items]
+        dumped = [json.dumps(item) for item in items]
+        entries: list[tuple[Any, ...]] = [(redact_value(json.loads(text)), now) for text in dumped]
+        report(find_secrets("\n".join(dumped)), where=self.path, who=f"session {self.session_id}")
         message = f"session: {self.session_id} +{len(items)} message{'s' if len(items) > 1 else ''}"
         manager = self.manager
         if manager is not None:
@@ -243,7 +276,7 @@ class MarkdownSession:
                         self._check_unchanged(view, stat, items_needed(manager))
                         with self._all_or_nothing():
                             self._ensure_file()
-                            self._write_entries(entries + _decision_entries(decision), at=view.next_position)
+                            self._write_entries(entries + _decision_entries(decision, self.path), at=view.next_position)
                             self._changed(message)
                     return
                 except ConflictError:  # the view changed under the decision
@@ -414,6 +447,40 @@ class MarkdownSession:
         manager.restore(self._settled_view(None)[0])
         raise SessionError(f"{self.path} kept changing while its manager decided; nothing was recorded")
 
+    def replace_view(self, items: Sequence[Mapping[str, Any]], *, reason: str = "compaction") -> None:
+        """Make ``items`` all the model sees from now on, in one write and one commit.
+
+        The transcript keeps every item it held: an entry says the view starts after them
+        (``messages before N are out of the model's view (compaction)``), then ``items`` follow
+        it. This is what a compaction does (OpenAI's ``OpenAIResponsesCompactionSession`` calls
+        it through ``_atomic_replace_items``); the verbatim history stays readable in the file.
+        """
+        items = [dict(item) for item in items]
+        for item in items:
+            json.dumps(item)
+        now = timestamp()
+        with self.engine.locked():
+            if self.file.exists():
+                self._write_entries([])  # torn tails cut, dropped entries put back first
+            view = self._view(None)
+            start = view.next_position + 1  # the entry below takes next_position, the items follow it
+            removed = view.removed + view.skipped + len(view.positions)
+            meta = {"start": start, "removed": removed, "drop_summary": view.summary is not None,
+                    "reason": reason, "manager": reason, "truncated": {}}  # fmt: skip
+            decision = Decision("window", meta, f"Messages before {start} are out of the model's view ({reason}).")
+            entries = _decision_entries(decision) + [(redact_value(item), now) for item in items]
+            with self._all_or_nothing():
+                self._ensure_file()
+                self._write_entries(entries, at=view.next_position)
+                self._changed(f"session: {self.session_id} {reason} ({len(items)} items in view)")
+        if self.manager is not None:
+            self.manager.restore(self.view())
+
+    async def _atomic_replace_items(self, items: list[Any]) -> bool:
+        """The OpenAI Agents SDK's hook for compaction: :meth:`replace_view`, one commit."""
+        await asyncio.to_thread(self.replace_view, items)
+        return True
+
     def restore_manager(self) -> list[dict[str, Any]]:
         """Rebuild the manager's state from the transcript alone; returns the managed view."""
         return self._manager().restore(self.view())
@@ -433,7 +500,7 @@ class MarkdownSession:
         return self.manager
 
     def _write_decision(self, decision: Decision) -> None:
-        self._write_entries(_decision_entries(decision))
+        self._write_entries(_decision_entries(decision, self.path))
 
     def _resolve_limit(self, limit: int | None) -> int | None:
         if limit is None and self.session_settings is not None:
@@ -550,7 +617,7 @@ class MarkdownSession:
             try:
                 with self._all_or_nothing():
                     self._ensure_file()
-                    self._write_entries(_decision_entries(decision), at=view.next_position)
+                    self._write_entries(_decision_entries(decision, self.path), at=view.next_position)
                     self._changed(f"session: {self.session_id} {decision.kind}")
             except ConflictError:
                 raise
@@ -631,6 +698,28 @@ class MarkdownSession:
         return {"Memfs-Op": "session", "Memfs-Session": self.session_id}
 
 
+def _settings(value: Any) -> Any:
+    """Session settings as given, a dict (as ``SQLiteSession`` takes it) made the SDK's ``SessionSettings``.
+
+    The Runner calls ``session.session_settings.resolve()``, so a dict is converted when the Agents
+    SDK is installed; without it memfs reads the dict's ``limit`` itself.
+    """
+    if not isinstance(value, Mapping):
+        return value
+    unknown = sorted(set(value) - {"limit"})
+    if unknown:
+        raise InvalidArgumentError(f"session_settings takes only 'limit', got {unknown}; "
+                                   "pass {'limit': N} or the SDK's SessionSettings")  # fmt: skip
+    limit = value.get("limit")
+    if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool)):
+        raise InvalidArgumentError(f"session_settings limit must be an integer or None, got {limit!r}")
+    try:
+        from agents.memory.session_settings import SessionSettings
+    except ImportError:
+        return dict(value)
+    return SessionSettings(limit=limit)
+
+
 def _last_items(fd: int, count: int | None) -> tuple[list[transcript.Entry], list[transcript.BrokenEntry]]:
     """The last ``count`` conversation items (all with None), reading back past manager entries."""
     if count is None:
@@ -645,11 +734,13 @@ def _last_items(fd: int, count: int | None) -> tuple[list[transcript.Entry], lis
         want *= 4
 
 
-def _decision_entries(decision: Decision | None) -> list[tuple[Any, ...]]:
-    """The transcript entry that records a manager's decision (none for no decision)."""
+def _decision_entries(decision: Decision | None, path: str) -> list[tuple[Any, ...]]:
+    """The transcript entry that records a manager's decision (none for no decision); a credential in it redacted."""
     if decision is None:
         return []
-    return [(redact_value(decision.entry_item()), timestamp(), decision.kind, dict(decision.meta))]
+    item = decision.entry_item()
+    report(find_secrets(json.dumps(item, default=str)), where=path, who=f"the conversation manager ({decision.kind})")
+    return [(redact_value(item), timestamp(), decision.kind, dict(decision.meta))]
 
 
 def _stat_of(path: Path) -> Stat | None:

@@ -62,9 +62,17 @@ class ReviewPolicy:
 
     def requires(self, namespace: str, writer: str | None) -> bool:
         """True when a write by ``writer`` (a provenance value; None: a person) in ``namespace`` is a proposal."""
+        return self.requires_at(f"memories/{namespace}/", writer)
+
+    def requires_at(self, path: str, writer: str | None) -> bool:
+        """True when a write by ``writer`` of the vault path ``path`` is a proposal.
+
+        Decided on the path itself, not on the store writing it: the innermost namespace listed
+        that holds the path decides (a store of ``users/alice`` writing ``inbox/x.md`` follows
+        ``users/alice/inbox``).
+        """
         if writer not in REVIEWABLE:
             return False
-        path = f"memories/{namespace}/"
         holding = [ns for ns in self.namespaces if in_namespace(path, ns)]
         if holding:
             return writer in self.namespaces[max(holding, key=len)]

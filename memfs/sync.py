@@ -48,12 +48,14 @@ from .layout import (
     ARCHIVE_DIR,
     CONFLICTS_DIR,
     CONTENT_DIRS,
+    MAX_ATTACHMENT_BYTES,
     MEMORIES_DIR,
     PROPOSALS_DIR,
     SESSIONS_DIR,
     TOMBSTONES,
     conflict_copy,
     conflicted_path,
+    is_attachment,
     is_memory,
     label,
     split_memory_path,
@@ -417,6 +419,8 @@ def _check_tombstones_sent(here: Tombstones, there: Tombstones) -> None:
 
 def _limit(path: str) -> int:
     """The largest file a sync takes in at ``path``: a transcript's limit, or a memory's."""
+    if is_attachment(path):
+        return MAX_ATTACHMENT_BYTES
     return MAX_TRANSCRIPT_BYTES if path == TOMBSTONES or path.split("/", 1)[0] == "sessions" else MAX_CONTENT_BYTES
 
 

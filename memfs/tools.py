@@ -14,6 +14,7 @@ of any argument (:func:`_echo`): a megabyte query never comes back into the mode
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import logging
@@ -21,7 +22,7 @@ import os
 import re
 import reprlib
 import stat
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,6 +49,7 @@ from .errors import (
     ValidityError,
 )
 from .layout import MEMORIES_DIR, has_control, in_namespace, one_line
+from .links import backlinks, outlinks
 from .paths import clean_namespace, clean_relpath, split_virtual
 from .proposals import Proposal
 from .scopes import Scope, check_writable, granted, proposes, readable
@@ -114,6 +116,10 @@ def _command(name: str, description: str, *, writes: bool, native: bool,
 
 
 REGISTRY: dict[str, Command] = {}
+#: What the search command says it does, by the vault's model: with one it ranks by meaning too.
+SEARCH_BY_WORDS = "Search all memories for the words of a query; returns paths, titles and snippets."
+SEARCH_BY_MEANING = ("Search all memories by meaning: finds memories that answer the query in other words too; "
+                     "returns paths, titles and snippets.")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -479,7 +485,7 @@ class MemoryTools:
         folder = self._rel(target) + "/"
         found: dict[str, tuple[str, str]] = {}
         for store in self.stores.values():
-            for proposal in store.proposals(session=self.session):
+            for proposal in store.own_proposals():
                 path = proposal.path
                 if proposal.action == "write" and path.startswith(folder) and readable(self.scopes, path) \
                         and not os.path.lexists(self.engine.root / path):  # fmt: skip
@@ -655,9 +661,14 @@ class MemoryTools:
             self._seen[rel] = _sha(final.encode("utf-8"))
         return final
 
-    def _proposed(self, target: _Target, *, line: bool = False) -> str:
-        """What a write's result adds when the write became a proposal (``line``: on a line of its own)."""
-        if target.store is None or not target.store.proposes():
+    def _proposed(self, target: _Target, *, line: bool = False, proposing: bool | None = None) -> str:
+        """What a write's result adds when the write became a proposal (``line``: on a line of its own).
+
+        Decided on the path written (``proposing``: decided before a delete or a move, whose source is gone).
+        """
+        if proposing is None:
+            proposing = target.store is not None and target.store.proposes_change(target.name)
+        if not proposing:
             return ""
         return ("\n" if line else " ") + f"(It is a proposal: {PROPOSED_NOTE}.)"
 
@@ -670,6 +681,7 @@ class MemoryTools:
         assert target.store is not None
         file = self._file(target)
         with self.engine.locked():
+            proposing = target.store.proposes_change(target.name)
             if file.is_file():
                 target.store.delete_file(target.name, trailers=self._trailers("delete"))
             elif file.is_dir():
@@ -677,7 +689,7 @@ class MemoryTools:
             else:
                 raise ToolCallError(f"The path {path} does not exist")
         self._seen.pop(self._rel(target), None)
-        return f"Successfully deleted {path}" + self._proposed(target)
+        return f"Successfully deleted {path}" + self._proposed(target, proposing=proposing)
 
     @_command("rename", "Rename or move a memory file or folder.", writes=True, native=True,
               old_path=(_STR, True, "The file or folder to rename."),
@@ -698,23 +710,66 @@ class MemoryTools:
             raise ToolCallError(f"Cannot move {old_path} into itself ({new_path})")
         move = source.store.move_file if old_file.is_file() else source.store.move_folder
         with self.engine.locked():
+            proposing = source.store.proposes_change(source.name, to=dest.name, into=dest.store)
             move(source.name, dest.name, into=dest.store, trailers=self._trailers("rename"))
         self._seen.pop(self._rel(source), None)
-        return f"Successfully renamed {old_path} to {new_path}" + self._proposed(source)
+        return f"Successfully renamed {old_path} to {new_path}" + self._proposed(source, proposing=proposing)
 
     # -- memfs's own commands ----------------------------------------------------
 
-    @_command("search", "Search all memories by meaning of the words; returns paths, titles and snippets.",
+    @_command("search", SEARCH_BY_WORDS,
               writes=False, native=False,
               query=(_STR, True, "What to look for, in plain words."),
               namespace=(_STR, False, "Only this sub-folder of /memories, e.g. travel."),
               type=(_STR, False, "Only memories of this type (fact, preference, instruction, ...)."),
-              tag=(_STR, False, "Only memories with this tag."),
+              tag=(_STR, False, "Only memories with this tag, or a tag nested under it (project finds project/atlas)."),
               k=(_INT, False, f"How many results (1-{MAX_SEARCH_RESULTS}, default 5)."),
               history=(_BOOL, False, "Also find memories that no longer hold (superseded or expired), each "
                                      "with when it held. Default false: only current memories."))  # fmt: skip
     def _search(self, query: str, namespace: str | None = None, type: str | None = None,
                 tag: str | None = None, k: int = 5, history: bool = False) -> str:  # fmt: skip
+        hits, scopes = self._hits(query, namespace, type, tag, k, history)
+        own = self._own_matches(query, scopes)
+        if not hits and not own:
+            return f'No memories match "{_echo(query)}". Try other words, or view {ROOT} to browse.'
+        if not hits:
+            return self._own_lines(own)
+        count = "1 memory matches" if len(hits) == 1 else f"{len(hits)} memories match"
+        lines = [f'{count} "{_echo(query)}" ({DATA_NOTE}):']
+        for i, hit in enumerate(hits, 1):
+            facts = ", ".join(x for x in (hit.type, (hit.updated or "")[:10]) if x)
+            shown = self._virtual(hit.path)
+            shown = one_line(shown) if has_control(shown) else shown  # a name can never start a line of its own
+            lines.append(f"{i}. {shown} — {one_line(hit.title)} ({facts}; score {hit.score:.2f})")
+            if history:
+                lines.append(f"   {self._held(hit)}")
+            if hit.snippet:
+                lines.append(f"   {one_line(hit.snippet)}")
+        return "\n".join(lines) + ("\n" + self._own_lines(own) if own else "")
+
+    def search_results(self, arguments: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """The hits of a ``search`` call as data (for structured tool output): path, title, type, dates, score, snippet.
+
+        The arguments are checked as :meth:`call` checks them; paths are ``/memories`` paths and
+        text is redacted as in the text answer. Raises :class:`~memfs.errors.MemfsError` on a bad call.
+        """
+        args = dict(arguments)
+        args.pop("command", None)
+        _check_arguments(REGISTRY["search"], args)
+        hits, _ = self._hits(args["query"], args.get("namespace"), args.get("type"), args.get("tag"),
+                             args.get("k", 5), args.get("history", False))  # fmt: skip
+        results = []
+        for hit in hits:
+            found = {"path": self._virtual(hit.path), "title": hit.title, "type": hit.type, "updated": hit.updated,
+                     "score": round(float(hit.score), 4), "snippet": hit.snippet or ""}  # fmt: skip
+            if args.get("history"):
+                found["state"] = getattr(hit, "state", None)
+            results.append({k: redact(v)[0] if isinstance(v, str) else v for k, v in found.items()})
+        return results
+
+    def _hits(self, query: str, namespace: str | None, type: str | None, tag: str | None, k: int,
+              history: bool) -> tuple[list[Any], list[str]]:  # fmt: skip
+        """The ranked hits of a search within this memory, and the namespaces searched."""
         if not 1 <= k <= MAX_SEARCH_RESULTS:
             raise ToolCallError(f"k must be from 1 to {MAX_SEARCH_RESULTS}, got {_echo(k)}.")
         scopes = list(self.namespaces)
@@ -735,24 +790,7 @@ class MemoryTools:
                                        history=history)  # fmt: skip
             # whatever search returned, only what lies in the folder asked for and in this memory
             hits += [h for h in found if in_namespace(h.path, scope) and readable(self.scopes, h.path)]
-        hits = sorted(hits, key=lambda h: -h.score)[:k]
-        own = self._own_matches(query, scopes)
-        if not hits and not own:
-            return f'No memories match "{_echo(query)}". Try other words, or view {ROOT} to browse.'
-        if not hits:
-            return self._own_lines(own)
-        count = "1 memory matches" if len(hits) == 1 else f"{len(hits)} memories match"
-        lines = [f'{count} "{_echo(query)}" ({DATA_NOTE}):']
-        for i, hit in enumerate(hits, 1):
-            facts = ", ".join(x for x in (hit.type, (hit.updated or "")[:10]) if x)
-            shown = self._virtual(hit.path)
-            shown = one_line(shown) if has_control(shown) else shown  # a name can never start a line of its own
-            lines.append(f"{i}. {shown} — {one_line(hit.title)} ({facts}; score {hit.score:.2f})")
-            if history:
-                lines.append(f"   {self._held(hit)}")
-            if hit.snippet:
-                lines.append(f"   {one_line(hit.snippet)}")
-        return "\n".join(lines) + ("\n" + self._own_lines(own) if own else "")
+        return sorted(hits, key=lambda h: -h.score)[:k], scopes
 
     def _own_matches(self, query: str, scopes: Sequence[str]) -> list[Proposal]:
         """This session's proposed writes in ``scopes`` whose text holds a word of ``query`` (the index has none)."""
@@ -761,7 +799,7 @@ class MemoryTools:
         words = {w for w in re.findall(r"\w+", query.lower()) if len(w) > 1}
         found: dict[str, Proposal] = {}
         for store in self.stores.values():
-            for proposal in store.proposals(session=self.session):
+            for proposal in store.own_proposals():
                 text = (proposal.text or "").lower()
                 if proposal.action == "write" and any(in_namespace(proposal.path, s) for s in scopes) \
                         and readable(self.scopes, proposal.path) and words & set(re.findall(r"\w+", text)):  # fmt: skip
@@ -793,6 +831,39 @@ class MemoryTools:
                 lines.append("(older history is not available: the repository is a shallow clone)")
         return "\n".join(lines)
 
+    @_command(
+        "links",
+        "List what a memory file links to ([[wikilinks]], embeds, Markdown links) and which memory "
+        "files link to it. Broken links are named.",
+        writes=False,
+        native=False,
+        path=(_STR, True, "The memory file, e.g. /memories/projects/atlas.md."),
+    )
+    def _links(self, path: str) -> str:
+        target = self._resolve(path)
+        if target.is_root or target.store is None:
+            raise ToolCallError("links takes a memory file, not a folder.")
+        rel = self._rel(target)
+        if not self.engine.is_file(rel):
+            raise ToolCallError(f"No memory at {path}. Use view {ROOT} to list what exists.")
+        out = outlinks(self.engine, rel)
+        back = [r for r in backlinks(self.engine, rel) if readable(self.scopes, r.source)]
+        lines = [f"{path} links to:" if out else f"{path} links to nothing."]
+        for found in out:
+            written = f"[[{found.link.target}]]" if not found.link.markdown else f"({found.link.target})"
+            if found.path is None:
+                lines.append(f"- {one_line(written)}: broken (no such file)")
+            elif readable(self.scopes, found.path):
+                lines.append(f"- {self._virtual(found.path)} (as {one_line(written)})")
+            else:
+                lines.append(f"- {one_line(written)}: a file outside your memory")
+        sources = list(dict.fromkeys(r.source for r in back if r.source != rel))
+        lines.append(
+            f"Linked from {len(sources)} memor{'y' if len(sources) == 1 else 'ies'}" + (":" if sources else ".")
+        )
+        lines += [f"- {self._virtual(source)}" for source in sources]
+        return "\n".join(lines)
+
     @_command("restore", "Bring a memory file back as it was at a revision listed by history.", writes=True,
               native=False, path=(_STR, True, "The file to bring back (it may have been deleted)."),
               revision=(_STR, True, "A revision id from the history command."))  # fmt: skip
@@ -802,8 +873,13 @@ class MemoryTools:
             raise ToolCallError("restore takes a file, not the memory folder.")
         assert target.store is not None
         with self.engine.locked():
-            target.store.restore_file(target.name, revision, trailers=self._trailers("restore"))
+            proposal = target.store.restore_file(target.name, revision, trailers=self._trailers("restore"))
         self._seen.pop(self._rel(target), None)
+        if proposal is not None:
+            return (
+                f"Proposed restoring {path} to revision {_echo(revision)}; until a person accepts it, {path} "
+                f"stays as it is. (It is a proposal: {PROPOSED_NOTE}.)"
+            )
         return f"Restored {path} to revision {_echo(revision)}."
 
     def _held(self, hit: Any) -> str:
@@ -836,7 +912,8 @@ class MemoryTools:
         if by_path is not None:
             self._check_writable(by_path)
             by = self._resolve(by_path)
-            if by.store is not target.store or not by.name.endswith(".md") or not self._file(by).is_file():
+            same = by.store is not None and by.store.namespace == target.store.namespace  # not identity: see _resolve
+            if not same or not by.name.endswith(".md") or not self._file(by).is_file():
                 raise ToolCallError(f"by_path must be an existing memory file in the same folder of your memory "
                                     f"as {path}, got {_echo(by_path)}.")  # fmt: skip
             by_name = by.name
@@ -846,9 +923,33 @@ class MemoryTools:
                                          trailers=self._trailers("supersede"))  # fmt: skip
         self._seen.pop(self._rel(target), None)
         shown = self._virtual(new.path)
+        if new.proposal is not None:
+            return (f"Proposed superseding {path} by {shown}; until a person accepts it, {path} still holds and is "
+                    f"listed and recalled. (It is a proposal: {PROPOSED_NOTE}.)") + (
+                        _redaction_note(new_text) if new_text else "")  # fmt: skip
         return (f"Superseded {path} by {shown}: {path} stays as history (valid until "
                 f"{new.metadata.get('valid_from', 'now')}) and is no longer listed or recalled.") + (
                     _redaction_note(new_text) if new_text else "")  # fmt: skip
+
+    def clear_all(self) -> str:
+        """Delete every memory file this agent may write, in one commit a person can undo.
+
+        What Anthropic's memory tool calls ``clear_all_memory``: every writable namespace is
+        emptied (where writes are proposals, its deletions are proposed); the read-only ones are
+        left as they are. The commit carries this session's trailers, so ``vault.undo(session=...)``
+        or ``memfs undo`` brings everything back.
+        """
+        if not self.writable or "delete" not in self.commands:
+            raise ToolCallError("Nothing in your memory is writable here; nothing was deleted.")
+        trailers = {"Memfs-Op": "delete", **self._trailers("clear_all_memory")}
+        with self.engine.locked(), self.engine.batch("memory: clear all memory", trailers=trailers):
+            for namespace in self.writable:
+                store = self.stores.get(namespace) or MemoryStore(self.engine, namespace, writer="agent",
+                                                                   session=self.session)  # fmt: skip
+                if (self.engine.root / MEMORIES_DIR / namespace).is_dir():
+                    store.delete_folder("", trailers=trailers)
+        self._seen.clear()
+        return "Every memory file you may write was deleted (one commit; a person can undo it)."
 
     # -- schemas -----------------------------------------------------------------
 
@@ -863,7 +964,8 @@ class MemoryTools:
         if native and all(c in self.commands for c in NATIVE_COMMANDS):
             extra = [REGISTRY[c] for c in self.commands if c not in NATIVE_COMMANDS]
             return [{"type": "memory_20250818", "name": "memory"}] + [
-                {"name": f"memory_{c.name}", "description": c.description, "input_schema": _schema([c])} for c in extra
+                {"name": f"memory_{c.name}", "description": self._describe(c), "input_schema": _schema([c])}
+                for c in extra
             ]
         return [{"name": name, "description": text, "input_schema": schema}
                 for name, text, schema in self._definitions(single)]  # fmt: skip
@@ -881,14 +983,43 @@ class MemoryTools:
                 tools.append({"type": "function", "name": name, "description": text, "parameters": schema})
         return tools
 
+    def openai_agents_tools(self, *, single: bool = False) -> list[Any]:
+        """The commands as the OpenAI Agents SDK's ``FunctionTool`` s, for ``Agent(tools=...)``.
+
+        One ``memory_<command>`` tool per command (``single=False``) or one ``memory`` tool with a
+        ``command`` field, built from the same registry as :meth:`openai_tools`. Each runs in a
+        worker thread; its errors reach the model as sentences (the text :meth:`run` returns).
+        """
+        try:
+            from agents import FunctionTool
+        except ImportError as exc:
+            raise ImportError("openai_agents_tools() needs the OpenAI Agents SDK: "
+                              "pip install 'memfs-vault[agents]'") from exc  # fmt: skip
+
+        def invoker(name: str) -> Callable[[Any, str], Awaitable[str]]:
+            async def invoke(context: Any, arguments: str) -> str:
+                return (await asyncio.to_thread(self.dispatch, name, arguments)).text
+
+            return invoke
+
+        return [FunctionTool(name=name, description=text, params_json_schema=schema, on_invoke_tool=invoker(name),
+                             strict_json_schema=False)
+                for name, text, schema in self._definitions(single)]  # fmt: skip
+
     def _definitions(self, single: bool) -> list[tuple[str, str, dict[str, Any]]]:
         offered = [REGISTRY[c] for c in self.commands]
         if single:
             text = "Your long-term memory: Markdown files under /memories. Commands:\n" + "\n".join(
-                f"- {c.name}: {c.description}" for c in offered
+                f"- {c.name}: {self._describe(c)}" for c in offered
             )
             return [("memory", text, _schema(offered, with_command=True))]
-        return [(f"memory_{c.name}", c.description, _schema([c])) for c in offered]
+        return [(f"memory_{c.name}", self._describe(c), _schema([c])) for c in offered]
+
+    def _describe(self, command: Command) -> str:
+        """What the model reads of a command: search says "by meaning" only when this vault has a model."""
+        if command.name == "search" and self.engine.vectors is not None:
+            return SEARCH_BY_MEANING
+        return command.description
 
 
 COMMANDS = tuple(REGISTRY)

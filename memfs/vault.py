@@ -40,14 +40,24 @@ from .errors import (
 from .exchange import ImportReport, Skipped, export_lines, import_source
 from .history import DEFAULT_AGENT, GitHistory, Identity, Revision
 from .index import Hit, MessageHit, Problem, Progress, SearchIndex, SyncReport
-from .layout import ARCHIVE_DIR, MEMORIES_DIR, SESSIONS_DIR, is_transcript, label, name_in, split_memory_path
+from .layout import (
+    ARCHIVE_DIR,
+    MEMORIES_DIR,
+    SESSIONS_DIR,
+    is_attachment,
+    is_transcript,
+    label,
+    name_in,
+    split_memory_path,
+)
 from .paths import clean_memory_path, clean_namespace, clean_relpath
 from .proposals import Proposal
 from .purge import PurgeReport, purge
+from .semantic import Embedder, check_embedder, default_embedder
 from .sessions import MarkdownSession, SessionInfo, keys_id, read_info
 from .settings import Settings
 from .settings import load as load_settings
-from .store import Memory, MemoryStore, awaits_review
+from .store import Memory, MemoryStore, awaits_review, linked_hits
 from .sync import ConflictCopy, SyncResult, commit_removed_links, conflicts, remove_links, resolve, sync
 from .usage import UsageLog
 from .watch import Watcher
@@ -94,6 +104,7 @@ class Vault:
         commit_edits: bool = True,
         freshness: float | None = DEFAULT_FRESHNESS,
         shared: bool | None = None,
+        embedder: Embedder | str | None = "auto",
     ) -> Vault:
         """Open the vault at ``path`` (with ``create=True``: make one there if there is none).
 
@@ -123,6 +134,10 @@ class Vault:
                 ``core.sharedRepository=group``), False makes it private from now on, None keeps
                 what the vault says. Never wider than the umask; ``.memfs/`` stays 0700; files
                 that exist keep their modes (docs/security.md, "Permissions").
+            embedder: The model memory search ranks by meaning with (:mod:`memfs.semantic`):
+                ``"auto"`` takes the bundled e5 model when ``memfs-vault[semantic]`` is installed
+                (and ``MEMFS_EMBEDDER`` is not ``none``), an :class:`~memfs.semantic.Embedder`
+                that one, None none (search by words alone).
 
         Raises:
             VaultNotFoundError: No vault at ``path`` and ``create`` is False.
@@ -140,7 +155,7 @@ class Vault:
         engine = WriteEngine(
             root.resolve(), author=_identity(author) or DEFAULT_AGENT, person=_identity(person),
             lock_timeout=lock_timeout, durable=durable, setup=create or commit_edits, freshness=freshness,
-            shared=shared,
+            shared=shared, embedder=default_embedder() if embedder == "auto" else _embedder(embedder),
         )  # fmt: skip
         if reconcile:
             try:
@@ -245,6 +260,14 @@ class Vault:
         """A unified diff of what accepting ``proposal`` would change, against the files as they are."""
         return proposals.diff(self.engine, proposal)
 
+    def proposal_origin(self, proposal: Proposal) -> str:
+        """Where ``proposal`` really came from: ``proposed here``, ``arrived by sync``, or neither.
+
+        Its ``proposed_by`` and ``session`` are what its file says; only a proposal memfs wrote in
+        this vault is known to be theirs (:func:`memfs.proposals.origin`).
+        """
+        return proposals.origin(self.engine, proposal)
+
     def proposal_notes(self, proposal: Proposal) -> list[str]:
         """What a person should know before accepting ``proposal`` (stale, or held by a ``review`` marker)."""
         notes = []
@@ -287,10 +310,11 @@ class Vault:
                 self._check(proposal)
             # a person's hand edit of a proposal is committed as theirs before memfs removes the file
             self.engine.commit_edits_first([p.file for p in chosen])
+            arriving = {i for p in chosen if (i := _proposed_id(p)) is not None}
             with self.engine.batch(f"review: accept {_count(chosen)}",
                                    trailers={"Memfs-Op": "accept"}):  # fmt: skip
                 for proposal in chosen:
-                    self._apply(proposal)
+                    self._apply(proposal, arriving)
                     self.engine.delete(proposal.file, message=f"accepted {proposal.id}")
             return chosen
 
@@ -332,15 +356,22 @@ class Vault:
             creating = proposals.current(self.engine, proposal.path) is None
             self.memories(proposal.namespace).stamp(proposal.text or "", creating=creating)
 
-    def _apply(self, proposal: Proposal) -> None:
-        """Carry out one proposal through the store of its namespace (every rule of a write), as a fact."""
+    def _apply(self, proposal: Proposal, arriving: set[str]) -> None:
+        """Carry out one proposal through the store of its namespace (every rule of a write), as a fact.
+
+        A proposed memory that carries its stamps (``id``, ``created``, ``updated``: it was
+        stamped when proposed, or an import put it back as exported) is written as proposed, so
+        accepting it does not move ``updated`` and an export imported and accepted reads back
+        byte for byte. ``arriving``: the ids the accept writes, which validity keys may name.
+        """
         self._check(proposal)
         store = self.memories(proposal.namespace, propose=False)
         name = name_in(proposal.path, proposal.namespace)
         trailers = {"Memfs-Proposal": proposal.id}
         if proposal.action == "write":
             current = proposals.current(self.engine, proposal.path)
-            store.write_text(name, proposal.text or "", create=current is None, expect=current, trailers=trailers)
+            store.write_text(name, proposal.text or "", create=current is None, expect=current, trailers=trailers,
+                             as_written=_stamped(proposal.text), arriving=arriving)  # fmt: skip
         elif proposal.action == "delete":
             store.delete_file(name, trailers=trailers)
         else:
@@ -416,16 +447,27 @@ class Vault:
         since: str | datetime | None = None,
         until: str | datetime | None = None,
         history: bool = False,
+        semantic: bool | None = None,
+        follow_links: int = 0,
     ) -> list[Hit]:
         """Search every current memory in the vault; see :meth:`MemoryStore.search` (dates: :mod:`memfs.dates`).
 
         ``history=True`` finds superseded, expired and future memories too (``Hit.state`` says which).
+        ``semantic``: by words and meaning when the vault has a model (None), by words alone (False).
+        ``follow_links=N`` brings up to N notes the hits link to (one hop), after them.
         """
         if namespace is not None:
             namespace = clean_namespace(namespace)
         since, until = iso_range(since, until)
-        return self.engine.search(query, k=k, namespace=namespace, type=type, tags=list(tags),
-                                  since=since, until=until, history=history)  # fmt: skip
+        hits = self.engine.search(query, k=k, namespace=namespace, type=type, tags=list(tags),
+                                  since=since, until=until, history=history, semantic=semantic)  # fmt: skip
+        return hits + linked_hits(self.engine, hits, follow_links, namespace=namespace)
+
+    @property
+    def semantic(self) -> str | None:
+        """The embedding model memory search ranks by meaning with (its ``model_id``), or None: by words alone."""
+        vectors = self.engine.vectors
+        return vectors.embedder.model_id if vectors is not None else None
 
     def document_frequencies(self, text: str, *, namespaces: Iterable[str] = ()) -> tuple[int, dict[str, int]]:
         """How common the words of ``text`` are among the vault's memories.
@@ -586,8 +628,15 @@ class Vault:
         return self.engine.outside_edits()
 
     def reindex(self, *, full: bool = False, progress: Progress | None = None) -> SyncReport:
-        """Update the index from the files; ``full=True`` rebuilds it from scratch."""
-        return self.engine.reindex(full=full, progress=progress)
+        """Update the index from the files (``full=True``: rebuild it from scratch), and embed every memory.
+
+        With an embedding model, every memory without a vector is embedded (``SyncReport.embedded``
+        says how many), outside the vault lock; ``full=True`` also drops the vectors of contents no
+        longer in the vault.
+        """
+        report = self.engine.reindex(full=full, progress=progress)
+        report.embedded, _ = self.engine.embed(budget=None, compact=full)
+        return report
 
     def doctor(self) -> list[Finding]:
         """Check the index against the files, git's state and malformed files."""
@@ -665,7 +714,7 @@ class Vault:
         """
         rel = None
         if path is not None:
-            if isinstance(path, str) and path.startswith(SESSIONS_DIR + "/"):
+            if isinstance(path, str) and (path.startswith(SESSIONS_DIR + "/") or is_attachment(path)):
                 rel = clean_relpath(path)
             else:
                 rel = self.resolve(path)[1]
@@ -796,9 +845,40 @@ def _matches(rev: Revision, author: str | None, session: str | None) -> bool:
     return session is None or rev.trailers.get("Memfs-Session") == session
 
 
+def _embedder(embedder: Any) -> Embedder | None:
+    """``embedder`` checked (None stays None); a string other than ``"auto"`` is refused."""
+    if embedder is None:
+        return None
+    if isinstance(embedder, str):
+        raise InvalidArgumentError(f"embedder must be 'auto', None or an Embedder, got {embedder!r}")
+    return check_embedder(embedder)
+
+
 def _identity(value: str | Identity | None) -> Identity | None:
     if value is None or isinstance(value, Identity):
         return value
     if isinstance(value, str):
         return Identity.parse(value)
     raise InvalidArgumentError(f"an identity must be 'Name <email>' or an Identity, got {type(value).__name__}")
+
+
+def _proposed_id(proposal: Proposal) -> str | None:
+    """The ``id`` a write proposal gives its memory, if it names one."""
+    if proposal.action != "write" or not proposal.text:
+        return None
+    try:
+        found = loads(proposal.text).metadata.get("id")
+    except DocumentError:
+        return None
+    return str(found) if found else None
+
+
+def _stamped(text: str | None) -> bool:
+    """Whether a proposed memory's front matter already has its ``id``, ``created`` and ``updated``."""
+    if not text:
+        return False
+    try:
+        meta = loads(text).metadata
+    except DocumentError:
+        return False
+    return all(meta.get(key) for key in ("id", "created", "updated"))

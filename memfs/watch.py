@@ -20,15 +20,15 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from .credentials import secret_advice
 from .engine import WriteEngine, engine_of
-from .errors import InvalidArgumentError, MemfsError
-from .layout import CONTENT_DIRS
+from .errors import InvalidArgumentError, MemfsError, SyncError
+from .layout import CONTENT_DIRS, is_attachment
 from .sync import sync
 
 WATCHED_DIRS = CONTENT_DIRS
@@ -123,6 +123,11 @@ class Watcher:
                                        or sync_every <= 0):  # fmt: skip
             raise InvalidArgumentError(f"sync_every must be a positive number of seconds or None, got {sync_every!r}")
         self.sync_every = None if sync_every is None else float(sync_every)
+        if self.sync_every is not None and remote not in self.engine.history.remotes():  # retrying could never help
+            raise SyncError(
+                f"no remote named {remote!r} to sync with; add one with `git remote add {remote} URL`, "
+                "or watch without sync"
+            )
         self.remote = remote
         self.sync_debounce = float(sync_debounce)
         self._syncer: threading.Thread | None = None
@@ -234,7 +239,7 @@ class Watcher:
             if is_directory:
                 self._full_scan = True  # a folder moved in or out: its files made no events
                 self._rewatch = not self.polling
-            elif rel.endswith(".md"):
+            elif rel.endswith(".md") or is_attachment(rel):
                 self._dirty.add(rel)
                 if len(self._dirty) > self.storm_threshold:
                     self._full_scan = True
@@ -281,7 +286,7 @@ class Watcher:
             self._watch_again()
         if full or dirty:
             with self.engine.locked():
-                report = self.engine.reconcile(None if full else dirty, commit=False)
+                report = self.engine.reconcile(None if full else _notes(dirty), commit=False)
                 touched = report.added + report.updated + report.removed
                 # a full scan finds only what the index missed: searches may have indexed the rest
                 self._uncommitted.update(touched + self.engine.take_found_edits() if full else dirty)
@@ -295,7 +300,7 @@ class Watcher:
     def _commit(self) -> None:
         paths, self._uncommitted = sorted(self._uncommitted), set()
         with self.engine.locked():
-            self.engine.reconcile(paths, commit=False)  # a file replaced after it was indexed
+            self.engine.reconcile(_notes(paths), commit=False)  # a file replaced after it was indexed
             sha = self.engine.commit_outside_edits(paths)
             held = dict(self.engine.held_secrets)
         if held:  # a credential an edit brought in: said once per look, with how to allow it
@@ -310,7 +315,7 @@ class Watcher:
             self._dirty, self._full_scan = set(), False
         if full or dirty:
             with self.engine.locked():
-                report = self.engine.reconcile(None if full else dirty, commit=False)
+                report = self.engine.reconcile(None if full else _notes(dirty), commit=False)
                 touched = report.added + report.updated + report.removed
                 self._uncommitted.update(touched + self.engine.take_found_edits() if full else dirty)
         if self._uncommitted:
@@ -340,7 +345,10 @@ class Watcher:
             except (MemfsError, OSError) as exc:
                 failures += 1
                 wait = min(every * 2**failures, max(every, 600.0))
-                log.warning("sync with %s failed (%s); trying again in %.0f s", self.remote, exc, wait)
+                # with a listener, what it is told is the report: logged as well, a problem would show twice
+                (log.debug if self.on_change else log.warning)(
+                    "sync with %s failed (%s); trying again in %.0f s", self.remote, exc, wait
+                )
                 self._tell("problem", [f"sync with {self.remote} failed: {exc}"])
                 due = time.monotonic() + wait
                 continue
@@ -492,3 +500,8 @@ class _Handler:
         for path in (event.src_path, getattr(event, "dest_path", "")):
             if path:
                 self.watcher.note(os.fsdecode(path), is_directory=event.is_directory)
+
+
+def _notes(paths: Iterable[str]) -> list[str]:
+    """The paths the index reads (attachments are committed, never indexed as text)."""
+    return sorted(p for p in paths if not is_attachment(p))

@@ -31,6 +31,9 @@ def isolate(monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     for var in FOREIGN_VARS:
         monkeypatch.delenv(var, raising=False)
+    # The suite's rankings are by words (what each test was written against); tests/test_semantic.py
+    # opens its vaults with the embedding model, and unsets this where it tests the default.
+    monkeypatch.setenv("MEMFS_EMBEDDER", "none")
 
 
 def wait_for(condition: Callable[[], object], timeout: float = 15.0) -> None:

@@ -82,7 +82,7 @@ def test_log_diff_restore(runner: CliRunner, vault_dir: Path) -> None:
     run(runner, vault_dir, "restore", "users/alice/doc.md", "--to", first)
     assert "first version" in path.read_text()
     assert "restore: users/alice/doc.md" in run(runner, vault_dir, "log")
-    assert len(json.loads(run(runner, vault_dir, "log", "--json", "-n", "2"))) == 2
+    assert len(json.loads(run(runner, vault_dir, "log", "--json", "--limit", "2"))) == 2
 
 
 def test_mv_rm_and_restore_deleted(runner: CliRunner, vault_dir: Path) -> None:
@@ -131,7 +131,9 @@ def test_vault_from_current_folder(runner: CliRunner, vault_dir: Path, monkeypat
         (["show", "users/alice/x.txt"], ".md"),
         (["restore", "users/alice/missing.md", "--to", "nope"], "no revision"),
         (["restore", "users/alice/missing.md", "--to", "HEAD"], "did not exist"),
-        (["log", "-n", "0"], None),
+        (["log", "--limit", "0"], None),
+        (["log", "-n", "5"], "--limit 5"),
+        (["session", "chat", "-n", "2"], "--limit 2"),
         (["rm", "mem_NOPE"], "no memory with id"),
         (["mv", "users/alice/missing.md", "b.md"], "no memory"),
         (["diff", "nope"], "no revision"),
@@ -207,7 +209,7 @@ def test_sessions_session_and_message_search(runner: CliRunner, vault_dir: Path)
     shown = run(runner, vault_dir, "session", "trip/42")
     assert "ryokan in Kyoto" in shown and "Gion" in shown
     assert "memfs: transcript/1" in run(runner, vault_dir, "session", "trip/42", "--raw")
-    assert "Gion" in run(runner, vault_dir, "session", "trip/42", "-n", "1")
+    assert "Gion" in run(runner, vault_dir, "session", "trip/42", "--limit", "1")
     with memfs.Vault.open(vault_dir) as vault:  # two sessions held on known days, a year apart
         vault.session("may", metadata={"date": "8 May, 2023"}).append([{"role": "user", "content": "lantern festival"}])
         vault.session("june", metadata={"date": "2024-06-01"}).append([{"role": "user", "content": "lantern shop"}])

@@ -158,7 +158,7 @@ def test_obsidian_folder_is_copied_in_one_commit_and_the_bad_notes_are_listed(va
     assert not any(".obsidian" in s for s in reasons)
     assert commits(vault) == before + 1
     store = vault.memories("notes/personal")
-    trip = store.get("trip-lisbon.md")
+    trip = store.get("Trip: Lisbon.md")  # a note keeps its own name, ':' and all
     assert trip.title == "Trip: Lisbon" and trip.tags == ("travel",) and trip.metadata["aliases"] == ["Lisbon"]
     assert trip.body == "See [[Flights]] and [[Hotels|where]].\n"  # wikilinks left alone
     assert trip.provenance == "import" and trip.id and trip.created
@@ -216,7 +216,7 @@ def test_in_place_adopts_notes_already_in_the_vault_without_moving_them(vault_di
         before = commits(vault)
         report = vault.import_from(target, in_place=True, accept=True)
         assert commits(vault) == before + 1
-        assert "memories/notes/Trip: Lisbon.md" not in [i.path for i in report.imported]  # its name is not a memfs name
+        assert "memories/notes/Trip: Lisbon.md" in [i.path for i in report.imported]  # ':' is part of a name
         adopted = vault.memories("notes/Projects").get("Atlas.md")
         assert adopted.provenance == "import" and adopted.id
         assert (target / "Projects" / "Atlas.md").read_text().endswith("# Atlas\n\nUses PostgreSQL 16.\n")
@@ -237,13 +237,15 @@ def test_anthropic_memory_tool_folder(vault: memfs.Vault, tmp_path: Path) -> Non
     (folder / "projects" / "atlas.xml").write_text("<project>Atlas uses PostgreSQL</project>\n")
     (folder / "notes.md").write_text("# Notes\nSome notes.\n")
     (folder / "blob.bin").write_bytes(b"\x00\x01")
+    (folder / "blob.txt").write_bytes(b"\x00\x01")
     report = vault.import_from(folder, namespace="agents/support", accept=True)
     assert report.format == "anthropic" and len(report.imported) == 3
     store = vault.memories("agents/support")
     prefs = store.get("user_preferences.txt.md")
     assert prefs.title == "user_preferences.txt" and prefs.body == "Prefers concise answers.\n"
     assert vault.memories("agents/support/projects").get("atlas.xml.md").body.startswith("<project>")
-    assert "binary" in report.skipped[0].reason
+    reasons = {s.source: s.reason for s in report.skipped}
+    assert "not a text note" in reasons["blob.bin"] and "binary" in reasons["blob.txt"]  # a .bin is no memory
 
 
 def test_claude_code_memory_folder(vault: memfs.Vault, tmp_path: Path) -> None:
@@ -255,11 +257,11 @@ def test_claude_code_memory_folder(vault: memfs.Vault, tmp_path: Path) -> None:
     )
     (folder / "broken.md").write_text("---\nname: [x\n---\n")
     report = vault.import_from(folder, namespace="projects/atlas", accept=True)
-    assert report.format == "claude-code" and len(report.imported) == 2
+    assert report.format == "claude-code" and len(report.imported) == 1  # MEMORY.md is the folder's index
     memory = vault.memories("projects/atlas").get("testing.md")
     assert memory.title == "Testing rules" and memory.type == "feedback"
     assert memory.metadata["description"] == "how tests run here" and memory.metadata["name"] == "Testing rules"
-    assert [s.source for s in report.skipped] == ["broken.md"]
+    assert [s.source for s in report.skipped] == ["MEMORY.md", "broken.md"]
 
 
 CLAUDE_MD = """# Project Atlas

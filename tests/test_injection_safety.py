@@ -469,7 +469,7 @@ def test_a_store_is_written_only_when_declared_writable(vault: memfs.Vault) -> N
     assert tools.call({"command": "create", "path": "/memories/shared/co/a.md", "file_text": "a\n"}).is_error
     first_read_only = LongTermMemory(vault, stores=[Scope("shared/co", writable=False), "users/alice"])
     assert [s.writable for s in first_read_only.scopes] == [False, False] and first_read_only.target is None
-    assert set(first_read_only.tools().commands) == {"view", "search", "history"}
+    assert set(first_read_only.tools().commands) == {"view", "search", "history", "links"}
     with pytest.raises(ValueError):
         LongTermMemory(vault, stores="users/alice")  # one string, not a list of namespaces
     with pytest.raises(ValueError):

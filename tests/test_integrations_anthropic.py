@@ -102,3 +102,92 @@ def test_tool_runner_drives_memfs(anthropic: ModuleType, vault: memfs.Vault) -> 
     assert results[2].get("is_error") is True and "must start with /memories" in str(results[2]["content"])
     assert vault.search("window seats")[0].path == "memories/users/alice/seats.md"
     assert vault.log()[0].trailers == {"Memfs-Op": "create", "Memfs-Tool": "create", "Memfs-Session": "t1"}
+
+
+def _custom(n: int, name: str, **arguments: Any) -> dict[str, Any]:
+    return {"type": "tool_use", "id": f"toolu_{n}", "name": name, "input": arguments}
+
+
+def test_async_tool_runner_drives_memfs_across_a_restart(anthropic: ModuleType, vault: memfs.Vault) -> None:
+    import asyncio
+
+    try:  # the anthropic SDK 2.x is built on the httpx2 fork, 0.x on httpx
+        import httpx2
+    except ImportError:  # pragma: no cover - depends on the installed SDK
+        import httpx as httpx2  # type: ignore[no-redef]
+
+    from memfs.integrations.anthropic import MemfsAsyncMemoryTool, async_memory_tools
+
+    def run(script: list[dict[str, Any]], tools: list[Any]) -> tuple[Any, list[dict[str, Any]]]:
+        requests: list[dict[str, Any]] = []
+
+        def handler(request: httpx2.Request) -> httpx2.Response:
+            requests.append(json.loads(request.content))
+            return httpx2.Response(200, json=script[len(requests) - 1])
+
+        async def go() -> Any:
+            http = httpx2.AsyncClient(transport=httpx2.MockTransport(handler))
+            client = anthropic.AsyncAnthropic(api_key="test", http_client=http)
+            runner = client.beta.messages.tool_runner(model="claude-test", max_tokens=100, tools=tools,
+                                                      messages=[{"role": "user", "content": "hi"}])  # fmt: skip
+            return await runner.until_done()
+
+        return asyncio.run(go()), requests
+
+    first = [
+        message(
+            [tool_use(1, command="create", path="/memories/seats.md", file_text="Alice likes window seats.\n")],
+            "tool_use",
+        ),  # fmt: skip
+        message(
+            [tool_use(2, command="str_replace", path="/memories/seats.md", old_str="window", new_str="aisle")],
+            "tool_use",
+        ),  # fmt: skip
+        message([{"type": "text", "text": "Noted."}], "end_turn"),
+    ]
+    final, requests = run(first, [MemfsAsyncMemoryTool(MemoryTools(vault, "users/alice", session="a1"))])
+    assert final.content[0].text == "Noted." and len(requests) == 3
+    assert vault.memories("users/alice").get("seats.md").body == "Alice likes aisle seats.\n"
+    # a new process: a new vault object and tools; search and history run beside the memory tool
+    with memfs.Vault.open(vault.root, durable=False) as again:
+        tools = async_memory_tools(MemoryTools(again, "users/alice", session="a2"))
+        names = ["memory", "memory_search", "memory_history", "memory_restore", "memory_supersede"]
+        assert [t.name for t in tools] == names
+        second = [
+            message([_custom(3, "memory_search", query="aisle seats")], "tool_use"),
+            message([_custom(4, "memory_history", path="/memories/seats.md")], "tool_use"),
+            message([tool_use(5, command="view", path="/memories/seats.md")], "tool_use"),
+            message([{"type": "text", "text": "Aisle."}], "end_turn"),
+        ]
+        final, requests = run(second, tools)
+    results = [str(block["content"]) for r in requests[1:] for block in r["messages"][-1]["content"]]
+    assert "seats.md" in results[0] and "aisle" in results[0].lower()
+    assert "create" in results[1] and "str_replace" in results[1]  # two revisions, by the first session
+    assert "Alice likes aisle seats." in results[2]
+    assert final.content[0].text == "Aisle."
+    assert len(vault.memories("users/alice").list()) == 1  # nothing duplicated
+
+
+def test_clear_all_memory_is_one_commit_that_can_be_undone(anthropic: ModuleType, vault: memfs.Vault) -> None:
+    import asyncio
+
+    from anthropic.lib.tools import ToolError
+
+    from memfs.integrations.anthropic import MemfsAsyncMemoryTool, MemfsMemoryTool
+
+    alice = vault.memories("users/alice")
+    for title in ("Window seats", "Peanut allergy", "Tokyo trip"):
+        alice.add(f"{title} noted.", title=title)
+    vault.memories("shared").add("Economy under six hours.", title="Policy")
+    tools = MemoryTools(vault, ["users/alice", "shared"], writable=["users/alice"], session="clear-1")
+    before = len(vault.log())
+    assert "deleted" in MemfsMemoryTool(tools).clear_all_memory()
+    assert len(vault.log()) == before + 1 and alice.list() == []
+    assert [m.title for m in vault.memories("shared").list()] == ["Policy"]  # read-only: kept
+    assert vault.log()[0].trailers["Memfs-Tool"] == "clear_all_memory"
+    vault.undo(session="clear-1")
+    assert sorted(m.title for m in alice.list()) == ["Peanut allergy", "Tokyo trip", "Window seats"]
+    asyncio.run(MemfsAsyncMemoryTool(tools).clear_all_memory())  # the async twin, same commit
+    assert alice.list() == [] and vault.history.status() == []
+    with pytest.raises(ToolError, match="Nothing in your memory is writable"):
+        MemfsMemoryTool(MemoryTools(vault, "users/alice", read_only=True)).clear_all_memory()

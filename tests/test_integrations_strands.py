@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+import subprocess
+import sys
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -21,47 +23,9 @@ def strands() -> SimpleNamespace:
     Imported here, not at collection (tests/conftest.py says why).
     """
     pytest.importorskip("strands")
+    from sdk_strands import Scripted
     from strands import Agent, tool
-    from strands.models import Model
     from strands.types.exceptions import ContextWindowOverflowException
-
-    class Scripted(Model):  # type: ignore[misc]
-        """A Strands model that replays turns: text, or a tool call; optionally an overflow first."""
-
-        def __init__(self, turns: list[Any]) -> None:
-            self.turns = list(turns)
-            self.seen: list[list[dict[str, Any]]] = []
-
-        def update_config(self, **config: Any) -> None:
-            pass
-
-        def get_config(self) -> dict[str, Any]:
-            return {}
-
-        async def structured_output(self, *args: Any, **kwargs: Any) -> Any:  # pragma: no cover
-            raise NotImplementedError
-            yield
-
-        async def stream(self, messages: Any, tool_specs: Any = None, system_prompt: Any = None,
-                         **kwargs: Any) -> AsyncIterator[dict[str, Any]]:  # fmt: skip
-            self.seen.append(json.loads(json.dumps(messages, default=str)))
-            turn = self.turns.pop(0)
-            if isinstance(turn, Exception):
-                raise turn
-            yield {"messageStart": {"role": "assistant"}}
-            if isinstance(turn, dict):
-                start = {"toolUse": {"toolUseId": turn["id"], "name": turn["name"]}}
-                yield {"contentBlockStart": {"start": start}}
-                yield {"contentBlockDelta": {"delta": {"toolUse": {"input": json.dumps(turn["input"])}}}}
-                yield {"contentBlockStop": {}}
-                yield {"messageStop": {"stopReason": "tool_use"}}
-            else:
-                yield {"contentBlockStart": {"start": {}}}
-                yield {"contentBlockDelta": {"delta": {"text": turn}}}
-                yield {"contentBlockStop": {}}
-                yield {"messageStop": {"stopReason": "end_turn"}}
-            yield {"metadata": {"usage": {"inputTokens": 1, "outputTokens": 1, "totalTokens": 2},
-                                "metrics": {"latencyMs": 1}}}  # fmt: skip
 
     @tool
     def weather(city: str) -> str:
@@ -164,3 +128,199 @@ def test_memfs_injection_hook_for_strands(strands: SimpleNamespace, vault: memfs
     agent("Any peanut dishes I should avoid tonight?")
     assert "Alice is allergic to peanuts." in (agent.system_prompt or "")
     assert agent.system_prompt.startswith("You plan dinners.")
+
+
+def _turns(vault_dir: Path, mode: str, prompts: list[str], sessions_dir: Path | None = None) -> list[list[Any]]:
+    """What the model was sent at each prompt, each run in a new process (a restart)."""
+    seen = []
+    for prompt in prompts:
+        args = [sys.executable, str(Path(__file__).parent / "strands_turn.py"), str(vault_dir), mode, prompt]
+        out = subprocess.run(args + ([str(sessions_dir)] if sessions_dir else []), capture_output=True, text=True,
+                             check=True)  # fmt: skip
+        seen.append(json.loads(out.stdout.strip().splitlines()[-1])["seen"])
+    return seen
+
+
+def _texts(items: list[Any]) -> list[str]:
+    return [block.get("text", "") for item in items for block in item["content"] if "text" in block]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["file", "seed", "plain"])
+def test_restarts_never_duplicate_the_conversation(strands: SimpleNamespace, vault_dir: Path, tmp_path: Path,
+                                                   mode: str) -> None:  # fmt: skip
+    """Three runs in three processes: the model sees 1, 3, 5 messages (2 more with a seed); each is stored once."""
+    seen = _turns(vault_dir, mode, ["one?", "two?", "three?"], tmp_path / "strands-sessions")
+    seed = 2 if mode == "seed" else 0
+    assert [len(s) for s in seen] == [seed + 1, seed + 3, seed + 5]
+    assert _texts(seen[-1])[seed:] == ["one?", "Answer to one?", "two?", "Answer to two?", "three?"]
+    with memfs.Vault.open(vault_dir, durable=False) as vault:
+        history = vault.session("chat").history()
+    assert len(history) == seed + 6
+    assert _texts(history)[seed:] == ["one?", "Answer to one?", "two?", "Answer to two?", "three?", "Answer to three?"]
+
+
+def test_a_seed_given_again_is_not_appended_again(strands: SimpleNamespace, vault: memfs.Vault) -> None:
+    from memfs.integrations.strands import MemfsConversationManager, unrecorded
+
+    seed = [{"role": "user", "content": [{"text": "I am Bob."}]}, {"role": "assistant", "content": [{"text": "Hi."}]}]
+    for turn in ("a?", "b?"):
+        manager = MemfsConversationManager(vault.session("seeded"))
+        agent = strands.Agent(model=strands.Scripted([f"re {turn}"]), conversation_manager=manager,
+                              messages=[dict(m) for m in seed], callback_handler=None)  # fmt: skip
+        agent(turn)
+    assert _texts(vault.session("seeded").history()) == ["I am Bob.", "Hi.", "a?", "re a?", "b?", "re b?"]
+    # a message the transcript lacks is appended, after the part it holds
+    history = vault.session("seeded").history()
+    extra = {"role": "user", "content": [{"text": "new"}]}
+    assert unrecorded([dict(m) for m in seed] + [extra], history) == [extra]
+    assert unrecorded([{**history[2], "tracking_id": "x"}], history) == []  # known content, a new tracking id
+    assert unrecorded([history[3]], history) == []
+
+
+def test_pinned_messages_stay_in_view(strands: SimpleNamespace, vault: memfs.Vault) -> None:
+    from memfs.integrations.strands import MemfsConversationManager
+
+    pin = {"custom": {"pinned": True}}
+    pinned = {"role": "user", "content": [{"text": "Always answer in French."}], "metadata": pin}
+    ack = {"role": "assistant", "content": [{"text": "D'accord."}]}
+    manager = MemfsConversationManager(vault.session("pins"), SlidingWindowConversationManager(window_size=4))
+    model = strands.Scripted([f"r{i}" for i in range(6)])
+    agent = strands.Agent(model=model, conversation_manager=manager, messages=[pinned, ack], callback_handler=None)
+    for i in range(5):
+        agent(f"q{i}")
+    view = manager.session.items()
+    assert "Always answer in French." not in _texts(view)  # the window dropped it, the pin kept it
+    assert _texts(model.seen[-1]) == ["Always answer in French.", "q2", "r2", "q3", "r3", "q4"]
+    assert _texts(agent.messages) == ["Always answer in French.", *_texts(view)]
+    # a message pinned later is kept too, and a new agent in a new process finds the pins in the file
+    from strands.agent.conversation_manager.compression.pin_message import pin_message
+
+    index = _texts(agent.messages).index("q3")
+    pin_message(agent.messages, index)
+    agent("q5")
+    assert "q3" in _texts(agent.messages)
+    again = MemfsConversationManager(vault.session("pins"), SlidingWindowConversationManager(window_size=4))
+    fresh = strands.Agent(model=strands.Scripted(["x"]), conversation_manager=again, callback_handler=None)
+    assert _texts(fresh.messages)[0] == "Always answer in French."
+    assert vault.session("pins").history().count(vault.session("pins").history()[0]) == 1
+
+
+def test_proactive_compression_is_passed_to_strands(strands: SimpleNamespace, vault: memfs.Vault) -> None:
+    from memfs.integrations.strands import MemfsConversationManager
+
+    manager = MemfsConversationManager(vault.session("p"), proactive_compression={"compression_threshold": 0.5})
+    assert manager._compression_threshold == 0.5
+    assert MemfsConversationManager(vault.session("q"), proactive_compression=True)._compression_threshold == 0.7
+    with pytest.raises(ValueError, match="compression_threshold"):
+        MemfsConversationManager(vault.session("r"), proactive_compression={"compression_threshold": 2})
+
+
+@pytest.mark.slow
+def test_memfs_as_the_session_store_of_strands_across_restarts(strands: SimpleNamespace, vault_dir: Path) -> None:
+    """RepositorySessionManager over MemfsSessionRepository: three processes, 1 / 3 / 5 messages, 6 stored once."""
+    seen = _turns(vault_dir, "repository", ["one?", "two?", "three?"])
+    assert [len(s) for s in seen] == [1, 3, 5]
+    with memfs.Vault.open(vault_dir, durable=False) as vault:
+        from memfs.integrations.strands import MemfsSessionRepository
+
+        repo = MemfsSessionRepository(vault)
+        stored = repo.list_messages("chat", "default")
+        assert [m.message_id for m in stored] == list(range(6))
+        assert _texts([m.to_message() for m in stored]) == ["one?", "Answer to one?", "two?", "Answer to two?",
+                                                            "three?", "Answer to three?"]  # fmt: skip
+        text = (vault.root / "sessions/strands/chat/default.md").read_text()
+        assert "\nthree?\n" in text and "\nAnswer to three?\n" in text  # a transcript a person reads
+        agent = repo.read_agent("chat", "default")
+        assert agent is not None and agent.conversation_manager_state["__name__"] == "SlidingWindowConversationManager"
+        assert vault.history.status() == []  # everything committed
+
+
+def test_session_repository_contract(strands: SimpleNamespace, vault: memfs.Vault) -> None:
+    from strands.types.exceptions import SessionException
+    from strands.types.session import Session, SessionAgent, SessionMessage, SessionType
+
+    from memfs.integrations.strands import MemfsSessionRepository
+
+    repo = MemfsSessionRepository(vault, folder="bots")
+    assert repo.read_session("s1") is None
+    repo.create_session(Session(session_id="s1", session_type=SessionType.AGENT))
+    with pytest.raises(SessionException, match="already exists"):
+        repo.create_session(Session(session_id="s1", session_type=SessionType.AGENT))
+    assert repo.read_session("s1").session_id == "s1"  # type: ignore[union-attr]
+    repo.create_agent("s1", SessionAgent(agent_id="a1", state={"city": "Lisbon"}, conversation_manager_state={}))
+    repo.update_agent("s1", SessionAgent(agent_id="a1", state={"city": "Porto"}, conversation_manager_state={"n": 1}))
+    assert repo.read_agent("s1", "a1").state == {"city": "Porto"}  # type: ignore[union-attr]
+    with pytest.raises(SessionException, match="does not exist"):
+        repo.update_agent("s1", SessionAgent(agent_id="a2", state={}, conversation_manager_state={}))
+    image = {"role": "user", "content": [{"image": {"format": "png", "source": {"bytes": b"\x89PNG"}}}]}
+    for i, text in enumerate(["hi", "hello", "my card is 4111"]):
+        repo.create_message("s1", "a1", SessionMessage({"role": "user", "content": [{"text": text}]}, i))
+    repo.create_message("s1", "a1", SessionMessage(image, 3))
+    with pytest.raises(SessionException, match="gap"):
+        repo.create_message("s1", "a1", SessionMessage({"role": "user", "content": [{"text": "x"}]}, 9))
+    assert repo.read_message("s1", "a1", 3).message == image  # type: ignore[union-attr]  # bytes come back as bytes
+    redacted = SessionMessage({"role": "user", "content": [{"text": "my card is 4111"}]}, 2,
+                              redact_message={"role": "user", "content": [{"text": "[redacted]"}]})  # fmt: skip
+    repo.update_message("s1", "a1", redacted)
+    listed = repo.list_messages("s1", "a1")
+    assert [_texts([m.message]) for m in listed] == [["hi"], ["hello"], ["[redacted]"], []]
+    assert listed[3].message == image and len(listed) == 4  # the message after the redacted one kept, once
+    assert [m.message_id for m in repo.list_messages("s1", "a1", limit=2, offset=1)] == [1, 2]
+    assert "4111" not in (vault.root / "sessions/bots/s1/a1.md").read_text()
+    with pytest.raises(SessionException, match="does not exist"):
+        repo.update_message("s1", "a1", SessionMessage({"role": "user", "content": []}, 7))
+    with pytest.raises(SessionException, match="id must be"):
+        repo.read_agent("s1", "../etc")
+    assert vault.history.status() == []
+
+
+def test_strands_extraction_hands_the_conversation_to_memfs(strands: SimpleNamespace, vault: memfs.Vault) -> None:
+    import asyncio
+
+    from strands.memory import MemoryManager as StrandsMemoryManager
+    from strands.memory.extraction.triggers import InvocationTrigger
+
+    from memfs.integrations.strands import MemfsMemoryStore
+
+    store = MemfsMemoryStore(vault.memories("users/alice"), name="alice",
+                             extraction={"trigger": [InvocationTrigger()]})  # fmt: skip
+    memory = StrandsMemoryManager(stores=[store])
+    agent = strands.Agent(model=strands.Scripted(["Noted.", "Noted again."]), memory_manager=memory,
+                          callback_handler=None)  # fmt: skip
+    agent("I prefer window seats on long flights.")
+    agent("I prefer window seats on long flights, really.")
+    asyncio.run(memory.flush())
+    bodies = [m.body for m in vault.memories("users/alice").list()]
+    assert len(bodies) == 1 and "prefers window seats on long flights" in bodies[0]  # once, not twice
+    assert asyncio.run(store.add_messages([{"role": "user", "content": [{"text": "I live in Porto."}]}])) == {
+        "stored": 1}  # fmt: skip
+    with pytest.raises(PermissionError):
+        asyncio.run(MemfsMemoryStore(vault.memories("shared"), writable=False).add_messages([]))
+
+
+def test_the_store_gives_strands_memfs_commands_as_tools(strands: SimpleNamespace, vault: memfs.Vault) -> None:
+    from strands.memory import MemoryManager as StrandsMemoryManager
+
+    from memfs.integrations.strands import MemfsMemoryStore
+
+    alice = vault.memories("users/alice")
+    name = alice.add("Alice prefers window seats.", title="Seats").name
+    alice.update(name, "Alice prefers aisle seats.")
+    store = MemfsMemoryStore(alice, name="alice")
+    assert [t.tool_name for t in store.get_tools()] == ["alice_memory_view", "alice_memory_history",
+                                                        "alice_memory_restore", "alice_memory_supersede"]  # fmt: skip
+    reader = MemfsMemoryStore(vault.memories("shared"), name="shared", writable=False)
+    assert [t.tool_name for t in reader.get_tools()] == ["shared_memory_view", "shared_memory_history"]
+    model = strands.Scripted([
+        {"id": "t1", "name": "alice_memory_history", "input": {"path": f"/memories/{name}"}},
+        {"id": "t2", "name": "alice_memory_view", "input": {"path": "/etc/passwd"}},
+        "Aisle, since you changed it.",
+    ])  # fmt: skip
+    agent = strands.Agent(model=model, memory_manager=StrandsMemoryManager(stores=[store]), callback_handler=None)
+    agent("Did my seat preference change?")
+    results = [block["toolResult"] for m in model.seen[-1] for block in m["content"] if "toolResult" in block]
+    history = json.dumps(results[0])
+    assert results[0]["status"] == "success" and "memory: update users/alice/" in history
+    assert "memory: create users/alice/" in history
+    assert results[1]["status"] == "error" and "must start with /memories" in json.dumps(results[1])

@@ -201,7 +201,7 @@ def test_the_cli_refuses_every_planted_link(planted: Planted) -> None:
     for name in [*LINKED_NAMES, "../carol/secret.md", "../../team/secret.md"]:
         label = os.path.normpath(f"{NS}/{name}")
         for args in (["show", label], ["rm", label], ["mv", label, "moved.md"],
-                     ["mv", "users/alice/real.md", name.replace("secret", "m")]):  # fmt: skip
+                     ["mv", "users/alice/real.md", label.replace("secret", "m")]):  # fmt: skip
             result = runner.invoke(cli, [*args, "--vault", str(planted.vault.root)])
             assert result.exit_code != 0, (args, result.output)
             assert "the secret outside" not in result.output

@@ -167,14 +167,14 @@ def test_tools_are_scoped_to_the_stores(vault: memfs.Vault) -> None:
     manager = LongTermMemory(vault, stores=["users/alice", Scope("shared/company", writable=False)],
                             write_tools=("create", "str_replace"))  # fmt: skip
     tools = manager.tools(session="chat-1")
-    assert set(tools.commands) == {"view", "search", "history", "create", "str_replace"}
+    assert set(tools.commands) == {"view", "search", "history", "links", "create", "str_replace"}
     assert "expenses.md" in tools.run("view", path="/memories/shared/company")
     assert not tools.call({"command": "create", "path": "/memories/users/alice/x.md", "file_text": "x"}).is_error
     refused = tools.call({"command": "create", "path": "/memories/shared/company/y.md", "file_text": "y"})
     assert refused.is_error and "read-only" in refused.text
     assert tools.call({"command": "delete", "path": "/memories/users/alice/x.md"}).is_error  # not granted
     read_only = LongTermMemory(vault, stores=[Scope("shared/company", writable=False)]).tools()
-    assert set(read_only.commands) == {"view", "search", "history"}
+    assert set(read_only.commands) == {"view", "search", "history", "links"}
 
 
 # -- the relevance floor -------------------------------------------------------------------------

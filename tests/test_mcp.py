@@ -256,7 +256,7 @@ def test_the_tools_offered_follow_the_grants() -> None:
     assert choose_commands(None, grants([ALICE], sessions=["sessions"])) == ALL_COMMANDS
     assert "search_messages" not in choose_commands(None, grants([ALICE]))  # no transcripts granted
     read_only = choose_commands(None, grants([ALICE], read_only=True))
-    assert read_only == ("view", "search", "history", "recall")
+    assert read_only == ("view", "search", "history", "links", "recall")
     assert choose_commands(["recall", "view", "recall"], grants([ALICE])) == ("view", "recall")
     with pytest.raises(InvalidArgumentError, match="unknown tools"):
         choose_commands(["shell"], grants([ALICE]))
@@ -541,7 +541,7 @@ def test_a_folder_moved_in_is_announced(alice: Remote, vault_dir: Path, tmp_path
 
 
 def test_read_only_offers_and_accepts_no_write(reader: Remote, vault_dir: Path) -> None:
-    assert reader.tool_names() == ["memory_view", "memory_search", "memory_history", "memory_recall"]
+    assert reader.tool_names() == ["memory_view", "memory_search", "memory_history", "memory_links", "memory_recall"]
     assert {p.name for p in reader.run(reader.client.list_prompts).prompts} == {"use_memory"}
     before = head(vault_dir)
     for name, arguments in (("memory_create", {"path": "/memories/x.md", "file_text": "x"}),
@@ -665,6 +665,8 @@ def test_http_lists_everything_and_calls_every_tool(servers: Servers, http: Http
     assert path in called["search"]
     called["recall"] = remote.ok("memory_recall", query="when does Alice water the ferns")
     assert f'path="{path}"' in called["recall"]
+    called["links"] = remote.ok("memory_links", path=path)
+    assert called["links"] == f"{path} links to nothing.\nLinked from 0 memories."
     called["history"] = remote.ok("memory_history", path=path)
     first = called["history"].splitlines()[-1].split()[0]  # the oldest version: the create
     called["restore"] = remote.ok("memory_restore", path=path, revision=first)
@@ -710,7 +712,13 @@ def test_http_on_loopback_needs_no_token_and_serves_the_handshake_era(servers: S
     try:
         remote = http_client(servers, server.url, None, mode="legacy")
         assert remote.client.protocol_version in ("2025-11-25", "2025-06-18")
-        assert remote.tool_names() == ["memory_view", "memory_search", "memory_history", "memory_recall"]
+        assert remote.tool_names() == [
+            "memory_view",
+            "memory_search",
+            "memory_history",
+            "memory_links",
+            "memory_recall",
+        ]
         assert "Window seats" in remote.ok("memory_view", path="/memories/window-seats.md")
         remote.notes.clear()
         (vault_dir / "memories/users/alice/legacy-http.md").write_text("Another hand-made memory.\n")
@@ -997,3 +1005,39 @@ def test_propose_only_grant(servers: Servers, tmp_path: Path) -> None:
         vault.accept(every=True)
         assert (root / "memories/users/alice/jazz.md").exists() and "aisle" in vault.read_bytes(
             "memories/users/alice/window-seats.md").decode()  # fmt: skip
+
+
+def test_search_and_recall_give_structured_content_to_their_output_schema(alice: Remote) -> None:
+    import jsonschema
+
+    tools = {t.name: t for t in alice.run(alice.client.list_tools).tools}
+    for name in ("memory_search", "memory_search_messages", "memory_recall"):
+        assert tools[name].output_schema is not None and tools[name].output_schema["type"] == "object"
+    assert tools["memory_view"].output_schema is None  # a text answer only
+
+    def structured(name: str, **arguments: Any) -> Any:
+        result = alice.run(alice.client.call_tool, name, arguments)
+        assert not result.is_error, result.content
+        jsonschema.validate(result.structured_content, tools[name].output_schema)
+        return result.structured_content
+
+    found = structured("memory_search", query="window seats")
+    assert found["query"] == "window seats" and found["results"]
+    assert found["results"][0]["path"] == "/memories/users/alice/window-seats.md" and found["results"][0]["score"] > 0
+    assert structured("memory_search", query="zanzibar recipe")["results"] == []
+    messages = structured("memory_search_messages", query="kyoto")["messages"]
+    assert [(m["session"], m["position"], m["role"]) for m in messages] == [("trip", 1, "user")]
+    recalled = structured("memory_recall", query="which seat does Alice like on flights", budget=1000)["memories"]
+    assert recalled[0]["path"] == "/memories/users/alice/window-seats.md" and "window" in recalled[0]["text"].lower()
+    assert structured("memory_recall", query="zanzibar recipe")["memories"] == []
+    error = alice.run(alice.client.call_tool, "memory_search", {"query": "x", "k": 0})
+    assert error.is_error and error.structured_content is None
+
+
+def test_resources_carry_their_last_modified_time(alice: Remote, vault_dir: Path) -> None:
+    resources = alice.run(alice.client.list_resources).resources
+    assert resources and all(r.annotations is not None and r.annotations.last_modified for r in resources)
+    seats = next(r for r in resources if r.uri.endswith("window-seats.md"))
+    with memfs.Vault.open(vault_dir, durable=False, commit_edits=False) as vault:
+        updated = vault.memories("users/alice").get("window-seats.md").updated
+    assert seats.annotations.last_modified == updated  # type: ignore[union-attr]

@@ -20,7 +20,8 @@ def blocks(language: str) -> list[str]:
 
 
 @pytest.mark.slow
-def test_python_quick_start_runs() -> None:
+def test_python_quick_start_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MEMFS_EMBEDDER")  # as a user runs it: with the model `make` installs (the dev extras)
     code = blocks("python")
     assert code, "README has no python example"
     for block in code:

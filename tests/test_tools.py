@@ -492,7 +492,7 @@ def test_no_session_means_no_session_trailer(vault: memfs.Vault) -> None:
 def test_read_only_tools_only_view_search_and_history(tools: MemoryTools, vault: memfs.Vault) -> None:
     ok(tools, "create", path="/memories/x.md", file_text="window\n")
     reader = MemoryTools(vault, NS, read_only=True)
-    assert reader.commands == ("view", "search", "history")
+    assert reader.commands == ("view", "search", "history", "links")
     before, count = text_of(vault, "x.md"), commits(vault)
     for command, args in (("create", {"path": "/memories/y.md", "file_text": "y"}),
                           ("str_replace", {"path": "/memories/x.md", "old_str": "window", "new_str": "w"}),
@@ -501,7 +501,7 @@ def test_read_only_tools_only_view_search_and_history(tools: MemoryTools, vault:
                           ("rename", {"old_path": "/memories/x.md", "new_path": "/memories/z.md"}),
                           ("restore", {"path": "/memories/x.md", "revision": "HEAD"})):  # fmt: skip
         assert err(reader, command, **args) == (
-            f"The {command} command is not allowed here; allowed commands: view, search, history."
+            f"The {command} command is not allowed here; allowed commands: view, search, history, links."
         )
     assert text_of(vault, "x.md") == before and commits(vault) == count
     assert not (ns_dir(vault) / "y.md").exists()
@@ -510,7 +510,7 @@ def test_read_only_tools_only_view_search_and_history(tools: MemoryTools, vault:
     assert "[tool create]" in ok(reader, "history", path="/memories/x.md")
     names = [t["name"] for t in reader.anthropic_tools()]
     assert names == ["memory"] and reader.anthropic_tools()[0]["input_schema"]["properties"]["command"]["enum"] == [
-        "view", "search", "history"]  # fmt: skip
+        "view", "search", "history", "links"]  # fmt: skip
 
 
 def test_an_explicit_command_list(vault: memfs.Vault) -> None:
@@ -583,7 +583,8 @@ def test_schemas(vault: memfs.Vault) -> None:
     tools = MemoryTools(vault, NS)
     native = tools.anthropic_tools()
     assert native[0] == {"type": "memory_20250818", "name": "memory"}
-    assert [t["name"] for t in native[1:]] == ["memory_search", "memory_history", "memory_restore", "memory_supersede"]
+    assert [t["name"] for t in native[1:]] == ["memory_search", "memory_history", "memory_links", "memory_restore",
+                                               "memory_supersede"]  # fmt: skip
     single = tools.anthropic_tools(native=False)
     assert [t["name"] for t in single] == ["memory"]
     assert single[0]["input_schema"]["properties"]["command"]["enum"] == list(COMMANDS)

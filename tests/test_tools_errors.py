@@ -25,6 +25,7 @@ CALLS: dict[str, dict[str, Any]] = {
     "rename": {"old_path": "/memories/a.md", "new_path": "/memories/b.md"},
     "search": {"query": "alpha"},
     "history": {"path": "/memories/a.md"},
+    "links": {"path": "/memories/a.md"},
     "restore": {"path": "/memories/a.md", "revision": "HEAD"},
     "supersede": {"path": "/memories/a.md", "new_text": "alpha, changed"},
 }

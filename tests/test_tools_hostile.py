@@ -290,7 +290,6 @@ HOSTILE_PATHS: list[tuple[str, str]] = [
     ("nul-device", "/memories/nul"),  # row 28
     ("aux", "/memories/aux.txt"),  # row 28
     ("com-superscript", "/memories/COM\u00b9.md"),  # row 28
-    ("colon", "/memories/a:b.md"),  # row 28
     ("wildcards", "/memories/a*?.md"),  # row 28
     ("angle-brackets", "/memories/<>.md"),  # row 28
     ("pipe-quote", '/memories/a|"b.md'),  # row 28
@@ -317,7 +316,18 @@ def path_call(command: str, path: str) -> dict[str, Any]:
     return {"command": command, "path": path}
 
 
-PATH_COMMANDS = ("view", "create", "str_replace", "insert", "delete", "rename-from", "rename-to", "history", "restore")
+PATH_COMMANDS = (
+    "view",
+    "create",
+    "str_replace",
+    "insert",
+    "delete",
+    "rename-from",
+    "rename-to",
+    "history",
+    "restore",
+    "links",
+)
 
 YAML_BOMB = "---\na: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\n" \
             "d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: [*d,*d,*d,*d,*d,*d,*d,*d,*d]\n---\nbody\n"  # fmt: skip

