@@ -468,7 +468,7 @@ class MarkdownSession:
             meta = {"start": start, "removed": removed, "drop_summary": view.summary is not None,
                     "reason": reason, "manager": reason, "truncated": {}}  # fmt: skip
             decision = Decision("window", meta, f"Messages before {start} are out of the model's view ({reason}).")
-            entries = _decision_entries(decision) + [(redact_value(item), now) for item in items]
+            entries = _decision_entries(decision, self.path) + [(redact_value(item), now) for item in items]
             with self._all_or_nothing():
                 self._ensure_file()
                 self._write_entries(entries, at=view.next_position)

@@ -151,7 +151,7 @@ def test_async_tool_runner_drives_memfs_across_a_restart(anthropic: ModuleType, 
     # a new process: a new vault object and tools; search and history run beside the memory tool
     with memfs.Vault.open(vault.root, durable=False) as again:
         tools = async_memory_tools(MemoryTools(again, "users/alice", session="a2"))
-        names = ["memory", "memory_search", "memory_history", "memory_restore", "memory_supersede"]
+        names = ["memory", "memory_search", "memory_history", "memory_links", "memory_restore", "memory_supersede"]
         assert [t.name for t in tools] == names
         second = [
             message([_custom(3, "memory_search", query="aisle seats")], "tool_use"),

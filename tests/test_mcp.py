@@ -105,7 +105,7 @@ def server_env(home: Path, **extra: str) -> dict[str, str]:
     """The server process's environment: this checkout, and the test's home and git config only."""
     return {"PYTHONPATH": str(REPO), "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"),
             "XDG_STATE_HOME": str(home / ".local" / "state"), "GIT_CONFIG_GLOBAL": str(home / "gitconfig"),
-            "GIT_CONFIG_NOSYSTEM": "1", **extra}  # fmt: skip
+            "GIT_CONFIG_NOSYSTEM": "1", "MEMFS_EMBEDDER": "none", **extra}  # fmt: skip
 
 
 def command(*args: str) -> list[str]:
