@@ -19,9 +19,9 @@ and what counts is what the block holds (``context_for``, the default budget). P
   ``precision`` (injected memories that are relevant or acceptable), ``recall`` (relevant memories
   injected), ``f1``, ``empty_right`` (questions with nothing relevant stored whose block is empty),
   ``empty_wrong`` (questions with something relevant whose block is empty), ``per_question``.
-- ``--semantic``: the vaults search by meaning (the bundled model), and the sweep is of the term share
-  and ``min_similarity`` (the score share does not apply to fused scores); ``chosen_on_tune`` is
-  what ``SIMILARITY_FLOOR`` was set from. Without it, the vaults search by words alone.
+- ``--semantic``: the vaults have the bundled model; the floor by words stays as chosen (the default
+  shares) and the sweep is of ``min_similarity``, the cosine above which the model's hits join
+  whatever words they share; ``chosen_on_tune`` is what ``SIMILARITY_FLOOR`` was set from.
 - ``sweep``: ``both_tune`` and ``both_test`` for a grid of the two shares; ``chosen_on_tune`` is the
   pair with the best F1 on ``both_tune`` (ties: the higher recall, then the lower shares), which is
   what the defaults were set from.
@@ -208,7 +208,7 @@ def run() -> dict[str, Any]:
         say("sweep")
         sweep = []
         second = "min_similarity" if EMBEDDER else "min_score_share"
-        for term in TERM_SHARES:
+        for term in (TERM_SHARE,) if EMBEDDER else TERM_SHARES:  # by meaning: the floor by words as chosen
             for share in SIMILARITIES if EMBEDDER else SCORE_SHARES:
                 row = measure(term, share, ("tune", "test", "short_tune", "short_test"))
                 sweep.append({"min_term_share": term, second: share,

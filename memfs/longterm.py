@@ -194,12 +194,11 @@ class LongTermMemory:
             the :data:`QUESTION_WORDS` most informative of them. 0 turns it off.
         min_score_share: A memory is injected only if its search score is at least this share of
             the best hit's (over every store). 0 turns it off; with both 0, every hit is injected.
-            In a search by meaning the score is not a BM25 score, and this floor is not used.
-        min_similarity: In a search by meaning, a memory below the term-share floor is injected
-            all the same when the model finds it at least this similar to the query (cosine):
-            it answers in other words. Default: the value fitted for the bundled model
-            (:data:`SIMILARITY_FLOOR`), used when the vault searches with that model; for another
-            model, give one of its own (None: by words only).
+        min_similarity: With an embedding model, memories the model finds at least this similar
+            to the query (cosine) are injected too, after those the floor by words lets through,
+            whatever words they share: they answer in other words. Default: the value fitted for
+            the bundled model (:data:`SIMILARITY_FLOOR`), used when the vault searches with that
+            model; for another model, give one of its own (None: by words only).
     """
 
     def __init__(
@@ -311,19 +310,26 @@ class LongTermMemory:
         the last word). Only the start of a body (twice
         the budget) is flattened and compared, so a memory of a megabyte costs what a short one does.
         """
-        hits = []
+        hits, sure = [], []
+        meaning = self.min_similarity is not None and self.vault.semantic is not None
         for scope in self.scopes:
-            found = self.vault.search(query, k=self.per_store, namespace=scope.namespace, history=self.history)
+            found = self.vault.search(query, k=self.per_store, namespace=scope.namespace, history=self.history,
+                                      semantic=False)  # fmt: skip
             hits += [(hit, scope.namespace) for hit in found if scope.holds(hit.path)]
+            if meaning:  # what the model is sure of joins, whatever words it shares
+                found = self.vault.search(query, k=self.per_store, namespace=scope.namespace, history=self.history)
+                sure += [(hit, scope.namespace) for hit in found if scope.holds(hit.path)
+                         and (hit.similarity or -1.0) >= (self.min_similarity or 0.0)]  # fmt: skip
         seen: set[str] = set()
         chosen: list[Injected] = []
-        by_meaning = any(hit.similarity is not None for hit, _ in hits)
-        least = -math.inf if by_meaning else self.min_score_share * max((hit.score for hit, _ in hits), default=0.0)
+        least = self.min_score_share * max((hit.score for hit, _ in hits), default=0.0)
         weights = {}
         if hits and self.min_term_share:  # counted in the stores alone: memories they cannot see change nothing
             counts = self.vault.document_frequencies(query, namespaces=[scope.namespace for scope in self.scopes])
             weights = term_weights(*counts)
         ordered = [(hit, store) for hit, store in sorted(hits, key=lambda pair: -pair[0].score) if hit.score >= least]
+        judged = len(ordered)  # the hits by words, judged by the words they hold; then the model's sure ones
+        ordered += sorted(sure, key=lambda pair: -(pair[0].similarity or 0.0))
         if self.follow_links:  # the notes the relevant ones link to, after them, never judged by the query's words
             linked = followed(
                 self.vault.engine,
@@ -335,15 +341,14 @@ class LongTermMemory:
                 (Hit(rel, "", 0.0, linked_from=source), next(s.namespace for s in self.scopes if s.holds(rel)))
                 for rel, source in linked
             ]
-        for hit, store in ordered:
+        for at, (hit, store) in enumerate(ordered):
             try:
                 doc = self.vault.read(hit.path)
             except (MemfsError, OSError):
                 continue
-            similar = self.min_similarity is not None and (hit.similarity or -1.0) >= self.min_similarity
             if (
-                hit.linked_from is None
-                and not similar
+                at < judged
+                and hit.linked_from is None
                 and not self._about(weights, " ".join((doc.title(hit.path), *hit.tags)), doc.body[: 2 * self.budget])
             ):
                 continue
