@@ -196,9 +196,9 @@ class LongTermMemory:
             the best hit's (over every store). 0 turns it off; with both 0, every hit is injected.
         min_similarity: With an embedding model, memories the model finds at least this similar
             to the query (cosine) are injected too, after those the floor by words lets through,
-            whatever words they share: they answer in other words. Default: the value fitted for
-            the bundled model (:data:`SIMILARITY_FLOOR`), used when the vault searches with that
-            model; for another model, give one of its own (None: by words only).
+            whatever words they share: they answer in other words. ``"auto"``: the value fitted
+            for the bundled model (:data:`SIMILARITY_FLOOR`) when the vault searches with that
+            model, else none; for another model, give one of its own. None: by words only.
     """
 
     def __init__(
@@ -218,7 +218,7 @@ class LongTermMemory:
         dedupe: bool = True,
         min_term_share: float = TERM_SHARE,
         min_score_share: float = SCORE_SHARE,
-        min_similarity: float | None = None,
+        min_similarity: float | str | None = "auto",
         follow_links: int = 0,
     ) -> None:
         #: The grants: the first store writable unless declared otherwise, every other one read-only.
@@ -249,12 +249,13 @@ class LongTermMemory:
         self.dedupe = bool(dedupe)
         self.min_term_share = float(min_term_share)
         self.min_score_share = float(min_score_share)
+        if min_similarity == "auto":
+            min_similarity = SIMILARITY_FLOOR if (vault.semantic or "").startswith(BUNDLED_MODEL) else None
         numeric = isinstance(min_similarity, (int, float)) and not isinstance(min_similarity, bool)
-        if min_similarity is not None and not (numeric and -1 <= min_similarity <= 1):
-            raise InvalidArgumentError(f"min_similarity must be a number from -1 to 1, got {min_similarity!r}")
-        if min_similarity is None and (vault.semantic or "").startswith(BUNDLED_MODEL):
-            min_similarity = SIMILARITY_FLOOR
-        self.min_similarity = min_similarity
+        if min_similarity is not None and not (numeric and -1 <= min_similarity <= 1):  # type: ignore[operator]
+            raise InvalidArgumentError(f"min_similarity must be 'auto', None or a number from -1 to 1, "
+                                       f"got {min_similarity!r}")  # fmt: skip
+        self.min_similarity: float | None = None if min_similarity is None else float(min_similarity)
         self.follow_links = follow_links
         self._pending: list[Message] = []
         self._turns = 0

@@ -123,15 +123,16 @@ def test_every_face_ranks_the_same_way(alice: memfs.Vault, vault_dir: Path) -> N
     tools = memfs.MemoryTools(alice, "users/alice")
     text = tools.call({"command": "search", "query": "her profession"}).text
     assert text.splitlines()[1].split(" — ")[0].endswith(expected.removeprefix("memories/users/alice/"))
-    block = LongTermMemory(alice, stores=["users/alice"]).context_for([{"role": "user", "content": "her profession?"}])
-    assert "nurse" in block
+    asked = [{"role": "user", "content": "Does Alice eat meat?"}]  # one word in common: the name
+    assert "vegetarian" in LongTermMemory(alice, stores=["users/alice"]).context_for(asked)
+    assert "vegetarian" not in LongTermMemory(alice, stores=["users/alice"], min_similarity=None).context_for(asked)
     from memfs.integrations.mcp import MemoryServer
 
     server = MemoryServer(alice, ["users/alice"])
     answer, error = server.call("memory_search", {"query": "her profession"})
     assert not error and expected.removeprefix("memories/users/alice/") in answer.splitlines()[1]
-    recalled, error = server.call("memory_recall", {"query": "her profession"})
-    assert not error and "nurse" in recalled
+    recalled, error = server.call("memory_recall", {"query": "Does Alice eat meat?"})
+    assert not error and "vegetarian" in recalled
 
 
 def test_the_cli_searches_by_meaning_and_by_words_with_lexical(alice: memfs.Vault, vault_dir: Path,
