@@ -154,13 +154,7 @@ def measure(conversations: list[dict[str, Any]], sweep: tuple[str, list[Any]] | 
     for conv in conversations:
         folder = Path(tempfile.mkdtemp(prefix="memfs-messages-"))
         try:
-            vault = memfs.Vault.open(folder / "vault", create=True, durable=False)
-            turns: list[tuple[str, str, str]] = []
-            for n, sess in enumerate(conv["sessions"], 1):
-                session = vault.session(f"{conv['name']}-s{n}", commit="manual", metadata={"date": sess["date"]})
-                session.append(sess["items"])
-                session.commit()
-                turns += [(t["id"], session.path, t["content"]) for t in sess["items"]]
+            vault, turns = sessions.conversation_vault(conv, folder)
             vault.close()
             shutil.rmtree(folder / "vault" / ".memfs" / "index")  # as a fresh clone has none
             start = time.perf_counter()  # opening a vault without an index builds it; so does a first search
