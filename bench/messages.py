@@ -116,12 +116,9 @@ def fts_query(question: str) -> str:
 
 
 def _scores(ranked: list[str], evidence: set[str], session_of: dict[str, str]) -> dict[str, float]:
-    seen = list(dict.fromkeys(session_of[d] for d in ranked if d in session_of))
-    wanted = {session_of[d] for d in evidence}
-    return {
-        "R@10": len(evidence & set(ranked[:10])) / len(evidence),
-        "session_R@3": len(wanted & set(seen[:3])) / len(wanted),
-    }
+    """The two figures this report keeps of sessions.py's recall, under its names."""
+    recall = sessions._recall(ranked, evidence, session_of)
+    return {"R@10": recall["turn_R@10"], "session_R@3": recall["session_R@3"]}
 
 
 def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
