@@ -74,29 +74,11 @@ class MemfsMemoryTool(BetaAbstractMemoryTool):
         """Run any of the six commands (``view``, ``create``, ``str_replace``, ``insert``, ``delete``, ``rename``)."""
         return _result(self.tools, _arguments(command))
 
-    def view(self, command: Any) -> str:
-        """Show a folder listing or a file with line numbers."""
+    def _command(self, command: Any) -> str:
         return self.execute(command)
 
-    def create(self, command: Any) -> str:
-        """Create a memory file."""
-        return self.execute(command)
-
-    def str_replace(self, command: Any) -> str:
-        """Replace text that occurs once in a memory file."""
-        return self.execute(command)
-
-    def insert(self, command: Any) -> str:
-        """Insert text after a line of a memory file."""
-        return self.execute(command)
-
-    def delete(self, command: Any) -> str:
-        """Delete a memory file or folder."""
-        return self.execute(command)
-
-    def rename(self, command: Any) -> str:
-        """Rename or move a memory file or folder."""
-        return self.execute(command)
+    # The SDK's six abstract commands: memfs runs every one the same way, through execute.
+    view = create = str_replace = insert = delete = rename = _command
 
     def clear_all_memory(self) -> str:
         """Delete every memory file the agent may write, in one commit a person can undo."""
@@ -114,29 +96,11 @@ class MemfsAsyncMemoryTool(BetaAsyncAbstractMemoryTool):
         """Run any of the six commands in a worker thread."""
         return await asyncio.to_thread(_result, self.tools, _arguments(command))
 
-    async def view(self, command: Any) -> str:
-        """Show a folder listing or a file with line numbers."""
+    async def _command(self, command: Any) -> str:
         return await self.execute(command)
 
-    async def create(self, command: Any) -> str:
-        """Create a memory file."""
-        return await self.execute(command)
-
-    async def str_replace(self, command: Any) -> str:
-        """Replace text that occurs once in a memory file."""
-        return await self.execute(command)
-
-    async def insert(self, command: Any) -> str:
-        """Insert text after a line of a memory file."""
-        return await self.execute(command)
-
-    async def delete(self, command: Any) -> str:
-        """Delete a memory file or folder."""
-        return await self.execute(command)
-
-    async def rename(self, command: Any) -> str:
-        """Rename or move a memory file or folder."""
-        return await self.execute(command)
+    # The SDK's six abstract commands: memfs runs every one the same way, through execute.
+    view = create = str_replace = insert = delete = rename = _command
 
     async def clear_all_memory(self) -> str:
         """Delete every memory file the agent may write, in one commit a person can undo."""
