@@ -1,7 +1,11 @@
-"""Small helpers several test files share: an isolated home, waiting for a condition, calling the memory tools."""
+"""Small helpers several test files share: an isolated home, waiting for a condition, calling the memory
+tools, git as a person and a remote to sync through, and memfs run in another process."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -60,3 +64,10 @@ def err(tools: MemoryTools, command: str, **args: Any) -> str:
     assert result.is_error, result.text
     assert UNEXPECTED not in result.text, result.text
     return result.text
+
+
+def run_script(name: str, *args: str | Path) -> dict[str, Any]:
+    """Run ``tests/<name>`` in a new Python process (a restart) with ``args``; the JSON of its last line."""
+    command = [sys.executable, str(Path(__file__).parent / name), *map(str, args)]
+    out = subprocess.run(command, capture_output=True, text=True, check=True)
+    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
