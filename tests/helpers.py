@@ -4,16 +4,20 @@ tools, git as a person and a remote to sync through, and memfs run in another pr
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from memfs.tools import MemoryTools, ToolResult
+
+if TYPE_CHECKING:
+    from memfs.vault import Vault
 
 UNEXPECTED = "failed unexpectedly"  # what a tool says when a bug, not a reason, refused a call
 
@@ -64,6 +68,18 @@ def err(tools: MemoryTools, command: str, **args: Any) -> str:
     assert result.is_error, result.text
     assert UNEXPECTED not in result.text, result.text
     return result.text
+
+
+def person_env(name: str, email: str) -> dict[str, str]:
+    """This process's environment with ``name <email>`` as git's author and committer: a person running git."""
+    return {**os.environ, "GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email,
+            "GIT_COMMITTER_NAME": name, "GIT_COMMITTER_EMAIL": email}  # fmt: skip
+
+
+def add_origin(vault: Vault, remote: Path) -> None:
+    """Create ``remote`` as a bare git repository (branch main) and make it ``vault``'s origin."""
+    subprocess.run(["git", "init", "--bare", "--quiet", "--initial-branch=main", str(remote)], check=True)
+    subprocess.run(["git", "remote", "add", "origin", remote.as_uri()], cwd=vault.root, check=True)
 
 
 def run_script(name: str, *args: str | Path) -> dict[str, Any]:
