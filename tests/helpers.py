@@ -72,8 +72,13 @@ def err(tools: MemoryTools, command: str, **args: Any) -> str:
 
 def person_env(name: str, email: str) -> dict[str, str]:
     """This process's environment with ``name <email>`` as git's author and committer: a person running git."""
-    return {**os.environ, "GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email,
-            "GIT_COMMITTER_NAME": name, "GIT_COMMITTER_EMAIL": email}  # fmt: skip
+    return {
+        **os.environ,
+        "GIT_AUTHOR_NAME": name,
+        "GIT_AUTHOR_EMAIL": email,
+        "GIT_COMMITTER_NAME": name,
+        "GIT_COMMITTER_EMAIL": email,
+    }
 
 
 def add_origin(vault: Vault, remote: Path) -> None:
