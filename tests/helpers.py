@@ -92,3 +92,28 @@ def run_script(name: str, *args: str | Path) -> dict[str, Any]:
     command = [sys.executable, str(Path(__file__).parent / name), *map(str, args)]
     out = subprocess.run(command, capture_output=True, text=True, check=True)
     return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+class McpHttpServer:
+    """A real ``memfs mcp --transport http ARGS`` process, port chosen by the system; ``stop()`` ends it.
+
+    ``url`` is read from the line the server announces itself with (one holding ``announce``;
+    warnings may come first).
+    """
+
+    def __init__(self, *args: str, env: dict[str, str], announce: str = " at http://") -> None:
+        serve = ["mcp", "--transport", "http", "--port", "0", *args]
+        command = [sys.executable, "-c", "from memfs.cli import main; main()", *serve]
+        self.process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
+        assert self.process.stderr is not None
+        lines: list[str] = []
+        while not lines or announce not in lines[-1]:
+            lines.append(self.process.stderr.readline())
+            assert lines[-1], "".join(lines)
+        self.url = lines[-1].rsplit(" at ", 1)[1].strip()
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=30)
+        if self.process.stderr:
+            self.process.stderr.close()
