@@ -3,10 +3,14 @@ tools, git as a person and a remote to sync through, and memfs run in another pr
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import pty
+import struct
 import subprocess
 import sys
+import termios
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -14,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+import memfs
 from memfs.tools import MemoryTools, ToolResult
 
 if TYPE_CHECKING:
@@ -92,6 +97,33 @@ def run_script(name: str, *args: str | Path) -> dict[str, Any]:
     command = [sys.executable, str(Path(__file__).parent / name), *map(str, args)]
     out = subprocess.run(command, capture_output=True, text=True, check=True)
     return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def on_a_terminal(*args: str, columns: int | None = None) -> str:
+    """What ``memfs ARGS`` shows on a terminal (a pty; ``columns`` wide, with no COLUMNS set, if given).
+
+    The command must succeed. The pty turns ``\\n`` into ``\\r\\n``; the text is as the terminal got it.
+    """
+    parent, child = pty.openpty()
+    env = {**os.environ, "PYTHONPATH": str(Path(memfs.__file__).parent.parent)}
+    if columns is not None:
+        fcntl.ioctl(child, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+        env.pop("COLUMNS", None)
+    command = [sys.executable, "-c", "from memfs.cli import main; main()", *args]
+    proc = subprocess.Popen(command, stdout=child, stderr=child, stdin=subprocess.DEVNULL, env=env)
+    os.close(child)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(parent, 4096)
+        except OSError:  # the pty closes when the process ends
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(parent)
+    assert proc.wait() == 0
+    return b"".join(chunks).decode()
 
 
 class McpHttpServer:
