@@ -38,7 +38,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "memfs.integrations.anthropic needs the anthropic SDK: pip install 'memfs-vault[anthropic]'"
     ) from exc
 
-from ..tools import MemoryTools
+from ..tools import MemoryTools, ToolResult
 
 __all__ = ["MemfsAsyncMemoryTool", "MemfsCommandTool", "MemfsMemoryTool", "async_memory_tools", "memory_tools"]
 
@@ -49,11 +49,15 @@ def _arguments(command: Any) -> dict[str, Any]:
     return {k: v for k, v in data.items() if v is not None}
 
 
-def _result(tools: MemoryTools, arguments: dict[str, Any]) -> str:
-    result = tools.call(arguments)
+def _text(result: ToolResult) -> str:
+    """A memfs tool result as the SDK takes it: the text, or the refusal as ``ToolError``."""
     if result.is_error:
         raise ToolError(result.text)
     return result.text
+
+
+def _result(tools: MemoryTools, arguments: dict[str, Any]) -> str:
+    return _text(tools.call(arguments))
 
 
 def _clear(tools: MemoryTools) -> str:
@@ -120,10 +124,7 @@ class MemfsCommandTool(BetaBuiltinFunctionTool):
 
     def call(self, input: object) -> str:
         """Run the command; errors as ``ToolError``."""
-        result = self.tools.dispatch(self.definition["name"], input if isinstance(input, dict) else None)
-        if result.is_error:
-            raise ToolError(result.text)
-        return result.text
+        return _text(self.tools.dispatch(self.definition["name"], input if isinstance(input, dict) else None))
 
 
 class _AsyncCommandTool(BetaAsyncBuiltinFunctionTool):
