@@ -116,12 +116,9 @@ def fts_query(question: str) -> str:
 
 
 def _scores(ranked: list[str], evidence: set[str], session_of: dict[str, str]) -> dict[str, float]:
-    seen = list(dict.fromkeys(session_of[d] for d in ranked if d in session_of))
-    wanted = {session_of[d] for d in evidence}
-    return {
-        "R@10": len(evidence & set(ranked[:10])) / len(evidence),
-        "session_R@3": len(wanted & set(seen[:3])) / len(wanted),
-    }
+    """The two figures this report keeps of sessions.py's recall, under its names."""
+    recall = sessions._recall(ranked, evidence, session_of)
+    return {"R@10": recall["turn_R@10"], "session_R@3": recall["session_R@3"]}
 
 
 def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -154,13 +151,7 @@ def measure(conversations: list[dict[str, Any]], sweep: tuple[str, list[Any]] | 
     for conv in conversations:
         folder = Path(tempfile.mkdtemp(prefix="memfs-messages-"))
         try:
-            vault = memfs.Vault.open(folder / "vault", create=True, durable=False)
-            turns: list[tuple[str, str, str]] = []
-            for n, sess in enumerate(conv["sessions"], 1):
-                session = vault.session(f"{conv['name']}-s{n}", commit="manual", metadata={"date": sess["date"]})
-                session.append(sess["items"])
-                session.commit()
-                turns += [(t["id"], session.path, t["content"]) for t in sess["items"]]
+            vault, turns = sessions.conversation_vault(conv, folder)
             vault.close()
             shutil.rmtree(folder / "vault" / ".memfs" / "index")  # as a fresh clone has none
             start = time.perf_counter()  # opening a vault without an index builds it; so does a first search

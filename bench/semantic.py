@@ -108,7 +108,7 @@ def run(window: bool = False) -> dict[str, Any]:
     for conv in conversations:
         folder = Path(tempfile.mkdtemp(prefix="memfs-semantic-"))
         try:
-            vault, turns = sessions._locomo_vault(conv, folder)
+            vault, turns = sessions.conversation_vault(conv, folder)
             ids = [d for d, _, _ in turns]
             position = {d: i for i, d in enumerate(ids)}
             session_of = {d: s for d, s, _ in turns}

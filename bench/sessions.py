@@ -142,8 +142,8 @@ def locomo_conversations() -> list[dict[str, Any]]:
     return out
 
 
-def _locomo_vault(conv: dict[str, Any], folder: Path) -> tuple[memfs.Vault, list[tuple[str, str, str]]]:
-    """A fresh vault holding one conversation, a transcript per session; its turns as (dia_id, session path, text)."""
+def conversation_vault(conv: dict[str, Any], folder: Path) -> tuple[memfs.Vault, list[tuple[str, str, str]]]:
+    """A fresh vault holding one conversation, a transcript per session; its turns as (item id, session path, text)."""
     vault = memfs.Vault.open(folder / "vault", create=True, durable=False)
     turns: list[tuple[str, str, str]] = []
     for n, sess in enumerate(conv["sessions"], 1):
@@ -223,7 +223,7 @@ def locomo_bench(variants: dict[str, Callable[[], Any]] | None = None) -> dict[s
         for conv in conversations:
             folder = Path(tempfile.mkdtemp(prefix="memfs-locomo-"))
             try:
-                vault, turns = _locomo_vault(conv, folder)
+                vault, turns = conversation_vault(conv, folder)
                 messages += len(turns)
                 known = {d for d, _, _ in turns}
                 session_of = {d: s for d, s, _ in turns}
@@ -281,7 +281,7 @@ def locomo_leave_one_out(tuned: dict[str, list[Any]] | None = None) -> dict[str,
     for conv in locomo_conversations():
         folder = Path(tempfile.mkdtemp(prefix="memfs-locomo-loo-"))
         try:
-            vault, turns = _locomo_vault(conv, folder)
+            vault, turns = conversation_vault(conv, folder)
             known = {d for d, _, _ in turns}
             session_of = {d: s for d, s, _ in turns}
             for name, values in tuned.items():
@@ -326,7 +326,7 @@ def locomo_cost(k: int) -> dict[str, Any]:
     for conv in locomo_conversations():
         folder = Path(tempfile.mkdtemp(prefix="memfs-locomo-cost-"))
         try:
-            vault, _ = _locomo_vault(conv, folder)
+            vault, _ = conversation_vault(conv, folder)
             vault.search_messages("warm up", k=k)
             for q in conv["questions"]:
                 start, start_cpu = time.perf_counter(), time.process_time()

@@ -1,15 +1,28 @@
-"""Small helpers several test files share: an isolated home, waiting for a condition, calling the memory tools."""
+"""Small helpers several test files share: an isolated home, waiting for a condition, calling the memory
+tools, git as a person and a remote to sync through, and memfs run in another process."""
 
 from __future__ import annotations
 
+import fcntl
+import json
+import os
+import pty
+import struct
+import subprocess
+import sys
+import termios
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
+import memfs
 from memfs.tools import MemoryTools, ToolResult
+
+if TYPE_CHECKING:
+    from memfs.vault import Vault
 
 UNEXPECTED = "failed unexpectedly"  # what a tool says when a bug, not a reason, refused a call
 
@@ -60,3 +73,79 @@ def err(tools: MemoryTools, command: str, **args: Any) -> str:
     assert result.is_error, result.text
     assert UNEXPECTED not in result.text, result.text
     return result.text
+
+
+def person_env(name: str, email: str) -> dict[str, str]:
+    """This process's environment with ``name <email>`` as git's author and committer: a person running git."""
+    return {
+        **os.environ,
+        "GIT_AUTHOR_NAME": name,
+        "GIT_AUTHOR_EMAIL": email,
+        "GIT_COMMITTER_NAME": name,
+        "GIT_COMMITTER_EMAIL": email,
+    }
+
+
+def add_origin(vault: Vault, remote: Path) -> None:
+    """Create ``remote`` as a bare git repository (branch main) and make it ``vault``'s origin."""
+    subprocess.run(["git", "init", "--bare", "--quiet", "--initial-branch=main", str(remote)], check=True)
+    subprocess.run(["git", "remote", "add", "origin", remote.as_uri()], cwd=vault.root, check=True)
+
+
+def run_script(name: str, *args: str | Path) -> dict[str, Any]:
+    """Run ``tests/<name>`` in a new Python process (a restart) with ``args``; the JSON of its last line."""
+    command = [sys.executable, str(Path(__file__).parent / name), *map(str, args)]
+    out = subprocess.run(command, capture_output=True, text=True, check=True)
+    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def on_a_terminal(*args: str, columns: int | None = None) -> str:
+    """What ``memfs ARGS`` shows on a terminal (a pty; ``columns`` wide, with no COLUMNS set, if given).
+
+    The command must succeed. The pty turns ``\\n`` into ``\\r\\n``; the text is as the terminal got it.
+    """
+    parent, child = pty.openpty()
+    env = {**os.environ, "PYTHONPATH": str(Path(memfs.__file__).parent.parent)}
+    if columns is not None:
+        fcntl.ioctl(child, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+        env.pop("COLUMNS", None)
+    command = [sys.executable, "-c", "from memfs.cli import main; main()", *args]
+    proc = subprocess.Popen(command, stdout=child, stderr=child, stdin=subprocess.DEVNULL, env=env)
+    os.close(child)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(parent, 4096)
+        except OSError:  # the pty closes when the process ends
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(parent)
+    assert proc.wait() == 0
+    return b"".join(chunks).decode()
+
+
+class McpHttpServer:
+    """A real ``memfs mcp --transport http ARGS`` process, port chosen by the system; ``stop()`` ends it.
+
+    ``url`` is read from the line the server announces itself with (one holding ``announce``;
+    warnings may come first).
+    """
+
+    def __init__(self, *args: str, env: dict[str, str], announce: str = " at http://") -> None:
+        serve = ["mcp", "--transport", "http", "--port", "0", *args]
+        command = [sys.executable, "-c", "from memfs.cli import main; main()", *serve]
+        self.process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
+        assert self.process.stderr is not None
+        lines: list[str] = []
+        while not lines or announce not in lines[-1]:
+            lines.append(self.process.stderr.readline())
+            assert lines[-1], "".join(lines)
+        self.url = lines[-1].rsplit(" at ", 1)[1].strip()
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=30)
+        if self.process.stderr:
+            self.process.stderr.close()

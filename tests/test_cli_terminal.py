@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import json
 import os
-import pty
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers import on_a_terminal
 
 import memfs
 from memfs.cli import cli, shown
@@ -100,24 +99,8 @@ def test_json_output_is_exact(root: Path) -> None:
 def test_show_is_exact_into_a_pipe_and_safe_on_a_terminal(root: Path) -> None:
     exact = (root / "memories/users/alice/body.md").read_text()
     assert run(root, "show", "users/alice/body.md") == exact  # `memfs show x > copy.md` copies it
-    command = [sys.executable, "-c", "from memfs.cli import main; main()", "show", "users/alice/body.md",
-               "--vault", str(root)]  # fmt: skip
-    parent, child = pty.openpty()
-    env = {**os.environ, "PYTHONPATH": str(Path(memfs.__file__).parent.parent)}
-    proc = subprocess.Popen(command, stdout=child, stderr=child, stdin=subprocess.DEVNULL, env=env)
-    os.close(child)
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(parent, 4096)
-        except OSError:  # the pty closes when the process ends
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(parent)
-    assert proc.wait() == 0
-    shown_there = b"".join(chunks).decode().replace("\r\n", "\n")  # the pty turns \n into \r\n
+    shown_there = on_a_terminal("show", "users/alice/body.md", "--vault", str(root))
+    shown_there = shown_there.replace("\r\n", "\n")  # the pty turns \n into \r\n
     assert "kumquat body \\x1b[2J and \\x1b]0;owned\\x07" in shown_there
     assert not UNSAFE.findall(shown_there)
 

@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
-import pty
 import re
 import signal
-import struct
 import subprocess
 import sys
-import termios
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from helpers import wait_for
+from helpers import on_a_terminal, wait_for
 
 import memfs
 from memfs.cli import cli
@@ -533,30 +529,7 @@ def test_ls_fits_a_narrow_terminal_without_cutting_paths(root: Path, columns: in
         "flights",
         "Alice flies to Lisbon every spring for work.",
     )
-    parent, child = pty.openpty()
-    fcntl.ioctl(child, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
-    env = {**os.environ, "PYTHONPATH": str(Path(memfs.__file__).parent.parent)}
-    env.pop("COLUMNS", None)
-    proc = subprocess.Popen(
-        [sys.executable, "-c", "from memfs.cli import main; main()", "ls", "--vault", str(root)],
-        stdout=child,
-        stderr=child,
-        stdin=subprocess.DEVNULL,
-        env=env,
-    )
-    os.close(child)
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(parent, 4096)
-        except OSError:
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(parent)
-    assert proc.wait() == 0
-    lines = re.sub(r"\x1b\[[0-9;]*m", "", b"".join(chunks).decode()).splitlines()
+    lines = re.sub(r"\x1b\[[0-9;]*m", "", on_a_terminal("ls", "--vault", str(root), columns=columns)).splitlines()
     assert "users/alice/a-rather-long-title-for-a-narrow-screen.md" in lines  # a path whole, on its own line
     assert any("travel, flights" in line for line in lines)
     assert all(len(line) <= columns for line in lines if not line.startswith("users/"))

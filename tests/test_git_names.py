@@ -7,12 +7,12 @@ between clones, real ``changes``, ``undo``, ``log`` and purge over such names.
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers import add_origin, person_env
 
 import memfs
 from memfs.cli import cli
@@ -27,18 +27,15 @@ REFUSED = ["tab\there.md", "new\nline.md", "new\nx missing.md", 'say "hi".md', "
 
 
 def git(cwd: Path, *args: str) -> str:
-    env = {"GIT_AUTHOR_NAME": "Alice Person", "GIT_AUTHOR_EMAIL": "alice@example.org",
-           "GIT_COMMITTER_NAME": "Alice Person", "GIT_COMMITTER_EMAIL": "alice@example.org"}  # fmt: skip
-    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True,
-                          env={**os.environ, **env}).stdout  # fmt: skip
+    env = person_env("Alice Person", "alice@example.org")
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True, env=env).stdout
 
 
 @pytest.fixture
 def clones(tmp_path: Path) -> tuple[Path, Path, Path]:
     remote = tmp_path / "remote.git"
-    subprocess.run(["git", "init", "--bare", "--quiet", "--initial-branch=main", str(remote)], check=True)
     with memfs.Vault.open(tmp_path / "a", create=True, durable=False, author="agent-a <a@example.org>") as a:
-        git(a.root, "remote", "add", "origin", remote.as_uri())
+        add_origin(a, remote)
         a.memories("users/alice").add("Alice prefers window seats.", title="Seats")
         a.sync()
     memfs.Vault.clone(remote.as_uri(), tmp_path / "b", durable=False, author="agent-b <b@example.org>").close()

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import run_script
 
 import memfs
 
@@ -23,9 +22,7 @@ def adk() -> Any:
 
 
 def _run(vault_dir: Path, mode: str, words: str) -> str:
-    args = [sys.executable, str(Path(__file__).parent / "adk_turn.py"), str(vault_dir), mode, words]
-    out = subprocess.run(args, capture_output=True, text=True, check=True)
-    return json.dumps(json.loads(out.stdout.strip().splitlines()[-1])["sent"])
+    return json.dumps(run_script("adk_turn.py", vault_dir, mode, words)["sent"])
 
 
 @pytest.mark.slow

@@ -4,13 +4,11 @@ and the BaseStore contract (get, put, delete, search with filters, namespaces, t
 from __future__ import annotations
 
 import asyncio
-import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import run_script
 
 import memfs
 
@@ -23,9 +21,7 @@ def langgraph() -> Any:
 
 
 def _turn(vault_dir: Path, user: str, message: str) -> str:
-    args = [sys.executable, str(Path(__file__).parent / "langgraph_turn.py"), str(vault_dir), user, message]
-    out = subprocess.run(args, capture_output=True, text=True, check=True)
-    return str(json.loads(out.stdout.strip().splitlines()[-1])["answer"])
+    return str(run_script("langgraph_turn.py", vault_dir, user, message)["answer"])
 
 
 @pytest.mark.slow

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import run_script
 
 import memfs
 
@@ -23,9 +22,7 @@ def llama_index() -> Any:
 
 
 def _turn(vault_dir: Path, key: str, message: str) -> dict[str, Any]:
-    args = [sys.executable, str(Path(__file__).parent / "llama_index_turn.py"), str(vault_dir), key, message]
-    out = subprocess.run(args, capture_output=True, text=True, check=True)
-    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+    return run_script("llama_index_turn.py", vault_dir, key, message)
 
 
 @pytest.mark.slow

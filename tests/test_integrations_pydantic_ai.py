@@ -4,13 +4,11 @@ Pydantic AI's own FunctionModel, across processes, and the store's branches, for
 from __future__ import annotations
 
 import asyncio
-import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import run_script
 
 import memfs
 
@@ -23,9 +21,7 @@ def pydantic_ai() -> Any:
 
 
 def _turn(vault_dir: Path, conversation: str, prompt: str) -> dict[str, Any]:
-    args = [sys.executable, str(Path(__file__).parent / "pydantic_ai_turn.py"), str(vault_dir), conversation, prompt]
-    out = subprocess.run(args, capture_output=True, text=True, check=True)
-    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+    return run_script("pydantic_ai_turn.py", vault_dir, conversation, prompt)
 
 
 @pytest.mark.slow

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from helpers import run_script
 
 import memfs
 from memfs.conversation import SlidingWindowConversationManager, SummarizingConversationManager
@@ -132,13 +131,8 @@ def test_memfs_injection_hook_for_strands(strands: SimpleNamespace, vault: memfs
 
 def _turns(vault_dir: Path, mode: str, prompts: list[str], sessions_dir: Path | None = None) -> list[list[Any]]:
     """What the model was sent at each prompt, each run in a new process (a restart)."""
-    seen = []
-    for prompt in prompts:
-        args = [sys.executable, str(Path(__file__).parent / "strands_turn.py"), str(vault_dir), mode, prompt]
-        out = subprocess.run(args + ([str(sessions_dir)] if sessions_dir else []), capture_output=True, text=True,
-                             check=True)  # fmt: skip
-        seen.append(json.loads(out.stdout.strip().splitlines()[-1])["seen"])
-    return seen
+    more = [sessions_dir] if sessions_dir else []
+    return [run_script("strands_turn.py", vault_dir, mode, prompt, *more)["seen"] for prompt in prompts]
 
 
 def _texts(items: list[Any]) -> list[str]:

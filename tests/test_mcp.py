@@ -28,7 +28,7 @@ import anyio
 import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from click.testing import CliRunner
-from helpers import UNEXPECTED, wait_for
+from helpers import UNEXPECTED, McpHttpServer, wait_for
 from test_tools_hostile import HOSTILE_CALLS, HOSTILE_PATHS, PATH_COMMANDS, SECRET, Hostile, path_call
 
 import memfs
@@ -569,24 +569,10 @@ def test_tools_offers_only_the_commands_chosen(servers: Servers, vault_dir: Path
 # -- streamable HTTP on 127.0.0.1 --------------------------------------------------------------
 
 
-class HttpServer:
+class HttpServer(McpHttpServer):
     def __init__(self, vault: Path, home: Path, *args: str, token: str | None = None) -> None:
         env = {**os.environ, **server_env(home), "MEMFS_MCP_TOKEN": token or ""}
-        self.process = subprocess.Popen([sys.executable, *command("--vault", str(vault), "--transport", "http",
-                                                                  "--port", "0", *args)],
-                                        env=env, stderr=subprocess.PIPE, text=True)  # fmt: skip
-        assert self.process.stderr is not None
-        lines = []
-        while not lines or " at http://127.0.0.1:" not in lines[-1]:  # warnings may come first
-            lines.append(self.process.stderr.readline())
-            assert lines[-1], "".join(lines)
-        self.url = lines[-1].rsplit(" at ", 1)[1].strip()
-
-    def stop(self) -> None:
-        self.process.terminate()
-        self.process.wait(timeout=30)
-        if self.process.stderr:
-            self.process.stderr.close()
+        super().__init__("--vault", str(vault), *args, env=env, announce=" at http://127.0.0.1:")
 
 
 @pytest.fixture(scope="module")

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -18,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import McpHttpServer
 
 import memfs
 
@@ -144,46 +143,12 @@ def test_the_remember_prompt_never_echoes_a_credential(vault: memfs.Vault) -> No
 # -- item 10: DNS rebinding on every loopback address served without a token ---------------------
 
 
-class HttpServer:
+class HttpServer(McpHttpServer):
     """A real `memfs mcp --transport http` process on ``host``, port chosen by the system."""
 
     def __init__(self, vault: Path, host: str, *args: str) -> None:
         env = {**os.environ, "PYTHONPATH": str(REPO), "MEMFS_MCP_TOKEN": ""}
-        self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-c",
-                "from memfs.cli import main; main()",
-                "mcp",
-                "--vault",
-                str(vault),
-                "--transport",
-                "http",
-                "--host",
-                host,
-                "--port",
-                "0",
-                "-n",
-                ALICE,
-                "--read-only",
-                *args,
-            ],
-            env=env,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        assert self.process.stderr is not None
-        lines: list[str] = []
-        while not lines or " at http://" not in lines[-1]:
-            lines.append(self.process.stderr.readline())
-            assert lines[-1], "".join(lines)
-        self.url = lines[-1].rsplit(" at ", 1)[1].strip()
-
-    def stop(self) -> None:
-        self.process.terminate()
-        self.process.wait(timeout=30)
-        if self.process.stderr:
-            self.process.stderr.close()
+        super().__init__("--vault", str(vault), "--host", host, "-n", ALICE, "--read-only", *args, env=env)
 
     def status(self, headers: dict[str, str]) -> int:
         """The status of an initialize request with these headers (Host, Origin) added."""

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from helpers import err, ok
+from helpers import add_origin, err, ok
 
 import memfs
 from memfs import LongTermMemory, MemoryTools, Scope
@@ -390,9 +390,8 @@ def test_hand_edited_proposal_content_is_checked_at_accept(vault: memfs.Vault, t
 def test_proposals_travel_by_sync_and_the_policy_does_not(tmp_path: Path) -> None:
     """Agents propose on one machine, a person reviews on another; a remote cannot turn review off."""
     remote = tmp_path / "remote.git"
-    git(tmp_path, "init", "--bare", "--quiet", "--initial-branch=main", str(remote))
     with memfs.Vault.open(tmp_path / "server", create=True, durable=False) as server:
-        git(server.root, "remote", "add", "origin", remote.as_uri())
+        add_origin(server, remote)
         server.sync()
         with memfs.Vault.clone(remote.as_uri(), tmp_path / "laptop", durable=False) as laptop:
             settle(laptop, '[review]\npropose = ["agents"]\n')

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from helpers import err, ok
+from helpers import add_origin, err, ok
 
 import memfs
 from memfs import LongTermMemory, MemoryTools, Scope
@@ -200,9 +200,8 @@ def _is_not_own(vault: memfs.Vault, session: str) -> None:
 @pytest.mark.parametrize("session", ["chat-42", "s1"])
 def test_a_proposal_that_arrived_by_sync_is_never_a_sessions_own(tmp_path: Path, session: str) -> None:
     remote = tmp_path / "remote.git"
-    git(tmp_path, "init", "--bare", "--quiet", "--initial-branch=main", str(remote))
     with memfs.Vault.open(tmp_path / "server", create=True, durable=False) as server:
-        git(server.root, "remote", "add", "origin", remote.as_uri())
+        add_origin(server, remote)
         server.sync()
         with memfs.Vault.clone(remote.as_uri(), tmp_path / "laptop", durable=False) as laptop:
             _plant(server.root, session)

@@ -10,28 +10,25 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers import add_origin, person_env
 
 import memfs
 from memfs.cli import cli
 from memfs.errors import SyncError
 from memfs.sync import MAX_NEW_TEXT_LENGTHS, MAX_NEW_TOMBSTONES
 
-PERSON = {"GIT_AUTHOR_NAME": "Mallory Remote", "GIT_AUTHOR_EMAIL": "mallory@example.org",
-          "GIT_COMMITTER_NAME": "Mallory Remote", "GIT_COMMITTER_EMAIL": "mallory@example.org"}  # fmt: skip
-
 
 def git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True,
-                          env={**os.environ, **PERSON}).stdout  # fmt: skip
+    env = person_env("Mallory Remote", "mallory@example.org")
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True, env=env).stdout
 
 
 @pytest.fixture
 def clones(tmp_path: Path) -> tuple[Path, Path, Path]:
     """A remote, a plain git clone of it (the other side, ``a``) and a memfs vault cloned from it (``b``)."""
     remote = tmp_path / "remote.git"
-    subprocess.run(["git", "init", "--bare", "--quiet", "--initial-branch=main", str(remote)], check=True)
     with memfs.Vault.open(tmp_path / "seed", create=True, durable=False, author="agent <agent@example.org>") as v:
-        git(v.root, "remote", "add", "origin", remote.as_uri())
+        add_origin(v, remote)
         store = v.memories("users/alice")
         for n in range(5):
             store.add(f"Alice fact number {n}.", title=f"Fact {n}")

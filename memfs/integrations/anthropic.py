@@ -38,7 +38,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "memfs.integrations.anthropic needs the anthropic SDK: pip install 'memfs-vault[anthropic]'"
     ) from exc
 
-from ..tools import MemoryTools
+from ..tools import MemoryTools, ToolResult
 
 __all__ = ["MemfsAsyncMemoryTool", "MemfsCommandTool", "MemfsMemoryTool", "async_memory_tools", "memory_tools"]
 
@@ -49,11 +49,15 @@ def _arguments(command: Any) -> dict[str, Any]:
     return {k: v for k, v in data.items() if v is not None}
 
 
-def _result(tools: MemoryTools, arguments: dict[str, Any]) -> str:
-    result = tools.call(arguments)
+def _text(result: ToolResult) -> str:
+    """A memfs tool result as the SDK takes it: the text, or the refusal as ``ToolError``."""
     if result.is_error:
         raise ToolError(result.text)
     return result.text
+
+
+def _result(tools: MemoryTools, arguments: dict[str, Any]) -> str:
+    return _text(tools.call(arguments))
 
 
 def _clear(tools: MemoryTools) -> str:
@@ -74,29 +78,11 @@ class MemfsMemoryTool(BetaAbstractMemoryTool):
         """Run any of the six commands (``view``, ``create``, ``str_replace``, ``insert``, ``delete``, ``rename``)."""
         return _result(self.tools, _arguments(command))
 
-    def view(self, command: Any) -> str:
-        """Show a folder listing or a file with line numbers."""
+    def _command(self, command: Any) -> str:
         return self.execute(command)
 
-    def create(self, command: Any) -> str:
-        """Create a memory file."""
-        return self.execute(command)
-
-    def str_replace(self, command: Any) -> str:
-        """Replace text that occurs once in a memory file."""
-        return self.execute(command)
-
-    def insert(self, command: Any) -> str:
-        """Insert text after a line of a memory file."""
-        return self.execute(command)
-
-    def delete(self, command: Any) -> str:
-        """Delete a memory file or folder."""
-        return self.execute(command)
-
-    def rename(self, command: Any) -> str:
-        """Rename or move a memory file or folder."""
-        return self.execute(command)
+    # The SDK's six abstract commands: memfs runs every one the same way, through execute.
+    view = create = str_replace = insert = delete = rename = _command
 
     def clear_all_memory(self) -> str:
         """Delete every memory file the agent may write, in one commit a person can undo."""
@@ -114,29 +100,11 @@ class MemfsAsyncMemoryTool(BetaAsyncAbstractMemoryTool):
         """Run any of the six commands in a worker thread."""
         return await asyncio.to_thread(_result, self.tools, _arguments(command))
 
-    async def view(self, command: Any) -> str:
-        """Show a folder listing or a file with line numbers."""
+    async def _command(self, command: Any) -> str:
         return await self.execute(command)
 
-    async def create(self, command: Any) -> str:
-        """Create a memory file."""
-        return await self.execute(command)
-
-    async def str_replace(self, command: Any) -> str:
-        """Replace text that occurs once in a memory file."""
-        return await self.execute(command)
-
-    async def insert(self, command: Any) -> str:
-        """Insert text after a line of a memory file."""
-        return await self.execute(command)
-
-    async def delete(self, command: Any) -> str:
-        """Delete a memory file or folder."""
-        return await self.execute(command)
-
-    async def rename(self, command: Any) -> str:
-        """Rename or move a memory file or folder."""
-        return await self.execute(command)
+    # The SDK's six abstract commands: memfs runs every one the same way, through execute.
+    view = create = str_replace = insert = delete = rename = _command
 
     async def clear_all_memory(self) -> str:
         """Delete every memory file the agent may write, in one commit a person can undo."""
@@ -156,10 +124,7 @@ class MemfsCommandTool(BetaBuiltinFunctionTool):
 
     def call(self, input: object) -> str:
         """Run the command; errors as ``ToolError``."""
-        result = self.tools.dispatch(self.definition["name"], input if isinstance(input, dict) else None)
-        if result.is_error:
-            raise ToolError(result.text)
-        return result.text
+        return _text(self.tools.dispatch(self.definition["name"], input if isinstance(input, dict) else None))
 
 
 class _AsyncCommandTool(BetaAsyncBuiltinFunctionTool):
