@@ -33,6 +33,7 @@ import hashlib
 import logging
 import os
 import re
+import stat
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -294,19 +295,41 @@ class VectorStore:
     def refresh(self) -> None:
         """Read the records other processes (or this one) appended since the last read."""
         with self._lock:
-            try:
-                size = self.path.stat().st_size
-            except FileNotFoundError:
+            fd = self._open_regular()
+            if fd is None:
                 size = 0
-            if size < self._read:  # compacted by another process: read it all again
-                self._rows, self._matrix, self._read = {}, np.zeros((0, self.dimension), dtype=np.float32), 0
-            if size - self._read < self._record:
-                return
-            with open(self.path, "rb") as handle:
-                handle.seek(self._read)
-                data = handle.read((size - self._read) // self._record * self._record)
-            self._read += len(data)
-            self._take(data)
+            else:
+                with os.fdopen(fd, "rb") as handle:
+                    size = os.fstat(handle.fileno()).st_size
+                    if size < self._read:  # compacted by another process: read it all again
+                        self._rows, self._matrix, self._read = {}, np.zeros((0, self.dimension), np.float32), 0
+                    handle.seek(self._read)
+                    data = handle.read((size - self._read) // self._record * self._record)
+                self._read += len(data)
+                self._take(data)
+
+    def _open_regular(self) -> int | None:
+        """The vectors file opened for reading, or None when there is none.
+
+        Anything else at its name or its folder's (a link, a FIFO: a vault copied in with its
+        ``.memfs/``, or a hand) is derived state gone wrong: removed, with a warning, and the
+        vectors are made again. Never followed, never waited on.
+        """
+        for place in (self.path.parent, self.path):
+            if place.is_symlink():
+                log.warning("removing %s: a symbolic link where memfs keeps its vectors", place)
+                place.unlink()
+                return None
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except FileNotFoundError:
+            return None
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            log.warning("removing %s: not a regular file", self.path)
+            self.path.unlink()
+            return None
+        return fd
 
     def _take(self, data: bytes) -> None:
         count = len(data) // self._record
@@ -339,6 +362,9 @@ class VectorStore:
 
     def _append(self, records: bytes) -> None:
         """Append whole records under the file's lock, first cutting off a record a crash left half written."""
+        fd = self._open_regular()  # nothing but a regular file, in a real folder, is written to
+        if fd is not None:
+            os.close(fd)
         self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
         try:

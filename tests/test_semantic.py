@@ -367,3 +367,35 @@ def test_the_model_runs_one_thread_and_leaves_the_processs_environment_as_it_was
     assert out.stdout.strip() == "7"
     with pytest.raises(InvalidArgumentError, match="threads must be"):
         E5Embedder(threads=0)
+
+
+def test_a_link_or_a_fifo_where_the_vectors_go_is_removed_never_followed(
+    vault_dir: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    outside = tmp_path / "outside.bin"
+    outside.write_bytes(b"\x00" * 4096)
+    embedder = WordHashEmbedder()
+    with memfs.Vault.open(vault_dir, durable=False, embedder=embedder) as vault:
+        vault.memories("users/alice").add("Alice likes green tea.")
+        vectors = vault.engine.vectors
+        assert vectors is not None
+        vectors.path.parent.mkdir(parents=True, exist_ok=True)
+        vectors.path.symlink_to(outside)
+        with caplog.at_level(logging.WARNING):
+            assert vault.memories("users/alice").search("green tea")
+        assert "a symbolic link" in caplog.text and outside.read_bytes() == b"\x00" * 4096
+        assert vectors.path.is_file() and not vectors.path.is_symlink() and len(vectors) == 1
+        vectors.path.unlink()
+        os.mkfifo(vectors.path)  # a reader would wait on it for ever
+        vectors._read = 0
+        vectors.refresh()
+        assert not vectors.path.exists()
+        assert vault.memories("users/alice").search("green tea", semantic=True)
+    folder = vault_dir / ".memfs" / "vectors"
+    shutil.rmtree(folder)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    folder.symlink_to(elsewhere)
+    with memfs.Vault.open(vault_dir, durable=False, embedder=embedder) as vault:
+        assert vault.memories("users/alice").search("green tea", semantic=True)
+    assert list(elsewhere.iterdir()) == [] and folder.is_dir() and not folder.is_symlink()
