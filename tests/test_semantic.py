@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from test_full_disk import fill, small_disk  # noqa: F401  (a real full disk: a small tmpfs)
 
 import memfs
 from memfs import semantic
@@ -399,3 +400,24 @@ def test_a_link_or_a_fifo_where_the_vectors_go_is_removed_never_followed(
     with memfs.Vault.open(vault_dir, durable=False, embedder=embedder) as vault:
         assert vault.memories("users/alice").search("green tea", semantic=True)
     assert list(elsewhere.iterdir()) == [] and folder.is_dir() and not folder.is_symlink()
+
+
+def test_a_full_disk_leaves_search_by_words_and_the_vectors_whole(small_disk: Path,
+                                                                  caplog: pytest.LogCaptureFixture) -> None:  # fmt: skip
+    with memfs.Vault.open(small_disk / "vault", create=True, durable=False, embedder=WordHashEmbedder()) as vault:
+        store = vault.memories("users/alice")
+        store.add("Alice likes green tea.")
+        store.search("green tea", semantic=False)  # the index caught up; nothing embedded yet
+        filler = fill(small_disk)
+        with caplog.at_level(logging.WARNING):
+            hits = store.search("green tea")
+        assert hits and hits[0].similarity is None and "searching by words alone" in caplog.text
+        with pytest.raises(SemanticSearchError):
+            store.search("green tea", semantic=True)
+        filler.unlink()
+        for crumb in small_disk.glob("crumb-*"):
+            crumb.unlink()
+        hits = store.search("green tea", semantic=True)
+        vectors = vault.engine.vectors
+        assert vectors is not None and hits[0].similarity is not None and len(vectors) == 1
+        assert vectors.path.stat().st_size % (32 + 4 * vectors.dimension + 8) == 0  # whole records only
