@@ -16,7 +16,9 @@ it, so only the worker running them pays for it.
 
 from __future__ import annotations
 
+import gc
 import shutil
+import subprocess
 import sys
 import threading
 from collections.abc import Iterator
@@ -141,3 +143,19 @@ def vault(vault_dir: Path) -> Iterator[memfs.Vault]:
 @pytest.fixture
 def store(vault: memfs.Vault) -> memfs.MemoryStore:
     return vault.memories("users/alice")
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A real small disk: a 16 MiB tmpfs (skipped where it cannot be mounted), unmounted after the test."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mount)],
+                          capture_output=True, text=True)  # fmt: skip
+    if done.returncode:
+        pytest.skip(f"cannot mount a small tmpfs here ({done.stderr.strip() or 'not permitted'})")
+    try:
+        yield mount
+    finally:
+        gc.collect()  # Whoosh's leftovers fail here, inside this test, not in a later one
+        subprocess.run(["umount", "-l", str(mount)], check=False)

@@ -3,6 +3,7 @@ tools, git as a person and a remote to sync through, and memfs run in another pr
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
@@ -149,3 +150,24 @@ class McpHttpServer:
         self.process.wait(timeout=30)
         if self.process.stderr:
             self.process.stderr.close()
+
+
+def fill(folder: Path) -> Path:
+    """Fill the file system until a write fails; returns the filler file."""
+    filler = folder / "filler"
+    try:
+        with open(filler, "wb") as handle:
+            while True:
+                handle.write(b"\0" * 65536)
+                handle.flush()
+    except OSError as exc:  # full (possibly already at open, or at the close's last flush)
+        assert exc.errno == errno.ENOSPC
+    filler.touch(exist_ok=True)
+    for size in (4096, 512, 64, 1):  # the last crumbs, so that nothing bigger fits anywhere
+        try:
+            while True:
+                with open(folder / f"crumb-{size}-{os.urandom(4).hex()}", "wb") as crumb:
+                    crumb.write(b"\0" * size)
+        except OSError:
+            pass
+    return filler

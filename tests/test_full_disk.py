@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import errno
-import gc
-import os
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers import fill
 
 import memfs
 
@@ -17,42 +15,6 @@ import memfs
 #: collected, their last flush fails with ENOSPC inside __del__ ("exception ignored"). memfs
 #: cannot close what Whoosh keeps; the index is rebuilt from the files, so nothing is lost.
 WHOOSH_LEAK = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
-
-
-@pytest.fixture
-def small_disk(tmp_path: Path) -> Iterator[Path]:
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mount)],
-                          capture_output=True, text=True)  # fmt: skip
-    if done.returncode:
-        pytest.skip(f"cannot mount a small tmpfs here ({done.stderr.strip() or 'not permitted'})")
-    try:
-        yield mount
-    finally:
-        gc.collect()  # Whoosh's leftovers fail here, inside this test, not in a later one
-        subprocess.run(["umount", "-l", str(mount)], check=False)
-
-
-def fill(folder: Path) -> Path:
-    """Fill the file system until a write fails; returns the filler file."""
-    filler = folder / "filler"
-    try:
-        with open(filler, "wb") as handle:
-            while True:
-                handle.write(b"\0" * 65536)
-                handle.flush()
-    except OSError as exc:  # full (possibly already at open, or at the close's last flush)
-        assert exc.errno == errno.ENOSPC
-    filler.touch(exist_ok=True)
-    for size in (4096, 512, 64, 1):  # the last crumbs, so that nothing bigger fits anywhere
-        try:
-            while True:
-                with open(folder / f"crumb-{size}-{os.urandom(4).hex()}", "wb") as crumb:
-                    crumb.write(b"\0" * size)
-        except OSError:
-            pass
-    return filler
 
 
 def tree_state(vault: memfs.Vault) -> tuple[dict[str, bytes], str | None]:

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from test_full_disk import fill, small_disk  # noqa: F401  (a real full disk: a small tmpfs)
+from helpers import fill
 
 import memfs
 from memfs import semantic
@@ -402,8 +402,9 @@ def test_a_link_or_a_fifo_where_the_vectors_go_is_removed_never_followed(
     assert list(elsewhere.iterdir()) == [] and folder.is_dir() and not folder.is_symlink()
 
 
-def test_a_full_disk_leaves_search_by_words_and_the_vectors_whole(small_disk: Path,
-                                                                  caplog: pytest.LogCaptureFixture) -> None:  # fmt: skip
+def test_a_full_disk_leaves_search_by_words_and_the_vectors_whole(
+    small_disk: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     with memfs.Vault.open(small_disk / "vault", create=True, durable=False, embedder=WordHashEmbedder()) as vault:
         store = vault.memories("users/alice")
         store.add("Alice likes green tea.")
