@@ -1093,7 +1093,7 @@ def review(vault: Vault, as_json: bool, session: str | None, namespace: str | No
         raise _BadValue(str(exc)) from None
     broken = vault.broken_proposals()
     listed = found if full or as_json else found[:SUMMARY_ITEMS]
-    with _counting("reading proposals", quiet=as_json) as progress:  # their diffs take the time
+    with _counting("reading proposals", quiet=as_json or not listed) as progress:  # their diffs take the time
         details = []
         for done, proposal in enumerate(listed, 1):
             details.append(_proposal_dict(vault, proposal, diff=not no_diff))

@@ -206,6 +206,8 @@ def test_cli_accept_and_reject_show_their_count(root: Path, verb: str) -> None:
 
 
 def test_cli_review_shows_its_count_while_it_reads_and_none_with_json(root: Path) -> None:
+    out, bar = on_a_terminal_stderr("review", "--vault", str(root))
+    assert bar == "" and "nothing to review" in out
     with memfs.Vault.open(root, durable=False) as vault:
         ids = proposed(vault, 12)
     out, bar = on_a_terminal_stderr("review", "--list", "--vault", str(root))
