@@ -247,7 +247,8 @@ def import_source(
             until a person says so. ``in_place`` notes are already the person's files in the
             vault, so they are adopted at once.
         progress: Called with (steps done, steps in all): a step per record checked, then one per
-            memory written; once the checks are done the total grows by the memories to write.
+            memory written. Until the checks are done every record counts as written too, and the
+            total shrinks by one for each record skipped (it never grows: the bar never goes back).
 
     Raises:
         ImportSourceError: The source is missing, a link, or unreadable as ``format``.
@@ -300,7 +301,7 @@ def _run(
         raise ImportSourceError(f"{source} holds {len(found)} memories, more than the {MAX_ITEMS} one import takes")
     report = ImportReport(kind, dry_run, skipped=skipped)
     with vault.locked():
-        plans = _plan(vault, found, report, on_secret, progress=progress)
+        plans = _plan(vault, found, report, on_secret, progress=_checking(progress, report, len(found), dry_run))
         if dry_run or not plans:
             return report
         report.commit = _write(vault, plans, kind, source, propose=propose, progress=_after(len(found), progress))
@@ -998,6 +999,19 @@ def _counted(items: list[_T], progress: Progress | None) -> Iterator[_T]:
         yield item
         if progress is not None:
             progress(done, len(items))
+
+
+def _checking(progress: Progress | None, report: ImportReport, records: int, dry_run: bool) -> Progress | None:
+    """``progress`` while records are checked: the total is every check and every write still to come."""
+    if progress is None:
+        return None
+    told, skipped_before = progress, len(report.skipped)
+
+    def checked(done: int, _: int) -> None:
+        writes = 0 if dry_run else records - (len(report.skipped) - skipped_before)  # a skipped one is not written
+        told(done, records + writes)
+
+    return checked
 
 
 def _after(steps: int, progress: Progress | None) -> Progress | None:

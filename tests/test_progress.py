@@ -14,6 +14,7 @@ import struct
 import subprocess
 import sys
 import termios
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -38,6 +39,7 @@ def counts_up_to_the_end(calls: list[tuple[int, int]], total: int) -> None:
     assert calls, "progress was never called"
     assert [done for done, _ in calls] == list(range(1, len(calls) + 1))
     assert all(done <= of for done, of in calls)
+    assert all(later <= earlier for (_, earlier), (_, later) in pairwise(calls)), "the total grew"
     assert calls[-1] == (total, total)
 
 
@@ -83,12 +85,12 @@ def test_import_counts_each_record_checked_then_each_memory_written(vault: memfs
     heard = Heard()
     report = vault.import_from(notes(tmp_path / "notes", 3), namespace=ALICE, progress=heard)
     assert len(report.imported) == 3 and report.proposed
-    assert heard.calls == [(1, 3), (2, 3), (3, 3), (4, 6), (5, 6), (6, 6)]
+    assert heard.calls == [(1, 6), (2, 6), (3, 6), (4, 6), (5, 6), (6, 6)]
 
 
 def test_import_counts_skipped_records_and_a_dry_run_ends_with_the_checks(vault: memfs.Vault, tmp_path: Path) -> None:
     source = notes(tmp_path / "notes", 4)
-    (source / "broken.md").write_text("---\ntitle: [unclosed\n---\nbody\n")
+    (source / "z-broken.md").write_text("---\ntitle: [unclosed\n---\nbody\n")
     dry = Heard()
     report = vault.import_from(source, namespace=ALICE, dry_run=True, progress=dry)
     assert len(report.imported) == 4 and len(report.skipped) == 1
@@ -96,6 +98,7 @@ def test_import_counts_skipped_records_and_a_dry_run_ends_with_the_checks(vault:
     heard = Heard()
     vault.import_from(source, namespace=ALICE, accept=True, progress=heard)
     counts_up_to_the_end(heard.calls, 5 + 4)
+    assert heard.calls[0] == (1, 10), "before the checks, every record counts as written too"
     again = Heard()  # everything is there already: checked, nothing to write
     report = vault.import_from(source, namespace=ALICE, accept=True, progress=again)
     assert not report.imported
@@ -111,7 +114,7 @@ def test_import_of_json_lines_counts_its_records(vault: memfs.Vault, tmp_path: P
         heard = Heard()
         report = other.import_from(export, accept=True, progress=heard)
         assert len(report.imported) == 2
-    assert heard.calls == [(1, 2), (2, 2), (3, 4), (4, 4)]
+    assert heard.calls == [(1, 4), (2, 4), (3, 4), (4, 4)]
 
 
 @pytest.mark.parametrize("verb", ["accept", "reject"])
