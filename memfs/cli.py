@@ -1114,8 +1114,9 @@ def review(vault: Vault, as_json: bool, session: str | None, namespace: str | No
         if detail["origin"] == HERE:
             out.print(f"  proposed by {_m(who + where_from)}, {_m(proposal.created)}{group}")
         else:  # what the file says is a claim: a remote or a person can write any name there
-            out.print(f"  {detail['origin']}; its file says proposed by {_m(who + where_from)}, "
-                      f"{_m(proposal.created)}{group}")  # fmt: skip
+            out.print(
+                f"  {detail['origin']}; its file says proposed by {_m(who + where_from)}, {_m(proposal.created)}{group}"
+            )
         for note in detail["notes"]:
             out.print(f"  [yellow]{_m(note)}[/]")
         if not no_diff:

@@ -157,8 +157,9 @@ class _Candidate:
 # -- export ------------------------------------------------------------------------------------
 
 
-def export_lines(vault: Vault, namespace: str | None = None, *,
-                 progress: Progress | None = None) -> tuple[list[str], list[Skipped]]:  # fmt: skip
+def export_lines(
+    vault: Vault, namespace: str | None = None, *, progress: Progress | None = None
+) -> tuple[list[str], list[Skipped]]:
     """Every memory of the vault (or of ``namespace`` and the namespaces under it) as JSON lines.
 
     Returns the lines (each ending in a newline, sorted by vault path) and the files that could
@@ -280,8 +281,17 @@ def import_source(
         else:
             found, skipped = _read(path, kind, ns)
     propose = not (accept or in_place)
-    return _run(vault, found, skipped, kind, str(source), dry_run=dry_run, on_secret=on_secret, propose=propose,
-                progress=progress)  # fmt: skip
+    return _run(
+        vault,
+        found,
+        skipped,
+        kind,
+        str(source),
+        dry_run=dry_run,
+        on_secret=on_secret,
+        propose=propose,
+        progress=progress,
+    )
 
 
 def _run(
@@ -1022,8 +1032,9 @@ def _after(steps: int, progress: Progress | None) -> Progress | None:
     return lambda done, total: told(steps + done, steps + total)
 
 
-def _plan(vault: Vault, found: list[_Candidate], report: ImportReport, on_secret: str, *,
-          progress: Progress | None = None) -> list[_Plan]:  # fmt: skip
+def _plan(
+    vault: Vault, found: list[_Candidate], report: ImportReport, on_secret: str, *, progress: Progress | None = None
+) -> list[_Plan]:
     """Check every candidate against the store's rules and the vault, before anything is written."""
     plans: list[_Plan] = []
     taken: set[str] = set()
@@ -1138,8 +1149,9 @@ def _free_name(store: MemoryStore, doc: Document, namespace: str, taken: set[str
     raise ContentError(f"too many memories named {slug!r} in {namespace}")
 
 
-def _write(vault: Vault, plans: list[_Plan], kind: str, source: str, *, propose: bool,
-           progress: Progress | None = None) -> str | None:  # fmt: skip
+def _write(
+    vault: Vault, plans: list[_Plan], kind: str, source: str, *, propose: bool, progress: Progress | None = None
+) -> str | None:
     """Every planned memory through the store's write path, in one commit (all or nothing).
 
     Proposed, each namespace's memories are one group: ``memfs accept`` of any takes them all.

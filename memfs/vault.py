@@ -670,8 +670,9 @@ class Vault:
         prefix = MEMORIES_DIR + "/" + clean_namespace(namespace) + "/" if namespace else ""
         return collect(self.engine.history, since, prefix=prefix, diff=diff, limit=limit, skip_session=skip_session)
 
-    def export(self, namespace: str | None = None, *,
-               progress: Progress | None = None) -> tuple[list[str], list[Skipped]]:  # fmt: skip
+    def export(
+        self, namespace: str | None = None, *, progress: Progress | None = None
+    ) -> tuple[list[str], list[Skipped]]:
         """Every memory (or ``namespace``'s) as JSON Lines that :meth:`import_from` reads back exactly.
 
         Returns the lines and the files that could not be read (see :func:`memfs.exchange.export_lines`);
