@@ -30,7 +30,7 @@ from click.shell_completion import get_completion_class
 from rich.console import Console
 from rich.markup import escape as _rich_escape
 from rich.measure import Measurement
-from rich.progress import Progress
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from . import __version__
@@ -223,6 +223,23 @@ def _working(what: str, *, quiet: bool = False) -> Iterator[None]:
         return
     with Console(stderr=True).status(f"{what}…"):
         yield
+
+
+@contextlib.contextmanager
+def _counting(what: str, *, quiet: bool = False) -> Iterator[Callable[[int, int], None]]:
+    """A progress bar with counts on stderr while ``what`` runs: only on a terminal, never --quiet.
+
+    Yields the ``progress(done, total)`` callback the library's long loops take.
+    """
+    bars = Console(stderr=True, quiet=quiet or not sys.stderr.isatty())
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    with Progress(*columns, transient=True, console=bars, redirect_stdout=False) as bar:
+        task = bar.add_task(what, total=None)
+
+        def progress(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield progress
 
 
 def _some(out: Console, lines: list[str], *, full: bool, what: str) -> None:
@@ -649,8 +666,8 @@ def export_(vault: Vault, namespace: str | None, format_: str, path: str, quiet:
     target = None if path == "-" else Path(path).expanduser()
     if target is not None:
         check_parent(target)  # before the work: a mistyped folder is said, never made
-    with _working("exporting", quiet=quiet):
-        lines, skipped = vault.export(_namespace(vault, namespace) if namespace else None)
+    with _counting("exporting", quiet=quiet) as progress:
+        lines, skipped = vault.export(_namespace(vault, namespace) if namespace else None, progress=progress)
     if target is None:
         click.echo("".join(lines), nl=False)
     else:
@@ -718,9 +735,9 @@ def import_(vault: Vault, as_json: bool, source: str, namespace: str | None, for
     skipped and listed; nothing is half-written.
     """
     text = sys.stdin.read() if source == "-" else None
-    with _working(f"importing {source}", quiet=quiet or as_json):
+    with _counting(f"importing {source}", quiet=quiet or as_json) as progress:
         report = vault.import_from(source, namespace=namespace, format=format_, in_place=in_place, dry_run=dry_run,
-                                   on_secret=on_secret, text=text, accept=accept)  # fmt: skip
+                                   on_secret=on_secret, text=text, accept=accept, progress=progress)  # fmt: skip
     if as_json:
         _print_json(report.to_json())
         return
@@ -1075,29 +1092,35 @@ def review(vault: Vault, as_json: bool, session: str | None, namespace: str | No
     except MemfsError as exc:
         raise _BadValue(str(exc)) from None
     broken = vault.broken_proposals()
+    listed = found if full or as_json else found[:SUMMARY_ITEMS]
+    with _counting("reading proposals", quiet=as_json or not listed) as progress:  # their diffs take the time
+        details = []
+        for done, proposal in enumerate(listed, 1):
+            details.append(_proposal_dict(vault, proposal, diff=not no_diff))
+            progress(done, len(listed))
     if as_json:
-        _print_json({"proposals": [_proposal_dict(vault, p, diff=not no_diff) for p in found],
-                     "unusable": [{"file": e.path, "reason": e.reason} for e in broken]})  # fmt: skip
+        _print_json({"proposals": details, "unusable": [{"file": e.path, "reason": e.reason} for e in broken]})
         return
     out = _out()
     if not found:
         out.print("nothing to review")
-    later = [] if full else found[SUMMARY_ITEMS:]
-    for proposal in found[: len(found) - len(later)]:
+    later = found[len(listed) :]
+    for proposal, detail in zip(listed, details, strict=True):
         where = label(proposal.path) + (f" -> {label(proposal.to)}" if proposal.to else "")
         out.print(f"[bold]{proposal.id}[/] {_m(proposal.op)} {_m(where)}")
         who = f"{proposal.proposed_by}" + (f" ({proposal.provenance})" if proposal.provenance else "")
         where_from = f" in session {proposal.session}" if proposal.session else ""
         group = f", with {proposal.group}" if proposal.group != proposal.id else ""
-        came = vault.proposal_origin(proposal)
-        if came == HERE:
+        if detail["origin"] == HERE:
             out.print(f"  proposed by {_m(who + where_from)}, {_m(proposal.created)}{group}")
         else:  # what the file says is a claim: a remote or a person can write any name there
-            out.print(f"  {came}; its file says proposed by {_m(who + where_from)}, {_m(proposal.created)}{group}")
-        for note in vault.proposal_notes(proposal):
+            out.print(
+                f"  {detail['origin']}; its file says proposed by {_m(who + where_from)}, {_m(proposal.created)}{group}"
+            )
+        for note in detail["notes"]:
             out.print(f"  [yellow]{_m(note)}[/]")
         if not no_diff:
-            out.print(_m(vault.proposal_diff(proposal), lines=True), end="")
+            out.print(_m(detail["diff"], lines=True), end="")
     if later:
         out.print(f"[dim]… and {len(later)} more proposals (--list shows every one; --no-diff --list lists them "
                   "shortly; `memfs accept --all` takes them all)[/]")  # fmt: skip
@@ -1124,8 +1147,8 @@ def _decide(vault: Vault, verb: str, ids: tuple[str, ...], every: bool, session:
     if (session or namespace) and not every:
         raise click.UsageError("--session and --namespace narrow --all")
     act = vault.accept if verb == "accept" else vault.reject
-    with _working(f"{verb}ing proposals", quiet=quiet):
-        done = act(ids, every=every, session=session, namespace=namespace)
+    with _counting(f"{verb}ing proposals", quiet=quiet) as progress:
+        done = act(ids, every=every, session=session, namespace=namespace, progress=progress)
     if quiet:
         return
     out = _out()
@@ -1471,13 +1494,7 @@ def mcp(vault_path: Path, namespaces: tuple[str, ...], read_only: bool, propose_
 @_writing
 def reindex(vault: Vault, full: bool, quiet: bool) -> None:
     """Bring the search index up to date with the files."""
-    bars = Console(stderr=True, quiet=quiet or not sys.stderr.isatty())  # progress only on a terminal
-    with Progress(transient=True, console=bars) as bar:
-        task = bar.add_task("indexing", total=None)
-
-        def progress(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
-
+    with _counting("indexing", quiet=quiet) as progress:
         report = vault.reindex(full=full, progress=progress)
     if quiet:
         return

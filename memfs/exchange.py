@@ -34,7 +34,7 @@ import unicodedata
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from . import _fs
 from .credentials import find_secrets
@@ -50,6 +50,7 @@ from .errors import (
     MemoryNotFoundError,
     PathError,
 )
+from .index import Progress
 from .layout import (
     ARCHIVE_DIR,
     ATTACHMENT_SUFFIXES,
@@ -86,6 +87,7 @@ _AGENT_FILES = ("CLAUDE.md", "CLAUDE.local.md", "AGENTS.md")
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
 _BULLET = re.compile(r"^[-*+][ \t]+\S")
 _FENCE = re.compile(r"^[ \t]*(```|~~~)")
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -155,25 +157,29 @@ class _Candidate:
 # -- export ------------------------------------------------------------------------------------
 
 
-def export_lines(vault: Vault, namespace: str | None = None) -> tuple[list[str], list[Skipped]]:
+def export_lines(
+    vault: Vault, namespace: str | None = None, *, progress: Progress | None = None
+) -> tuple[list[str], list[Skipped]]:
     """Every memory of the vault (or of ``namespace`` and the namespaces under it) as JSON lines.
 
     Returns the lines (each ending in a newline, sorted by vault path) and the files that could
-    not be read (malformed, too large): an export that skips a file says so.
+    not be read (malformed, too large): an export that skips a file says so. ``progress`` is
+    called with (files done, files in all) after each file.
     """
     prefix = memory_path(clean_namespace(namespace)) + "/" if namespace else MEMORIES_DIR + "/"
     lines, skipped = [], []
-    for rel in vault.engine.files(prefix):
+    files = [rel for rel in vault.engine.files(prefix) if split_memory_path(rel)[0]]  # not loose in memories/
+    for done, rel in enumerate(files, 1):
         ns, name = split_memory_path(rel)
-        if not ns:
-            continue
         try:
             data = vault.read_bytes(rel)
             doc = loads(data.decode("utf-8"), path=rel)
         except (DocumentError, FileTooLargeError, MemoryNotFoundError, PathError, UnicodeDecodeError) as exc:
             skipped.append(Skipped(rel, str(exc)))
-            continue
-        lines.append(json.dumps(record_of(ns, name, doc), ensure_ascii=False) + "\n")
+        else:
+            lines.append(json.dumps(record_of(ns, name, doc), ensure_ascii=False) + "\n")
+        if progress is not None:
+            progress(done, len(files))
     return lines, skipped
 
 
@@ -219,6 +225,7 @@ def import_source(
     on_secret: str = "redact",
     text: str | None = None,
     accept: bool = False,
+    progress: Progress | None = None,
 ) -> ImportReport:
     """Import memories from ``source`` into the vault in one commit (see the module's docstring).
 
@@ -240,6 +247,9 @@ def import_source(
             (``memfs review``, ``memfs accept``): someone else's notes are not the agent's facts
             until a person says so. ``in_place`` notes are already the person's files in the
             vault, so they are adopted at once.
+        progress: Called with (steps done, steps in all): a step per record checked, then one per
+            memory written. Until the checks are done every record counts as written too, and the
+            total shrinks by one for each record skipped (it never grows: the bar never goes back).
 
     Raises:
         ImportSourceError: The source is missing, a link, or unreadable as ``format``.
@@ -270,8 +280,17 @@ def import_source(
             found, skipped = _in_place(vault, path)
         else:
             found, skipped = _read(path, kind, ns)
+    propose = not (accept or in_place)
     return _run(
-        vault, found, skipped, kind, str(source), dry_run=dry_run, on_secret=on_secret, propose=not (accept or in_place)
+        vault,
+        found,
+        skipped,
+        kind,
+        str(source),
+        dry_run=dry_run,
+        on_secret=on_secret,
+        propose=propose,
+        progress=progress,
     )
 
 
@@ -285,16 +304,17 @@ def _run(
     dry_run: bool = False,
     on_secret: str = "redact",
     propose: bool = False,
+    progress: Progress | None = None,
 ) -> ImportReport:
     """Check every candidate, then (unless ``dry_run``) write them in one commit: the import's report."""
     if len(found) > MAX_ITEMS:
         raise ImportSourceError(f"{source} holds {len(found)} memories, more than the {MAX_ITEMS} one import takes")
     report = ImportReport(kind, dry_run, skipped=skipped)
     with vault.locked():
-        plans = _plan(vault, found, report, on_secret)
+        plans = _plan(vault, found, report, on_secret, progress=_checking(progress, report, len(found), dry_run))
         if dry_run or not plans:
             return report
-        report.commit = _write(vault, plans, kind, source, propose=propose)
+        report.commit = _write(vault, plans, kind, source, propose=propose, progress=_after(len(found), progress))
         report.proposed = propose
     return report
 
@@ -983,13 +1003,44 @@ def _store(vault: Vault, namespace: str, *, propose: bool = False) -> MemoryStor
     return store
 
 
-def _plan(vault: Vault, found: list[_Candidate], report: ImportReport, on_secret: str) -> list[_Plan]:
+def _counted(items: list[_T], progress: Progress | None) -> Iterator[_T]:
+    """``items`` one by one; ``progress`` hears (done, len(items)) as each is dealt with (asked for the next)."""
+    for done, item in enumerate(items, 1):
+        yield item
+        if progress is not None:
+            progress(done, len(items))
+
+
+def _checking(progress: Progress | None, report: ImportReport, records: int, dry_run: bool) -> Progress | None:
+    """``progress`` while records are checked: the total is every check and every write still to come."""
+    if progress is None:
+        return None
+    told, skipped_before = progress, len(report.skipped)
+
+    def checked(done: int, _: int) -> None:
+        writes = 0 if dry_run else records - (len(report.skipped) - skipped_before)  # a skipped one is not written
+        told(done, records + writes)
+
+    return checked
+
+
+def _after(steps: int, progress: Progress | None) -> Progress | None:
+    """``progress`` for the steps that follow the first ``steps``: counts and total shifted by them."""
+    if progress is None:
+        return None
+    told = progress
+    return lambda done, total: told(steps + done, steps + total)
+
+
+def _plan(
+    vault: Vault, found: list[_Candidate], report: ImportReport, on_secret: str, *, progress: Progress | None = None
+) -> list[_Plan]:
     """Check every candidate against the store's rules and the vault, before anything is written."""
     plans: list[_Plan] = []
     taken: set[str] = set()
     ids: set[str] = set()
     folders: dict[str, str] = {}  # the folders this import writes in, casefolded -> as spelled
-    for cand in found:
+    for cand in _counted(found, progress):
         store = _store(vault, cand.namespace)
         try:
             plan = _check(vault, store, cand, on_secret, taken, ids)
@@ -1098,7 +1149,9 @@ def _free_name(store: MemoryStore, doc: Document, namespace: str, taken: set[str
     raise ContentError(f"too many memories named {slug!r} in {namespace}")
 
 
-def _write(vault: Vault, plans: list[_Plan], kind: str, source: str, *, propose: bool) -> str | None:
+def _write(
+    vault: Vault, plans: list[_Plan], kind: str, source: str, *, propose: bool, progress: Progress | None = None
+) -> str | None:
     """Every planned memory through the store's write path, in one commit (all or nothing).
 
     Proposed, each namespace's memories are one group: ``memfs accept`` of any takes them all.
@@ -1110,7 +1163,7 @@ def _write(vault: Vault, plans: list[_Plan], kind: str, source: str, *, propose:
     arriving = {plan.imported.id for plan in plans if plan.imported.id is not None}  # may name each other
     with contextlib.ExitStack() as stack:
         stack.enter_context(vault.batch(message, trailers=trailers))
-        for plan in plans:
+        for plan in _counted(plans, progress):
             store = grouped.get(plan.candidate.namespace)
             if store is None:
                 store = grouped[plan.candidate.namespace] = _store(vault, plan.candidate.namespace, propose=propose)

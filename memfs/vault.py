@@ -284,7 +284,7 @@ class Vault:
         return notes
 
     def accept(self, refs: Iterable[str] = (), *, every: bool = False, session: str | None = None,
-               namespace: str | None = None) -> list[Proposal]:  # fmt: skip
+               namespace: str | None = None, progress: Progress | None = None) -> list[Proposal]:  # fmt: skip
         """Make proposals facts, in one commit (``memfs undo`` reverts it), with the rest of their groups.
 
         Each memory is written as proposed (its text checked as any write's, credentials redacted)
@@ -295,6 +295,7 @@ class Vault:
             every: All proposals instead (within ``session`` and ``namespace`` when given).
             session: With ``every``: only what was proposed in this session.
             namespace: With ``every``: only proposals for memories in this namespace (and below).
+            progress: Called with (proposals done, proposals chosen) after each one.
 
         Raises:
             ConflictError: A memory changed since it was proposed; nothing was accepted. Reject
@@ -313,13 +314,15 @@ class Vault:
             arriving = {i for p in chosen if (i := _proposed_id(p)) is not None}
             with self.engine.batch(f"review: accept {_count(chosen)}",
                                    trailers={"Memfs-Op": "accept"}):  # fmt: skip
-                for proposal in chosen:
+                for done, proposal in enumerate(chosen, 1):
                     self._apply(proposal, arriving)
                     self.engine.delete(proposal.file, message=f"accepted {proposal.id}")
+                    if progress is not None:
+                        progress(done, len(chosen))
             return chosen
 
     def reject(self, refs: Iterable[str] = (), *, every: bool = False, session: str | None = None,
-               namespace: str | None = None) -> list[Proposal]:  # fmt: skip
+               namespace: str | None = None, progress: Progress | None = None) -> list[Proposal]:  # fmt: skip
         """Drop proposals (with the rest of their groups) in one commit; no memory changes.
 
         ``memfs undo`` brings them back. Arguments as for :meth:`accept`.
@@ -334,8 +337,10 @@ class Vault:
                 return []
             self.engine.commit_edits_first([p.file for p in chosen])  # a person's edit of one stays in history
             with self.engine.batch(f"review: reject {_count(chosen)}", trailers={"Memfs-Op": "reject"}):
-                for proposal in chosen:
+                for done, proposal in enumerate(chosen, 1):
                     self.engine.delete(proposal.file, message=f"rejected {proposal.id}")
+                    if progress is not None:
+                        progress(done, len(chosen))
             return chosen
 
     def _chosen(self, refs: Iterable[str], every: bool, session: str | None,
@@ -665,12 +670,15 @@ class Vault:
         prefix = MEMORIES_DIR + "/" + clean_namespace(namespace) + "/" if namespace else ""
         return collect(self.engine.history, since, prefix=prefix, diff=diff, limit=limit, skip_session=skip_session)
 
-    def export(self, namespace: str | None = None) -> tuple[list[str], list[Skipped]]:
+    def export(
+        self, namespace: str | None = None, *, progress: Progress | None = None
+    ) -> tuple[list[str], list[Skipped]]:
         """Every memory (or ``namespace``'s) as JSON Lines that :meth:`import_from` reads back exactly.
 
-        Returns the lines and the files that could not be read (see :func:`memfs.exchange.export_lines`).
+        Returns the lines and the files that could not be read (see :func:`memfs.exchange.export_lines`);
+        ``progress`` is called with (files done, files in all) after each file.
         """
-        return export_lines(self, namespace)
+        return export_lines(self, namespace, progress=progress)
 
     def import_from(self, source: str | os.PathLike[str], **options: Any) -> ImportReport:
         """Import memories from a folder or file in one commit (see :func:`memfs.exchange.import_source`)."""
