@@ -113,6 +113,13 @@ def on_a_terminal(*args: str, columns: int | None = None) -> str:
     command = [sys.executable, "-c", "from memfs.cli import main; main()", *args]
     proc = subprocess.Popen(command, stdout=child, stderr=child, stdin=subprocess.DEVNULL, env=env)
     os.close(child)
+    shown = read_pty(parent)
+    assert proc.wait() == 0
+    return shown
+
+
+def read_pty(parent: int) -> str:
+    """Everything a process wrote to the pty whose parent side is ``parent``, until it ended; closes it."""
     chunks = []
     while True:
         try:
@@ -123,7 +130,6 @@ def on_a_terminal(*args: str, columns: int | None = None) -> str:
             break
         chunks.append(chunk)
     os.close(parent)
-    assert proc.wait() == 0
     return b"".join(chunks).decode()
 
 

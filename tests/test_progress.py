@@ -18,6 +18,7 @@ from itertools import pairwise
 from pathlib import Path
 
 import pytest
+from helpers import read_pty
 
 import memfs
 
@@ -151,20 +152,11 @@ def on_a_terminal_stderr(*args: str, stdin: str | None = None) -> tuple[str, str
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write((stdin or "").encode())
     proc.stdin.close()
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(parent, 4096)
-        except OSError:  # the pty closes when the process ends
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(parent)
+    shown = read_pty(parent)
     out = proc.stdout.read().decode()
     proc.stdout.close()
-    assert proc.wait() == 0, b"".join(chunks).decode()
-    return out, b"".join(chunks).decode()
+    assert proc.wait() == 0, shown
+    return out, shown
 
 
 @pytest.fixture
