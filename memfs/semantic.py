@@ -383,12 +383,14 @@ class VectorStore:
 
     def query(self, text: str) -> Any:
         """The unit vector of a search query (the last 64 queries' are kept)."""
-        vector = self._queries.get(text)
-        if vector is None:
+        with self._lock:
+            vector = self._queries.get(text)
+        if vector is None:  # embedded outside the lock: a search in another thread does not wait for it
             vector = normalized(self.embedder.embed_queries([text]), self.dimension)[0]
-            if len(self._queries) >= 64:
-                self._queries.pop(next(iter(self._queries)))
-            self._queries[text] = vector
+            with self._lock:
+                if len(self._queries) >= 64:
+                    self._queries.pop(next(iter(self._queries)))
+                self._queries[text] = vector
         return vector
 
     def compact(self, live: set[str]) -> None:
