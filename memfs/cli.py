@@ -16,9 +16,10 @@ import logging
 import os
 import re
 import shutil
+import signal
 import sys
 import tempfile
-import time
+import threading
 import warnings
 from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
@@ -1359,11 +1360,14 @@ def watch(vault_path: Path, author: str | None, commit_delay: float, polling: bo
         out.print(f"watching {_m(str(vault.root))} as {_m(str(vault.person))}; Ctrl-C to stop")
         for found in logs:
             found.addFilter(reported)
+        stop = threading.Event()
+        # Ctrl-C, and the SIGTERM a service manager or `kill` sends, stop it cleanly: a watcher started in
+        # the background of a script inherits SIGINT ignored, and SIGTERM would end it mid-commit
+        for number in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(number, lambda *_: stop.set())
         try:
-            while watcher.running:
-                time.sleep(0.5)
-        except KeyboardInterrupt:
-            pass
+            while watcher.running and not stop.wait(0.5):
+                pass
         finally:
             watcher.stop()
             for found in logs:

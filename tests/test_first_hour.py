@@ -555,8 +555,8 @@ def test_watch_prints_each_problem_once(root: Path, tmp_path: Path) -> None:
             (root / "memories/users/alice/fine.md").write_text("A later edit, reported after the problem.\n")
             wait_for(lambda: "committed" in out.read_text() and "fine.md" in out.read_text())
         finally:
-            proc.send_signal(signal.SIGINT)
-            proc.wait()
+            proc.send_signal(signal.SIGTERM)  # stops it cleanly; SIGINT may be ignored where the suite runs
+            proc.wait(timeout=60)
     said = out.read_text() + err.read_text()
     assert said.count("not valid YAML") == 1, said  # the report's problem line, and no log line beside it
 
@@ -589,3 +589,24 @@ def test_other_index_layouts_are_the_index_too(tmp_path: Path, index: str) -> No
     run("init", str(tmp_path / "v"))
     out = run("import", "--vault", str(tmp_path / "v"), "-n", "me", str(tmp_path / "cc"), "--accept")
     assert "skipped MEMORY.md" in out and not (tmp_path / "v/memories/me/MEMORY.md").exists()
+
+
+@pytest.mark.parametrize("number", [signal.SIGINT, signal.SIGTERM])
+def test_watch_stops_cleanly_on_ctrl_c_or_sigterm_even_started_in_the_background(root: Path, tmp_path: Path,
+                                                                                  number: int) -> None:  # fmt: skip
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": str(Path(memfs.__file__).parent.parent)}
+    command = [sys.executable, "-c", "from memfs.cli import main; main()", "watch", "--vault", str(root)]
+
+    def as_a_background_job() -> None:  # what `cmd &` does in a script: SIGINT ignored
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    with out.open("wb") as stdout:
+        proc = subprocess.Popen(command, stdout=stdout, stderr=subprocess.DEVNULL, env=env,
+                                preexec_fn=as_a_background_job)  # fmt: skip
+        try:
+            wait_for(lambda: "watching" in out.read_text())
+            proc.send_signal(number)
+            assert proc.wait(timeout=60) == 0
+        finally:
+            proc.kill()
