@@ -230,9 +230,13 @@ def _working(what: str, *, quiet: bool = False) -> Iterator[None]:
 def _counting(what: str, *, quiet: bool = False) -> Iterator[Callable[[int, int], None]]:
     """A progress bar with counts on stderr while ``what`` runs: only on a terminal, never --quiet.
 
-    Yields the ``progress(done, total)`` callback the library's long loops take.
+    Yields the ``progress(done, total)`` callback the library's long loops take. Off a terminal no
+    bar is made at all (a bar's refresh thread outlives its ``with`` for a moment).
     """
-    bars = Console(stderr=True, quiet=quiet or not sys.stderr.isatty())
+    if quiet or not sys.stderr.isatty():
+        yield lambda done, total: None
+        return
+    bars = Console(stderr=True)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
     with Progress(*columns, transient=True, console=bars, redirect_stdout=False) as bar:
         task = bar.add_task(what, total=None)
