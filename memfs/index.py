@@ -1943,9 +1943,9 @@ class SearchIndex:
         fused[docs] = (1 - dense.weight) * z_scores(scores[docs]) + dense.weight * by_meaning
         shown = docs[matched[docs] | (has & (by_meaning >= 0))]
         best = _top(shown, fused, k)
-        near = dict(zip(docs.tolist(), similarity.tolist(), strict=True))
-        return [(searcher.stored_fields(int(doc)), float(fused[doc]),
-                 None if np.isnan(near[int(doc)]) else float(near[int(doc)])) for doc in best]  # fmt: skip
+        near = similarity[np.searchsorted(docs, best)]  # docs are in order: each hit's place among them
+        return [(searcher.stored_fields(int(doc)), float(fused[doc]), None if np.isnan(sim) else float(sim))
+                for doc, sim in zip(best, near, strict=True)]  # fmt: skip
 
     def _vector_rows(self, leaves: list[tuple[Any, int]], vectors: VectorStore) -> Any:
         """Per document: the row of its file's vector in ``vectors``, or -1 (none yet, or not a file's document)."""

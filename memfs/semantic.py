@@ -336,8 +336,8 @@ class VectorStore:
         digests, vectors = [], []
         for i in range(count):
             record = data[i * self._record : (i + 1) * self._record]
-            body, check = record[:-_CHECK], record[-_CHECK:]
-            if hashlib.blake2b(body, key=self._key[:64], digest_size=_CHECK).digest() != check:
+            body = record[:-_CHECK]
+            if self._sealed(body) != record:
                 continue  # torn, or written under another key (a copied vault): embedded again when needed
             digest = body[:_DIGEST].hex()
             if digest not in self._rows:
@@ -353,11 +353,9 @@ class VectorStore:
         for start in range(0, len(texts), EMBED_BATCH):
             batch = list(texts[start : start + EMBED_BATCH])
             vectors = normalized(self.embedder.embed_passages(batch), self.dimension)
-            records = b""
-            for digest, vector in zip(digests[start : start + EMBED_BATCH], vectors, strict=True):
-                body = bytes.fromhex(digest) + vector.astype(np.float32).tobytes()
-                records += body + hashlib.blake2b(body, key=self._key[:64], digest_size=_CHECK).digest()
-            self._append(records)
+            batch_digests = digests[start : start + EMBED_BATCH]
+            self._append(b"".join(self._sealed(bytes.fromhex(d) + v.astype(np.float32).tobytes())
+                                  for d, v in zip(batch_digests, vectors, strict=True)))  # fmt: skip
         self.refresh()
 
     def _append(self, records: bytes) -> None:
@@ -393,17 +391,24 @@ class VectorStore:
                 self._queries[text] = vector
         return vector
 
+    def _sealed(self, body: bytes) -> bytes:
+        """A record of the file: ``body`` (a digest and its vector) and its checksum under the user's key."""
+        return body + hashlib.blake2b(body, key=self._key[:64], digest_size=_CHECK).digest()
+
     def compact(self, live: set[str]) -> None:
-        """Rewrite the file with only the vectors of ``live`` digests (a full reindex)."""
+        """Rewrite the file with only the vectors of ``live`` digests (a full reindex).
+
+        A record another process appends while this runs goes with the old file: it is derived
+        state, and the next search embeds that memory again.
+        """
         self.refresh()
         with self._lock:
             keep = [(d, r) for d, r in self._rows.items() if d in live]
             tmp = self.path.with_name(self.path.name + f".tmp-{os.getpid()}")
-            with open(tmp, "wb") as handle:
-                for digest, row in keep:
-                    body = bytes.fromhex(digest) + self._matrix[row].tobytes()
-                    handle.write(body + hashlib.blake2b(body, key=self._key[:64], digest_size=_CHECK).digest())
-            os.chmod(tmp, 0o600)
+            tmp.unlink(missing_ok=True)  # a killed compact's leftover
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+            with open(tmp, "wb", opener=lambda name, _: os.open(name, flags, 0o600)) as handle:
+                handle.write(b"".join(self._sealed(bytes.fromhex(d) + self._matrix[r].tobytes()) for d, r in keep))
             os.replace(tmp, self.path)
             self._rows, self._matrix, self._read = {}, np.zeros((0, self.dimension), dtype=np.float32), 0
         self.refresh()
