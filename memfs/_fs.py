@@ -289,8 +289,10 @@ def write_back(fd: int, data: bytes) -> None:
 
 def _no_progress(size: int) -> OSError:
     """A write that wrote nothing of a non-empty buffer: the disk is full (retrying would spin forever)."""
-    return OSError(errno.ENOSPC, f"{os.strerror(errno.ENOSPC)} (a write of {size} bytes wrote nothing; "
-                                 "the file system takes no more)")  # fmt: skip
+    return OSError(
+        errno.ENOSPC,
+        f"{os.strerror(errno.ENOSPC)} (a write of {size} bytes wrote nothing; the file system takes no more)",
+    )
 
 
 def read_file(path: Path | str, *, limit: int | None, name: str | None = None) -> bytes | None:
@@ -394,8 +396,9 @@ def unlink(path: Path | str, *, dir_fd: int | None = None) -> None:
     os.unlink(path, dir_fd=dir_fd)
 
 
-def link(source: Path | str, target: Path | str, *, src_dir_fd: int | None = None,
-         dst_dir_fd: int | None = None) -> None:  # fmt: skip
+def link(
+    source: Path | str, target: Path | str, *, src_dir_fd: int | None = None, dst_dir_fd: int | None = None
+) -> None:
     """A new name for ``source``; fails if ``target`` exists (a create that never overwrites).
 
     With dir fds, both are names in those open folders, and a ``source`` that is a link is linked
@@ -592,8 +595,9 @@ def open_at(dir_fd: int, name: str, flags: int, mode: int = 0o600, *, rel: str =
         raise
 
 
-def open_file(root: Path, rel: str, flags: int, mode: int = 0o600, *, create_folders: bool = False,
-              modes: Modes = PRIVATE) -> int:  # fmt: skip
+def open_file(
+    root: Path, rel: str, flags: int, mode: int = 0o600, *, create_folders: bool = False, modes: Modes = PRIVATE
+) -> int:
     """``os.open`` of the vault file ``rel`` through the gate: no link on the way, nor the file itself.
 
     Folders it makes (``create_folders``) get ``modes.folder``; a file it creates gets ``mode``.
@@ -720,8 +724,9 @@ def write_temp_at(dir_fd: int, data: bytes, *, mode: int, durable: bool = True) 
     while True:
         name = TEMP_PREFIX + secrets.token_hex(6)
         try:
-            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
-                         dir_fd=dir_fd)  # fmt: skip
+            fd = os.open(
+                name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dir_fd
+            )
             break
         except FileExistsError:
             continue
@@ -734,8 +739,9 @@ def write_temp_at(dir_fd: int, data: bytes, *, mode: int, durable: bool = True) 
     return name
 
 
-def write_file(root: Path, rel: str, data: bytes, *, mode: int | None = None, durable: bool = True,
-               modes: Modes = PRIVATE) -> None:  # fmt: skip
+def write_file(
+    root: Path, rel: str, data: bytes, *, mode: int | None = None, durable: bool = True, modes: Modes = PRIVATE
+) -> None:
     """Replace the vault file ``rel`` with ``data`` and exactly ``mode``, atomically, through the gate.
 
     As :func:`atomic_write`: readers see the old file or the new one. ``mode`` None: the mode the
@@ -839,8 +845,11 @@ def sweep_temp_files(root: Path, *, older_than: float = 0.0, folders: set[Path] 
     """
     now = time.time()
     removed = []
-    candidates = root.rglob(TEMP_PREFIX + "*") if folders is None else (
-        tmp for folder in folders for tmp in folder.glob(TEMP_PREFIX + "*"))  # fmt: skip
+    candidates = (
+        root.rglob(TEMP_PREFIX + "*")
+        if folders is None
+        else (tmp for folder in folders for tmp in folder.glob(TEMP_PREFIX + "*"))
+    )
     for tmp in candidates:
         with contextlib.suppress(OSError):
             if now - tmp.stat().st_mtime >= older_than:

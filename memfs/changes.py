@@ -66,9 +66,16 @@ class Change:
 
     def to_json(self) -> dict[str, Any]:
         """The change as plain data."""
-        return {"sha": self.sha, "date": self.date, "author": self.author, "group": self.group, "op": self.op,
-                "subject": self.subject, "session": self.session,
-                "files": [{k: v for k, v in vars(f).items() if v is not None} for f in self.files]}  # fmt: skip
+        return {
+            "sha": self.sha,
+            "date": self.date,
+            "author": self.author,
+            "group": self.group,
+            "op": self.op,
+            "subject": self.subject,
+            "session": self.session,
+            "files": [{k: v for k, v in vars(f).items() if v is not None} for f in self.files],
+        }
 
 
 @dataclass(frozen=True)
@@ -96,8 +103,11 @@ class Changes:
 
     def to_json(self) -> dict[str, Any]:
         """The whole range as plain data (what ``memfs changes --json`` prints)."""
-        return {"since": self.since, "truncated": self.truncated,
-                "groups": {g: [c.to_json() for c in cs] for g, cs in self.groups().items()}}  # fmt: skip
+        return {
+            "since": self.since,
+            "truncated": self.truncated,
+            "groups": {g: [c.to_json() for c in cs] for g, cs in self.groups().items()},
+        }
 
 
 def group_of(rev: Revision) -> str:
@@ -112,8 +122,15 @@ def group_of(rev: Revision) -> str:
     return "people"
 
 
-def collect(history: GitHistory, since: str | datetime, *, prefix: str = "", diff: bool = False,
-            limit: int = 500, skip_session: str | None = None) -> Changes:  # fmt: skip
+def collect(
+    history: GitHistory,
+    since: str | datetime,
+    *,
+    prefix: str = "",
+    diff: bool = False,
+    limit: int = 500,
+    skip_session: str | None = None,
+) -> Changes:
     """The commits after ``since`` (memfs's date syntax, else a revision) that changed files under ``prefix``.
 
     Args:
@@ -140,8 +157,18 @@ def collect(history: GitHistory, since: str | datetime, *, prefix: str = "", dif
             continue
         files = _files(history, rev.sha, prefix, diff)
         if files:
-            found.append(Change(rev.sha, rev.date, str(rev.author), group_of(rev), rev.trailers.get("Memfs-Op"),
-                                rev.subject, rev.trailers.get("Memfs-Session"), files))  # fmt: skip
+            found.append(
+                Change(
+                    rev.sha,
+                    rev.date,
+                    str(rev.author),
+                    group_of(rev),
+                    rev.trailers.get("Memfs-Op"),
+                    rev.subject,
+                    rev.trailers.get("Memfs-Session"),
+                    files,
+                )
+            )
     return Changes(iso(moment) if moment else str(since), found, truncated)
 
 
@@ -180,8 +207,9 @@ def _files(history: GitHistory, sha: str, prefix: str, diff: bool) -> tuple[File
 def _diff(path: str, old: bytes | None, new: bytes | None) -> str:
     a = (old or b"").decode("utf-8", "replace").splitlines(keepends=True)
     b = (new or b"").decode("utf-8", "replace").splitlines(keepends=True)
-    lines = difflib.unified_diff(a, b, f"a/{path}" if old is not None else "/dev/null",
-                                 f"b/{path}" if new is not None else "/dev/null")  # fmt: skip
+    lines = difflib.unified_diff(
+        a, b, f"a/{path}" if old is not None else "/dev/null", f"b/{path}" if new is not None else "/dev/null"
+    )
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
 
 

@@ -151,18 +151,26 @@ def _find_vault(ctx: click.Context, param: click.Parameter, value: Path | None) 
 def vault_option(func: F) -> F:
     """Add ``--vault`` (default: $MEMFS_VAULT, else the current folder, or the vault it is in) to a command."""
     return click.option(
-        "--vault", "vault_path", envvar="MEMFS_VAULT", default=".", show_default="$MEMFS_VAULT or .",
-        type=click.Path(file_okay=False, path_type=Path), callback=_find_vault,
+        "--vault",
+        "vault_path",
+        envvar="MEMFS_VAULT",
+        default=".",
+        show_default="$MEMFS_VAULT or .",
+        type=click.Path(file_okay=False, path_type=Path),
+        callback=_find_vault,
         help="The vault folder (a folder inside a vault finds it, as git finds its repository).",
-    )(func)  # fmt: skip
+    )(func)
 
 
 def author_option(func: F) -> F:
     """Add ``--author`` (default: $MEMFS_AUTHOR, else the person's git identity) to a command that writes."""
     return click.option(
-        "--author", "author", envvar="MEMFS_AUTHOR", metavar='"NAME <EMAIL>"',
+        "--author",
+        "author",
+        envvar="MEMFS_AUTHOR",
+        metavar='"NAME <EMAIL>"',
         help="Who makes this change (default: $MEMFS_AUTHOR, else your git user.name and user.email).",
-    )(func)  # fmt: skip
+    )(func)
 
 
 def json_option(func: F) -> F:
@@ -302,9 +310,15 @@ def _updated(vault: Vault, memory: Memory) -> str | None:
 
 
 def _memory_dict(vault: Vault, memory: Memory, *, history: bool = False) -> dict[str, Any]:
-    found: dict[str, Any] = {"path": memory.path, "namespace": memory.namespace, "id": memory.id,
-             "title": memory.title, "type": memory.type, "tags": list(memory.all_tags),
-             "updated": _updated(vault, memory)}  # fmt: skip
+    found: dict[str, Any] = {
+        "path": memory.path,
+        "namespace": memory.namespace,
+        "id": memory.id,
+        "title": memory.title,
+        "type": memory.type,
+        "tags": list(memory.all_tags),
+        "updated": _updated(vault, memory),
+    }
     if memory.aliases:
         found["aliases"] = list(memory.aliases)
     if history:
@@ -327,11 +341,13 @@ def cli() -> None:
 
 
 @cli.command()
-@click.argument("path", type=click.Path(file_okay=False, path_type=Path), envvar="MEMFS_VAULT", default=".",
-                callback=_expand)  # fmt: skip
+@click.argument(
+    "path", type=click.Path(file_okay=False, path_type=Path), envvar="MEMFS_VAULT", default=".", callback=_expand
+)
 @author_option
-@click.option("--shared", is_flag=True,
-              help="Share the vault with its group (files 0660, folders 2770); private by default.")  # fmt: skip
+@click.option(
+    "--shared", is_flag=True, help="Share the vault with its group (files 0660, folders 2770); private by default."
+)
 @click.option("--clone", "url", metavar="URL", help="Start the vault from this git remote (as `memfs clone`).")
 @click.option(
     "--namespace",
@@ -397,8 +413,18 @@ def clone(url: str, path: Path, author: str | None) -> None:
 )
 @click.argument("body", required=False)
 @_writing
-def add(vault: Vault, namespace: str, title: str | None, tags: tuple[str, ...], type_: str | None,
-        source: str | None, on_secret: str, propose: bool, if_similar: str, body: str | None) -> None:  # fmt: skip
+def add(
+    vault: Vault,
+    namespace: str,
+    title: str | None,
+    tags: tuple[str, ...],
+    type_: str | None,
+    source: str | None,
+    on_secret: str,
+    propose: bool,
+    if_similar: str,
+    body: str | None,
+) -> None:
     """Add a memory. BODY is the text; without it, the text is read from stdin."""
     if body is None or body == "-":
         body = sys.stdin.read()
@@ -408,11 +434,13 @@ def add(vault: Vault, namespace: str, title: str | None, tags: tuple[str, ...], 
     alike = store.similar(body)
     near = {s.memory.path for s in alike}
     try:
-        memory = store.add(body, title=title, tags=list(tags), type=type_, source=source, on_secret=on_secret,
-                           if_similar=if_similar)  # fmt: skip
+        memory = store.add(
+            body, title=title, tags=list(tags), type=type_, source=source, on_secret=on_secret, if_similar=if_similar
+        )
     except SecretError as exc:
-        raise click.ClickException(f"{exc} (--on-secret redact stores it redacted; --on-secret allow keeps "
-                                   "it as it is)") from None  # fmt: skip
+        raise click.ClickException(
+            f"{exc} (--on-secret redact stores it redacted; --on-secret allow keeps it as it is)"
+        ) from None
     if memory.proposal is not None:
         _out().print(f"proposed [bold]{_m(memory.path)}[/] as {memory.proposal} (`memfs review` lists it)")
         return
@@ -422,9 +450,14 @@ def add(vault: Vault, namespace: str, title: str | None, tags: tuple[str, ...], 
         return
     _out().print(f"added [bold]{_m(memory.path)}[/] ({_m(memory.id)})")
     for found in alike:  # --if-similar add: added all the same, and the person told
-        click.echo(shown(f"note: {label(found.memory.path)} already says much the same ({found.memory.title!r}); "
-                         f"`memfs rm {label(memory.path)}` takes the new one back, and --if-similar keep|update|raise "
-                         "decides next time"), err=True)  # fmt: skip
+        click.echo(
+            shown(
+                f"note: {label(found.memory.path)} already says much the same ({found.memory.title!r}); "
+                f"`memfs rm {label(memory.path)}` takes the new one back, and --if-similar keep|update|raise "
+                "decides next time"
+            ),
+            err=True,
+        )
 
 
 @cli.command()
@@ -445,9 +478,18 @@ def show(vault: Vault, as_json: bool, ref: str, rev: str | None) -> None:
             raise click.ClickException(
                 shown(f"{label(rel)}: {exc.reason}; `memfs show` without --json prints it")
             ) from None
-        _print_json({"path": rel, "namespace": split_memory_path(rel)[0], "rev": rev, "id": doc.metadata.get("id"),
-                     "title": doc.title(rel), "front_matter": doc.metadata, "body": doc.body,
-                     "text": text})  # fmt: skip
+        _print_json(
+            {
+                "path": rel,
+                "namespace": split_memory_path(rel)[0],
+                "rev": rev,
+                "id": doc.metadata.get("id"),
+                "title": doc.title(rel),
+                "front_matter": doc.metadata,
+                "body": doc.body,
+                "text": text,
+            }
+        )
         return
     _print_whole(data.decode("utf-8", "replace"))
 
@@ -460,8 +502,7 @@ def show(vault: Vault, as_json: bool, ref: str, rev: str | None) -> None:
 @click.option("--tag", help="Only memories with this tag, or a tag nested under it (project: project/atlas too).")
 @click.option("--history", is_flag=True, help="Also superseded, expired and future memories, with when they held.")
 @_with_vault
-def ls(vault: Vault, as_json: bool, namespace: str | None, type_: str | None, tag: str | None,
-       history: bool) -> None:  # fmt: skip
+def ls(vault: Vault, as_json: bool, namespace: str | None, type_: str | None, tag: str | None, history: bool) -> None:
     """List the current memories, all or those of NAMESPACE (--history: every memory, with its state)."""
     memories: list[Memory] = []
     namespaces = [_namespace(vault, namespace)] if namespace else _outermost(vault.namespaces())
@@ -474,8 +515,16 @@ def ls(vault: Vault, as_json: bool, namespace: str | None, type_: str | None, ta
     rows = []
     for m in memories:
         state = [_m(_held(m.state(), m.validity))] if history else []
-        rows.append([_m(label(m.path)), _m(m.title), _m(m.type or ""), _m(", ".join(m.all_tags)),
-                     _m((_updated(vault, m) or "")[:10]), *state])  # fmt: skip
+        rows.append(
+            [
+                _m(label(m.path)),
+                _m(m.title),
+                _m(m.type or ""),
+                _m(", ".join(m.all_tags)),
+                _m((_updated(vault, m) or "")[:10]),
+                *state,
+            ]
+        )
         table.add_row(*rows[-1])
     out = _out()
     if out.is_terminal and Measurement.get(out, out.options.update(width=1_000_000), table).maximum > out.width:
@@ -531,17 +580,33 @@ def _outermost(namespaces: list[str]) -> list[str]:
     help="Only memories updated at or after WHEN: 2026-11-01, 2026-11-01T10:00, '2 days ago', yesterday, today. "
     "With --messages: only messages of sessions held on or after WHEN's day.",
 )
-@click.option("--until", metavar="WHEN", help="Only memories updated at or before WHEN (a date: to its end). "
-                                              "With --messages: sessions held on or before WHEN's day.")  # fmt: skip
+@click.option(
+    "--until",
+    metavar="WHEN",
+    help="Only memories updated at or before WHEN (a date: to its end). "
+    "With --messages: sessions held on or before WHEN's day.",
+)
 @click.option("-k", "k", default=10, show_default=True, type=click.IntRange(1, 1000), help="How many hits.")
 @click.option("--messages", is_flag=True, help="Search conversation messages in sessions/ instead of memories.")
 @click.option("--session", "session_id", help="With --messages: only this session.")
 @click.option("--history", is_flag=True, help="Also superseded, expired and future memories, with when they held.")
 @click.option("--lexical", is_flag=True, help="Rank by the query's words alone, not by meaning too.")
 @_with_vault
-def search(vault: Vault, as_json: bool, query: str, namespace: str | None, type_: str | None,
-           tags: tuple[str, ...], since: str | None, until: str | None, k: int, messages: bool,
-           session_id: str | None, history: bool, lexical: bool) -> None:  # fmt: skip
+def search(
+    vault: Vault,
+    as_json: bool,
+    query: str,
+    namespace: str | None,
+    type_: str | None,
+    tags: tuple[str, ...],
+    since: str | None,
+    until: str | None,
+    k: int,
+    messages: bool,
+    session_id: str | None,
+    history: bool,
+    lexical: bool,
+) -> None:
     """Search memories (or, with --messages, conversation messages) with a natural-language QUERY.
 
     Memories are ranked by the query's words and, when the bundled model is installed
@@ -549,12 +614,21 @@ def search(vault: Vault, as_json: bool, query: str, namespace: str | None, type_
     """
     since, until = _dates(since, until)
     if messages or session_id:
-        ignored = [name for name, value in (("--namespace", namespace), ("--type", type_), ("--tag", tags),
-                                            ("--history", history), ("--lexical", lexical))
-                   if value]  # fmt: skip
+        ignored = [
+            name
+            for name, value in (
+                ("--namespace", namespace),
+                ("--type", type_),
+                ("--tag", tags),
+                ("--history", history),
+                ("--lexical", lexical),
+            )
+            if value
+        ]
         if ignored:
-            raise _BadValue(f"{', '.join(ignored)} filter memories, not messages; leave them out with "
-                            "--messages/--session")  # fmt: skip
+            raise _BadValue(
+                f"{', '.join(ignored)} filter memories, not messages; leave them out with --messages/--session"
+            )
         path = vault.session(session_id).path if session_id else None
         found = vault.search_messages(query, k=k, session=path, since=since, until=until)
         if as_json:
@@ -564,14 +638,25 @@ def search(vault: Vault, as_json: bool, query: str, namespace: str | None, type_
         if not found:
             out.print("no matches")
         for i, msg in enumerate(found, 1):
-            out.print(f"[bold]{i}. {_m(msg.session)}#{msg.position}[/] [dim]{_m(msg.role)} "
-                      f"{_m(msg.time or '')} score {msg.score:.2f}[/]")  # fmt: skip
+            out.print(
+                f"[bold]{i}. {_m(msg.session)}#{msg.position}[/] [dim]{_m(msg.role)} "
+                f"{_m(msg.time or '')} score {msg.score:.2f}[/]"
+            )
             out.print("   " + _BOLD.sub(r"[bold yellow]\1[/]", _m(msg.snippet)))
         return
     if namespace is not None:
         namespace = _namespace(vault, namespace, count=f"-k {namespace}")
-    hits = vault.search(query, k=k, namespace=namespace, type=type_, tags=tags, since=since, until=until,
-                        history=history, semantic=False if lexical else None)  # fmt: skip
+    hits = vault.search(
+        query,
+        k=k,
+        namespace=namespace,
+        type=type_,
+        tags=tags,
+        since=since,
+        until=until,
+        history=history,
+        semantic=False if lexical else None,
+    )
     if as_json:
         _print_json([dataclasses.asdict(h) for h in hits])
         return
@@ -601,9 +686,18 @@ def search(vault: Vault, as_json: bool, query: str, namespace: str | None, type_
 @click.option("--namespace", "-n", help="Only commits that changed this namespace (and those under it).")
 @click.option("--limit", "limit", type=click.IntRange(1), metavar="N", help="At most this many commits (the newest).")
 @_with_vault
-def log(vault: Vault, as_json: bool, path: str | None, author: str | None, agent: str | None,
-        session: str | None, since: str | None, until: str | None, namespace: str | None,
-        limit: int | None) -> None:  # fmt: skip
+def log(
+    vault: Vault,
+    as_json: bool,
+    path: str | None,
+    author: str | None,
+    agent: str | None,
+    session: str | None,
+    since: str | None,
+    until: str | None,
+    namespace: str | None,
+    limit: int | None,
+) -> None:
     """Show who changed a memory (or the vault, or a namespace), when and why."""
     since, until = _dates(since, until)
     if path and namespace:
@@ -613,11 +707,13 @@ def log(vault: Vault, as_json: bool, path: str | None, author: str | None, agent
     if namespace is not None:
         ns = _namespace(vault, namespace, count=f"--limit {namespace}")
         rel, options = f"{MEMORIES_DIR}/{ns}", {"follow": False}
-    revisions = vault.log(rel, author=author or agent, since=since, until=until,
-                          limit=None if agent or session else limit, **options)  # fmt: skip
+    revisions = vault.log(
+        rel, author=author or agent, since=since, until=until, limit=None if agent or session else limit, **options
+    )
     if path and not revisions and not (vault.root / rel).exists():  # type: ignore[operator]
-        raise click.ClickException(shown(f"no memory {label(rel or path)} in this vault or its history; "
-                                         "`memfs ls` lists what exists"))  # fmt: skip
+        raise click.ClickException(
+            shown(f"no memory {label(rel or path)} in this vault or its history; `memfs ls` lists what exists")
+        )
     if agent:
         revisions = [r for r in revisions if r.trailers.get("Memfs-Op") not in (None, "reconcile", "init")]
     if session:
@@ -629,8 +725,10 @@ def log(vault: Vault, as_json: bool, path: str | None, author: str | None, agent
     out = _out()
     for r in revisions:
         trailers = "  ".join(f"{k}={v}" for k, v in r.trailers.items())
-        out.print(f"[yellow]{r.short}[/] {r.date[:19].replace('T', ' ')} [cyan]{_m(r.author.name)}[/] "
-                  f"{_m(r.subject)} [dim]{_m(trailers)}[/]")  # fmt: skip
+        out.print(
+            f"[yellow]{r.short}[/] {r.date[:19].replace('T', ' ')} [cyan]{_m(r.author.name)}[/] "
+            f"{_m(r.subject)} [dim]{_m(trailers)}[/]"
+        )
         if r.shallow:
             out.print("[dim](older history is not in this shallow clone; `git fetch --unshallow` fetches it)[/]")
 
@@ -650,9 +748,15 @@ def diff(vault: Vault, rev_a: str, rev_b: str | None, path: str | None) -> None:
 @cli.command(name="export")
 @vault_option
 @click.option("--namespace", "-n", help="Only this namespace (and those under it).")
-@click.option("--format", "format_", type=click.Choice(EXPORT_FORMATS), default="jsonl", show_default=True,
-              help="jsonl (what `memfs import` reads back exactly), claude-code (a Claude Code memory folder "
-                   "with its MEMORY.md index) or claude-md (one CLAUDE.md).")  # fmt: skip
+@click.option(
+    "--format",
+    "format_",
+    type=click.Choice(EXPORT_FORMATS),
+    default="jsonl",
+    show_default=True,
+    help="jsonl (what `memfs import` reads back exactly), claude-code (a Claude Code memory folder "
+    "with its MEMORY.md index) or claude-md (one CLAUDE.md).",
+)
 @click.argument("path", required=False, default="-")
 @quiet_option
 @_with_vault
@@ -682,8 +786,10 @@ def export_(vault: Vault, namespace: str | None, format_: str, path: str, quiet:
     for item in skipped:
         click.echo(f"skipped {shown(item.source)}: {shown(item.reason)}", err=True)
     if skipped:
-        raise click.ClickException(f"{len(skipped)} files could not be read and are not in the export "
-                                   "(`memfs doctor` says why); fix them and export again")  # fmt: skip
+        raise click.ClickException(
+            f"{len(skipped)} files could not be read and are not in the export "
+            "(`memfs doctor` says why); fix them and export again"
+        )
 
 
 def _export_to_claude(vault: Vault, namespace: str | None, format_: str, path: str) -> str:
@@ -716,20 +822,46 @@ def _export_to_claude(vault: Vault, namespace: str | None, format_: str, path: s
 @json_option
 @click.argument("source")
 @click.option("--namespace", "-n", help="Where the memories go (memfs JSON Lines name their own).")
-@click.option("--format", "format_", type=click.Choice(FORMATS), default="auto", show_default=True,
-              help="What SOURCE is; auto looks at its name and contents.")  # fmt: skip
-@click.option("--in-place/--copy", "in_place", default=False, show_default=True,
-              help="Adopt notes already inside the vault's memories/ where they are, or copy SOURCE in.")  # fmt: skip
+@click.option(
+    "--format",
+    "format_",
+    type=click.Choice(FORMATS),
+    default="auto",
+    show_default=True,
+    help="What SOURCE is; auto looks at its name and contents.",
+)
+@click.option(
+    "--in-place/--copy",
+    "in_place",
+    default=False,
+    show_default=True,
+    help="Adopt notes already inside the vault's memories/ where they are, or copy SOURCE in.",
+)
 @click.option("--dry-run", is_flag=True, help="Read and check everything, write nothing; say what would happen.")
-@click.option("--on-secret", type=click.Choice(ON_SECRET), default="redact", show_default=True,
-              help="A credential in a memory: redact it, refuse it (skip that memory), or allow it.")  # fmt: skip
-@click.option("--accept", is_flag=True,
-              help="Write them as memories at once, instead of proposals for `memfs review`.")  # fmt: skip
+@click.option(
+    "--on-secret",
+    type=click.Choice(ON_SECRET),
+    default="redact",
+    show_default=True,
+    help="A credential in a memory: redact it, refuse it (skip that memory), or allow it.",
+)
+@click.option("--accept", is_flag=True, help="Write them as memories at once, instead of proposals for `memfs review`.")
 @list_option
 @quiet_option
 @_writing
-def import_(vault: Vault, as_json: bool, source: str, namespace: str | None, format_: str, in_place: bool,
-            dry_run: bool, on_secret: str, accept: bool, full: bool, quiet: bool) -> None:  # fmt: skip
+def import_(
+    vault: Vault,
+    as_json: bool,
+    source: str,
+    namespace: str | None,
+    format_: str,
+    in_place: bool,
+    dry_run: bool,
+    on_secret: str,
+    accept: bool,
+    full: bool,
+    quiet: bool,
+) -> None:
     """Import memories from SOURCE (a folder or file; - reads JSON from stdin) in one commit.
 
     They are proposals until a person accepts them (`memfs review`, `memfs accept --all`), unless
@@ -741,8 +873,17 @@ def import_(vault: Vault, as_json: bool, source: str, namespace: str | None, for
     """
     text = sys.stdin.read() if source == "-" else None
     with _counting(f"importing {source}", quiet=quiet or as_json) as progress:
-        report = vault.import_from(source, namespace=namespace, format=format_, in_place=in_place, dry_run=dry_run,
-                                   on_secret=on_secret, text=text, accept=accept, progress=progress)  # fmt: skip
+        report = vault.import_from(
+            source,
+            namespace=namespace,
+            format=format_,
+            in_place=in_place,
+            dry_run=dry_run,
+            on_secret=on_secret,
+            text=text,
+            accept=accept,
+            progress=progress,
+        )
     if as_json:
         _print_json(report.to_json())
         return
@@ -760,8 +901,12 @@ def _print_import(report: ImportReport, *, dry_run: bool, full: bool = False) ->
         renamed = f"  [yellow]renamed: {_m(item.renamed)}[/]" if item.renamed else ""
         done.append(f"{verb} {_m(item.source)} -> [bold]{_m(item.path)}[/]{redacted}{renamed}")
     _some(out, done, full=full, what="memories")
-    _some(out, [f"[yellow]skipped[/] {_m(skip.source)}: {_m(skip.reason)}" for skip in report.skipped], full=full,
-          what="skipped")  # fmt: skip
+    _some(
+        out,
+        [f"[yellow]skipped[/] {_m(skip.source)}: {_m(skip.reason)}" for skip in report.skipped],
+        full=full,
+        what="skipped",
+    )
     commit = f" in commit {report.commit[:10]}" if report.commit else ""
     out.print(f"{verb} {len(report.imported)} memories ({report.format}){commit}; skipped {len(report.skipped)}")
     if report.proposed and report.imported:
@@ -771,12 +916,17 @@ def _print_import(report: ImportReport, *, dry_run: bool, full: bool = False) ->
 @cli.command()
 @vault_option
 @json_option
-@click.option("--since", required=True, metavar="WHEN|REV",
-              help="A date or time (2026-11-01, '2 days ago', yesterday) or a revision (a commit, HEAD~3)")  # fmt: skip
+@click.option(
+    "--since",
+    required=True,
+    metavar="WHEN|REV",
+    help="A date or time (2026-11-01, '2 days ago', yesterday) or a revision (a commit, HEAD~3)",
+)
 @click.option("--namespace", "-n", help="Only memories of this namespace (and those under it).")
 @click.option("--diff", "with_diff", is_flag=True, help="Show each file's diff.")
-@click.option("--limit", type=click.IntRange(1), default=500, show_default=True,
-              help="At most this many commits (the newest).")  # fmt: skip
+@click.option(
+    "--limit", type=click.IntRange(1), default=500, show_default=True, help="At most this many commits (the newest)."
+)
 @_with_vault
 def changes(vault: Vault, as_json: bool, since: str, namespace: str | None, with_diff: bool, limit: int) -> None:
     """What changed since WHEN or REV, grouped by agents, people and syncs."""
@@ -793,8 +943,10 @@ def changes(vault: Vault, as_json: bool, since: str, namespace: str | None, with
     for group, items in groups.items():
         out.print(f"[bold]{group}[/] ({len(items)} changes)")
         for change in items:
-            out.print(f"  [yellow]{change.sha[:10]}[/] {change.date[:19].replace('T', ' ')} "
-                      f"[cyan]{_m(change.author)}[/] {_m(change.subject)}")  # fmt: skip
+            out.print(
+                f"  [yellow]{change.sha[:10]}[/] {change.date[:19].replace('T', ' ')} "
+                f"[cyan]{_m(change.author)}[/] {_m(change.subject)}"
+            )
             for file in change.files:
                 out.print(f"      {file.status:<8} {_m(file.path)}")
                 if file.diff:
@@ -957,14 +1109,24 @@ def _link_dict(found: Resolved) -> dict[str, Any]:
 @click.option("--text", help="Purge this text wherever it appears instead of a file ('-': read it from stdin).")
 @click.option("--dry-run", is_flag=True, help="List the commits that would change; change nothing.")
 @click.option("--yes", "-y", is_flag=True, help="Do it without asking first.")
-@click.option("--rewrite-remotes", is_flag=True,
-              help="Also rewrite every remote's branches and tags and force-push them.")  # fmt: skip
+@click.option(
+    "--rewrite-remotes", is_flag=True, help="Also rewrite every remote's branches and tags and force-push them."
+)
 @author_option
 @list_option
 @quiet_option
 @_writing
-def purge(vault: Vault, as_json: bool, path: str | None, text: str | None, dry_run: bool, yes: bool,
-          rewrite_remotes: bool, full: bool, quiet: bool) -> None:  # fmt: skip
+def purge(
+    vault: Vault,
+    as_json: bool,
+    path: str | None,
+    text: str | None,
+    dry_run: bool,
+    yes: bool,
+    rewrite_remotes: bool,
+    full: bool,
+    quiet: bool,
+) -> None:
     """Remove a memory's content (PATH, every version) or a text from the vault's whole history.
 
     Unlike rm, nothing of it can be restored: history is rewritten, reflogs expire, unreachable
@@ -996,24 +1158,34 @@ def purge(vault: Vault, as_json: bool, path: str | None, text: str | None, dry_r
 def _print_purge(out: Console, report: Any, *, full: bool = False) -> None:
     changed = report.changed
     later = len(report.commits) - len(changed)
-    rewrite, give, move, go = ("would rewrite", "give", "would move", "would go") if report.dry_run else (
-        "rewrote", "gave", "moved", "gone")  # fmt: skip
-    out.print(f"{rewrite} {len(changed)} commit(s)" + (f" and {give} {later} later one(s) new ids" if later else "")
-              + f"; {len(report.refs)} ref(s) {move}, {report.versions} file version(s) {go}")  # fmt: skip
-    lines = [f"  [yellow]{c.old[:10]}[/] -> {'dropped' if c.new is None else c.new[:10]} {_m(c.date[:10])} "
-             f"{_m(c.subject)}" for c in changed]  # fmt: skip
+    rewrite, give, move, go = (
+        ("would rewrite", "give", "would move", "would go") if report.dry_run else ("rewrote", "gave", "moved", "gone")
+    )
+    out.print(
+        f"{rewrite} {len(changed)} commit(s)"
+        + (f" and {give} {later} later one(s) new ids" if later else "")
+        + f"; {len(report.refs)} ref(s) {move}, {report.versions} file version(s) {go}"
+    )
+    lines = [
+        f"  [yellow]{c.old[:10]}[/] -> {'dropped' if c.new is None else c.new[:10]} {_m(c.date[:10])} {_m(c.subject)}"
+        for c in changed
+    ]
     _some(out, lines, full=full, what="commits")
     for rel in report.purged_paths:
         out.print(f"  [dim]path[/] {_m(rel)}")
     if not report.dry_run:
-        out.print(f"purged in {report.seconds:.1f} s; tombstone "
-                  f"{report.tombstone[:10] if report.tombstone else 'unchanged'}; index rebuilt")  # fmt: skip
+        out.print(
+            f"purged in {report.seconds:.1f} s; tombstone "
+            f"{report.tombstone[:10] if report.tombstone else 'unchanged'}; index rebuilt"
+        )
     for remote in report.remotes:
         if remote.rewritten:
             out.print(f"[green]{_m(remote.name)}[/]: force-pushed {_m(', '.join(remote.rewritten))}")
         if remote.stale:
-            out.print(f"[yellow]{_m(remote.name)}[/] still holds the old history "
-                      f"({_m(', '.join(remote.stale))}); --rewrite-remotes force-pushes the new one")  # fmt: skip
+            out.print(
+                f"[yellow]{_m(remote.name)}[/] still holds the old history "
+                f"({_m(', '.join(remote.stale))}); --rewrite-remotes force-pushes the new one"
+            )
         if remote.error:
             out.print(f"[red]{_m(remote.name)}[/]: {_m(remote.error)}")
     for oid in report.leftovers:
@@ -1065,8 +1237,12 @@ def conflicts(vault: Vault, as_json: bool) -> None:
 @vault_option
 @author_option
 @click.argument("path")
-@click.option("--keep", required=True, metavar="local|remote|FILE",
-              help="Keep this vault's version, the other side's copy, or the contents of FILE.")  # fmt: skip
+@click.option(
+    "--keep",
+    required=True,
+    metavar="local|remote|FILE",
+    help="Keep this vault's version, the other side's copy, or the contents of FILE.",
+)
 @click.option("--copy", help="With --keep remote: which copy, when there are several.")
 @_writing
 def resolve(vault: Vault, path: str, keep: str, copy: str | None) -> None:
@@ -1089,8 +1265,7 @@ def resolve(vault: Vault, path: str, keep: str, copy: str | None) -> None:
 @click.option("--no-diff", "no_diff", is_flag=True, help="List the proposals without their diffs.")
 @list_option
 @_with_vault
-def review(vault: Vault, as_json: bool, session: str | None, namespace: str | None, no_diff: bool,
-           full: bool) -> None:  # fmt: skip
+def review(vault: Vault, as_json: bool, session: str | None, namespace: str | None, no_diff: bool, full: bool) -> None:
     """List the changes waiting for your review, with diffs, who proposed them and in which session."""
     try:
         found = vault.proposals(session=session, namespace=namespace)
@@ -1127,8 +1302,10 @@ def review(vault: Vault, as_json: bool, session: str | None, namespace: str | No
         if not no_diff:
             out.print(_m(detail["diff"], lines=True), end="")
     if later:
-        out.print(f"[dim]… and {len(later)} more proposals (--list shows every one; --no-diff --list lists them "
-                  "shortly; `memfs accept --all` takes them all)[/]")  # fmt: skip
+        out.print(
+            f"[dim]… and {len(later)} more proposals (--list shows every one; --no-diff --list lists them "
+            "shortly; `memfs accept --all` takes them all)[/]"
+        )
     for error in broken:
         out.print(f"[red]unusable[/] {_m(error.path)}: {_m(error.reason)} (fix or delete the file)")
 
@@ -1143,8 +1320,17 @@ def _proposal_dict(vault: Vault, proposal: Proposal, *, diff: bool) -> dict[str,
     return data
 
 
-def _decide(vault: Vault, verb: str, ids: tuple[str, ...], every: bool, session: str | None,
-            namespace: str | None, *, full: bool = False, quiet: bool = False) -> None:  # fmt: skip
+def _decide(
+    vault: Vault,
+    verb: str,
+    ids: tuple[str, ...],
+    every: bool,
+    session: str | None,
+    namespace: str | None,
+    *,
+    full: bool = False,
+    quiet: bool = False,
+) -> None:
     if not ids and not every:
         raise click.UsageError(f"name the proposals to {verb} (ids from `memfs review`), or --all")
     if ids and every:
@@ -1188,8 +1374,9 @@ def _choice_of_proposals(verb: str) -> Callable[[Callable[..., Any]], Callable[.
 @list_option
 @quiet_option
 @_writing
-def accept(vault: Vault, ids: tuple[str, ...], every: bool, session: str | None, namespace: str | None, full: bool,
-           quiet: bool) -> None:  # fmt: skip
+def accept(
+    vault: Vault, ids: tuple[str, ...], every: bool, session: str | None, namespace: str | None, full: bool, quiet: bool
+) -> None:
     """Make proposals memories, in one commit (proposals changed together go together)."""
     _decide(vault, "accept", ids, every, session, namespace, full=full, quiet=quiet)
 
@@ -1201,8 +1388,9 @@ def accept(vault: Vault, ids: tuple[str, ...], every: bool, session: str | None,
 @list_option
 @quiet_option
 @_writing
-def reject(vault: Vault, ids: tuple[str, ...], every: bool, session: str | None, namespace: str | None, full: bool,
-           quiet: bool) -> None:  # fmt: skip
+def reject(
+    vault: Vault, ids: tuple[str, ...], every: bool, session: str | None, namespace: str | None, full: bool, quiet: bool
+) -> None:
     """Drop proposals, in one commit; no memory changes."""
     _decide(vault, "reject", ids, every, session, namespace, full=full, quiet=quiet)
 
@@ -1223,8 +1411,9 @@ def reject(vault: Vault, ids: tuple[str, ...], every: bool, session: str | None,
     help="A credential in the new memory: refuse it, redact it, or allow it.",
 )
 @_writing
-def supersede(vault: Vault, ref: str, body: str | None, by: str | None, at: str | None, title: str | None,
-              on_secret: str) -> None:  # fmt: skip
+def supersede(
+    vault: Vault, ref: str, body: str | None, by: str | None, at: str | None, title: str | None, on_secret: str
+) -> None:
     """Replace the memory REF (a path or an id) with a newer one, in one commit.
 
     BODY is the new memory's text ('-' or nothing: read from stdin), or --by names an existing
@@ -1290,8 +1479,9 @@ def prune(vault_path: Path, author: str | None, as_json: bool, apply: bool, name
 def undo(vault: Vault, by: str | None, session: str | None) -> None:
     """Revert the newest change by an author or a session, as a new commit."""
     if not by and not session:
-        raise click.UsageError("say whose change to undo: --by NAME or --session ID "
-                               "(--author is who the undo is committed as)")  # fmt: skip
+        raise click.UsageError(
+            "say whose change to undo: --by NAME or --session ID (--author is who the undo is committed as)"
+        )
     undone = vault.undo(author=by, session=session)
     _out().print(f"undid {undone.short} {_m(undone.subject)} [dim]({_m(str(undone.author))})[/]")
 
@@ -1300,8 +1490,13 @@ def undo(vault: Vault, by: str | None, session: str | None) -> None:
 @vault_option
 @author_option
 @click.option("-m", "--message", help="The commit message (default: one naming the files).")
-@click.option("--allow-secret", "allow_secret", multiple=True, metavar="PATH",
-              help="Commit this file (a vault path) although it holds a credential; repeatable.")  # fmt: skip
+@click.option(
+    "--allow-secret",
+    "allow_secret",
+    multiple=True,
+    metavar="PATH",
+    help="Commit this file (a vault path) although it holds a credential; repeatable.",
+)
 def commit(vault_path: Path, author: str | None, message: str | None, allow_secret: tuple[str, ...]) -> None:
     """Commit the edits people made outside memfs (in an editor, with cp...) as theirs.
 
@@ -1328,8 +1523,7 @@ def commit(vault_path: Path, author: str | None, message: str | None, allow_secr
         done = [p for p in before if p not in left]
         for rel in done:
             out.print(f"[green]committed[/] {_m(rel)}")
-        out.print(f"committed {len(done)} edit{'s' if len(done) != 1 else ''} as "
-                  f"{_m(str(vault.person))} in {sha[:10]}")  # fmt: skip
+        out.print(f"committed {len(done)} edit{'s' if len(done) != 1 else ''} as {_m(str(vault.person))} in {sha[:10]}")
 
 
 @cli.command()
@@ -1343,11 +1537,17 @@ def commit(vault_path: Path, author: str | None, message: str | None, allow_secr
     help="Seconds of quiet before edits are committed.",
 )
 @click.option("--polling", is_flag=True, help="Poll instead of native file events (network drives).")
-@click.option("--sync", "sync_every", type=click.FloatRange(min=1.0), metavar="SECONDS",
-              help="Also sync with the git remote this often, and soon after every commit.")  # fmt: skip
+@click.option(
+    "--sync",
+    "sync_every",
+    type=click.FloatRange(min=1.0),
+    metavar="SECONDS",
+    help="Also sync with the git remote this often, and soon after every commit.",
+)
 @click.option("--remote", default="origin", show_default=True, help="With --sync: the git remote.")
-def watch(vault_path: Path, author: str | None, commit_delay: float, polling: bool, sync_every: float | None,
-          remote: str) -> None:  # fmt: skip
+def watch(
+    vault_path: Path, author: str | None, commit_delay: float, polling: bool, sync_every: float | None, remote: str
+) -> None:
     """Watch the vault: index edits made in an editor at once, commit them under your name."""
     out = _out()
     colours = {"indexed": "cyan", "committed": "green", "synced": "blue", "problem": "red", "held": "yellow"}
@@ -1359,8 +1559,9 @@ def watch(vault_path: Path, author: str | None, commit_delay: float, polling: bo
     _, given = _who(author, vault_path)
     logs, reported = [logging.getLogger("memfs.engine"), logging.getLogger("memfs.index")], _Reported()
     with Vault.open(vault_path, person=given) as vault:
-        watcher = vault.watch(commit_delay=commit_delay, polling=polling, on_change=report, sync_every=sync_every,
-                              remote=remote)  # fmt: skip
+        watcher = vault.watch(
+            commit_delay=commit_delay, polling=polling, on_change=report, sync_every=sync_every, remote=remote
+        )
         out.print(f"watching {_m(str(vault.root))} as {_m(str(vault.person))}; Ctrl-C to stop")
         for found in logs:
             found.addFilter(reported)
@@ -1405,8 +1606,9 @@ def _names(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) 
     help="A namespace to serve (repeatable); the first is where writes go, the others are read-only.",
 )
 @click.option("--read-only", is_flag=True, help="Offer no write tool and refuse every write; commit nothing.")
-@click.option("--propose-only", is_flag=True,
-              help="Every write is a proposal a person accepts or rejects (memfs review).")  # fmt: skip
+@click.option(
+    "--propose-only", is_flag=True, help="Every write is a proposal a person accepts or rejects (memfs review)."
+)
 @click.option(
     "--author",
     envvar="MEMFS_MCP_AUTHOR",
@@ -1454,16 +1656,34 @@ def _names(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) 
     metavar="SECONDS",
     help="How often to look for changed memories (the delay of change notifications).",
 )
-@click.option("--polling", is_flag=True,
-              help="Look at every memory every two --poll intervals instead of using native file events "
-                   "(network drives; chosen anyway where events cannot start).")  # fmt: skip
-@click.option("--token", envvar="MEMFS_MCP_TOKEN", metavar="TOKEN",
-              help="With http: the bearer token every request must carry (required beyond 127.0.0.1); "
-                   "prefer $MEMFS_MCP_TOKEN, which other users cannot see in the process list.")  # fmt: skip
-def mcp(vault_path: Path, namespaces: tuple[str, ...], read_only: bool, propose_only: bool, author: str,
-        tools: tuple[str, ...] | None,
-        sessions: tuple[str, ...], transport: str, host: str, port: int, poll: float, polling: bool,
-        token: str | None) -> None:  # fmt: skip
+@click.option(
+    "--polling",
+    is_flag=True,
+    help="Look at every memory every two --poll intervals instead of using native file events "
+    "(network drives; chosen anyway where events cannot start).",
+)
+@click.option(
+    "--token",
+    envvar="MEMFS_MCP_TOKEN",
+    metavar="TOKEN",
+    help="With http: the bearer token every request must carry (required beyond 127.0.0.1); "
+    "prefer $MEMFS_MCP_TOKEN, which other users cannot see in the process list.",
+)
+def mcp(
+    vault_path: Path,
+    namespaces: tuple[str, ...],
+    read_only: bool,
+    propose_only: bool,
+    author: str,
+    tools: tuple[str, ...] | None,
+    sessions: tuple[str, ...],
+    transport: str,
+    host: str,
+    port: int,
+    poll: float,
+    polling: bool,
+    token: str | None,
+) -> None:
     """Serve the vault to MCP clients (Claude Desktop, Claude Code, Cursor, VS Code): see docs/mcp.md."""
     try:
         from .integrations.mcp import check_http, choose_commands, grants, serve
@@ -1489,9 +1709,21 @@ def mcp(vault_path: Path, namespaces: tuple[str, ...], read_only: bool, propose_
         def ready(url: str) -> None:
             click.echo(f"memfs mcp: serving {vault.root} at {url}", err=True)
 
-        serve(vault, list(namespaces), transport=transport, host=host, port=port, token=token, ready=ready,
-              read_only=read_only, propose_only=propose_only, tools=tools, sessions=sessions, poll=poll,
-              polling=polling)  # fmt: skip
+        serve(
+            vault,
+            list(namespaces),
+            transport=transport,
+            host=host,
+            port=port,
+            token=token,
+            ready=ready,
+            read_only=read_only,
+            propose_only=propose_only,
+            tools=tools,
+            sessions=sessions,
+            poll=poll,
+            polling=polling,
+        )
 
 
 @cli.command()
@@ -1506,8 +1738,10 @@ def reindex(vault: Vault, full: bool, quiet: bool) -> None:
         report = vault.reindex(full=full, progress=progress)
     if quiet:
         return
-    _out().print(f"indexed: {len(report.added)} added, {len(report.updated)} updated, "
-                 f"{len(report.removed)} removed, {len(report.problems)} skipped (malformed or too large)")  # fmt: skip
+    _out().print(
+        f"indexed: {len(report.added)} added, {len(report.updated)} updated, "
+        f"{len(report.removed)} removed, {len(report.problems)} skipped (malformed or too large)"
+    )
     if vault.semantic:
         _out().print(f"embedded: {report.embedded} memories ({vault.semantic})")
     for problem in report.problems:
@@ -1518,8 +1752,13 @@ def reindex(vault: Vault, full: bool, quiet: bool) -> None:
 @vault_option
 @author_option
 @click.argument("ref")
-@click.option("--on-secret", type=click.Choice(ON_SECRET), default="refuse", show_default=True,
-              help="A credential the edit brings in: refuse it, redact it, or allow it.")  # fmt: skip
+@click.option(
+    "--on-secret",
+    type=click.Choice(ON_SECRET),
+    default="refuse",
+    show_default=True,
+    help="A credential the edit brings in: refuse it, redact it, or allow it.",
+)
 @_writing
 def edit(vault: Vault, ref: str, on_secret: str) -> None:
     """Open a memory (REF: a path or an id) in $VISUAL or $EDITOR; commit what you save, as you.
@@ -1541,8 +1780,14 @@ def edit(vault: Vault, ref: str, on_secret: str) -> None:
             _out().print(f"no change to {_m(label(rel))}")
             return
         try:
-            store.write_text(name_in(rel, store.namespace), after.decode("utf-8"), create=False, expect=before,
-                             before=before.decode("utf-8", "replace"), on_secret=on_secret)  # fmt: skip
+            store.write_text(
+                name_in(rel, store.namespace),
+                after.decode("utf-8"),
+                create=False,
+                expect=before,
+                before=before.decode("utf-8", "replace"),
+                on_secret=on_secret,
+            )
         except (MemfsError, UnicodeDecodeError) as exc:
             keep = True
             said = (

@@ -157,8 +157,16 @@ def read_view(fd: int, limit: int | None = None) -> View:
 
 def extend_view(view: View, items: Sequence[Item]) -> View:
     """The view once ``items`` are appended (from ``view.next_position`` on), as a read would build it."""
-    out = View(list(view.items), list(view.positions), view.summary, view.summary_range, view.removed,
-               dict(view.truncated), view.next_position + len(items), view.skipped)  # fmt: skip
+    out = View(
+        list(view.items),
+        list(view.positions),
+        view.summary,
+        view.summary_range,
+        view.removed,
+        dict(view.truncated),
+        view.next_position + len(items),
+        view.skipped,
+    )
     opened: set[str] = set()
     for item in view.items:
         opened |= tool_links(item)[0]
@@ -295,8 +303,11 @@ class _Managed:
 
     def get_state(self) -> dict[str, Any]:
         """The state: the manager's name, how many messages it removed, its latest summary."""
-        return {"__name__": type(self).__name__, "removed_message_count": self.removed_message_count,
-                "summary": self.summary}  # fmt: skip
+        return {
+            "__name__": type(self).__name__,
+            "removed_message_count": self.removed_message_count,
+            "summary": self.summary,
+        }
 
     def restore(self, view: View) -> list[Item]:
         """Rebuild the state from a view read from the transcript alone; returns the view's items."""
@@ -310,10 +321,14 @@ class _Managed:
         start = view.positions[index] if index < len(view.positions) else view.next_position
         self.removed_message_count = view.removed + view.skipped + index
         self.summary = view.summary if cut < 1 else None
-        meta = {"start": start, "removed": self.removed_message_count,
-                "drop_summary": view.summary is not None and cut >= 1,
-                "reason": reason, "manager": type(self).__name__,
-                "truncated": _still_truncated(view, start)}  # fmt: skip
+        meta = {
+            "start": start,
+            "removed": self.removed_message_count,
+            "drop_summary": view.summary is not None and cut >= 1,
+            "reason": reason,
+            "manager": type(self).__name__,
+            "truncated": _still_truncated(view, start),
+        }
         return Decision("window", meta, f"Messages before {start} are out of the model's view ({reason}).")
 
 
@@ -343,8 +358,9 @@ class SlidingWindowConversationManager(_Managed):
         truncated_size: The characters of a tool result kept when it is shortened.
     """
 
-    def __init__(self, window_size: int = 40, *, should_truncate_results: bool = True,
-                 truncated_size: int = 200) -> None:  # fmt: skip
+    def __init__(
+        self, window_size: int = 40, *, should_truncate_results: bool = True, truncated_size: int = 200
+    ) -> None:
         super().__init__()
         self.window_size = _check_int("window_size", window_size, 1)
         self.should_truncate_results = bool(should_truncate_results)
@@ -438,9 +454,15 @@ class SummarizingConversationManager(_Managed):
         prompt: The system prompt for the summarizer.
     """
 
-    def __init__(self, summarizer: Model | None = None, *, summary_ratio: float = 0.3,
-                 preserve_recent_messages: int = 10, max_messages: int = 40,
-                 prompt: str = DEFAULT_SUMMARY_PROMPT) -> None:  # fmt: skip
+    def __init__(
+        self,
+        summarizer: Model | None = None,
+        *,
+        summary_ratio: float = 0.3,
+        preserve_recent_messages: int = 10,
+        max_messages: int = 40,
+        prompt: str = DEFAULT_SUMMARY_PROMPT,
+    ) -> None:
         super().__init__()
         if summarizer is None or not callable(getattr(summarizer, "complete", None)):
             raise InvalidArgumentError(
@@ -475,8 +497,13 @@ class SummarizingConversationManager(_Managed):
                 "cannot summarize: no cut before the preserved messages keeps every tool call with its result"
             ) from error
         chunk = items[:cut]
-        request = [{"role": "user", "content": "Summarize this conversation:\n\n" + "\n".join(
-            json.dumps(i, ensure_ascii=False) for i in chunk)}]  # fmt: skip
+        request = [
+            {
+                "role": "user",
+                "content": "Summarize this conversation:\n\n"
+                + "\n".join(json.dumps(i, ensure_ascii=False) for i in chunk),
+            }
+        ]
         try:
             reply = self.summarizer.complete(request, system=self.prompt)
         except Exception as exc:
@@ -492,8 +519,13 @@ class SummarizingConversationManager(_Managed):
         start = view.positions[index] if index < len(view.positions) else view.next_position
         self.removed_message_count = view.removed + len(covered)
         self.summary = f"Summary of messages {first}-{last}:\n\n{text}"
-        meta = {"range": [first, last], "start": start, "removed": self.removed_message_count,
-                "manager": type(self).__name__, "truncated": _still_truncated(view, start)}  # fmt: skip
+        meta = {
+            "range": [first, last],
+            "start": start,
+            "removed": self.removed_message_count,
+            "manager": type(self).__name__,
+            "truncated": _still_truncated(view, start),
+        }
         return Decision("summary", meta, self.summary, summary_item(self.summary, chunk))
 
 

@@ -72,30 +72,57 @@ def _always(value: str) -> bool:
 # Each kind: the substrings one of its values must contain (a quick test before any regex), the
 # pattern, and a check of the matched value. Anthropic comes before OpenAI: both start with "sk-".
 _KINDS: list[tuple[str, tuple[str, ...], re.Pattern[str], Callable[[str], bool]]] = [
-    ("private-key", ("PRIVATE KEY-----",),
-     re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-                # base64 lines and PEM headers ("Proc-Type: 4,ENCRYPTED"), however the key was pasted:
-                # lines quoted (> ) or commented (//, #, ;, *), indented, CRLF, or escaped once or more
-                # inside a string (\n, \r\n, \\n, \/, %2B, <br>): up to the END line, or as far as the body goes
-                r"(?:[A-Za-z0-9+/=\s:,<>#;*|%&\\]|-(?!----))*"
-                r"(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----)?"), _always),
+    (
+        "private-key",
+        ("PRIVATE KEY-----",),
+        re.compile(
+            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+            # base64 lines and PEM headers ("Proc-Type: 4,ENCRYPTED"), however the key was pasted:
+            # lines quoted (> ) or commented (//, #, ;, *), indented, CRLF, or escaped once or more
+            # inside a string (\n, \r\n, \\n, \/, %2B, <br>): up to the END line, or as far as the body goes
+            r"(?:[A-Za-z0-9+/=\s:,<>#;*|%&\\]|-(?!----))*"
+            r"(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----)?"
+        ),
+        _always,
+    ),
     ("anthropic-key", ("sk-ant-",), re.compile(r"(?<![\w-])sk-ant-[A-Za-z0-9_-]{32,}"), _mixed),
-    ("openai-key", ("sk-",),
-     re.compile(r"(?<![\w-])sk-(?!ant-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{32,}"), _mixed),
-    ("aws-access-key-id", ("AKIA", "ASIA"), re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
-     _always),
-    ("github-token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
-     re.compile(r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{60,240})(?![A-Za-z0-9_])"),
-     _always),
-    ("slack-token", ("xox",),
-     re.compile(r"(?<![A-Za-z0-9])xox[abposr]-[0-9]{6,}-[A-Za-z0-9-]{8,}(?![A-Za-z0-9-])"), _always),
+    ("openai-key", ("sk-",), re.compile(r"(?<![\w-])sk-(?!ant-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{32,}"), _mixed),
+    (
+        "aws-access-key-id",
+        ("AKIA", "ASIA"),
+        re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
+        _always,
+    ),
+    (
+        "github-token",
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+        re.compile(
+            r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{60,240})(?![A-Za-z0-9_])"
+        ),
+        _always,
+    ),
+    (
+        "slack-token",
+        ("xox",),
+        re.compile(r"(?<![A-Za-z0-9])xox[abposr]-[0-9]{6,}-[A-Za-z0-9-]{8,}(?![A-Za-z0-9-])"),
+        _always,
+    ),
     ("google-api-key", ("AIza",), re.compile(r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])"), _always),
-    ("stripe-key", ("_live_", "_test_"),
-     re.compile(r"(?<![A-Za-z0-9_])(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{24,}(?![A-Za-z0-9_])"), _mixed),
-    ("jwt", ("eyJ",),
-     re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{16,}(?![A-Za-z0-9_-])"),
-     _always),
-]  # fmt: skip
+    (
+        "stripe-key",
+        ("_live_", "_test_"),
+        re.compile(r"(?<![A-Za-z0-9_])(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{24,}(?![A-Za-z0-9_])"),
+        _mixed,
+    ),
+    (
+        "jwt",
+        ("eyJ",),
+        re.compile(
+            r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{16,}(?![A-Za-z0-9_-])"
+        ),
+        _always,
+    ),
+]
 
 KINDS = tuple(kind for kind, _, _, _ in _KINDS)
 

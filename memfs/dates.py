@@ -22,9 +22,11 @@ from typing import Any
 
 from .errors import InvalidArgumentError
 
-SYNTAX = ("a date (2026-11-01), a time (2026-11-01T10:00, local unless it ends in Z or an offset "
-          "such as +02:00), 'N units ago' ('2 days ago', '3 hours ago'; seconds, minutes, hours, days, "
-          "weeks, months or years), today, yesterday or now")  # fmt: skip
+SYNTAX = (
+    "a date (2026-11-01), a time (2026-11-01T10:00, local unless it ends in Z or an offset "
+    "such as +02:00), 'N units ago' ('2 days ago', '3 hours ago'; seconds, minutes, hours, days, "
+    "weeks, months or years), today, yesterday or now"
+)
 
 _DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
 _DATETIME = re.compile(
@@ -100,8 +102,9 @@ def _months_back(moment: datetime, months: int) -> datetime:
     return moment.replace(year=year, month=month, day=min(moment.day, calendar.monthrange(year, month)[1]))
 
 
-def time_range(since: Any, until: Any, *, names: tuple[str, str] = ("since", "until"),
-               now: datetime | None = None) -> tuple[datetime | None, datetime | None]:  # fmt: skip
+def time_range(
+    since: Any, until: Any, *, names: tuple[str, str] = ("since", "until"), now: datetime | None = None
+) -> tuple[datetime | None, datetime | None]:
     """``since`` and ``until`` (either may be None or empty) as moments, checked to make a range.
 
     Raises:
@@ -112,16 +115,20 @@ def time_range(since: Any, until: Any, *, names: tuple[str, str] = ("since", "un
     start = None if since is None or since == "" else parse_moment(since, name=names[0], now=now)
     stop = None if until is None or until == "" else parse_moment(until, name=names[1], end=True, now=now)
     if start is not None and start > now:
-        raise InvalidArgumentError(f"{names[0]} {_shown(since)} is in the future ({iso(start)}); "
-                                   "nothing has changed since then yet")  # fmt: skip
+        raise InvalidArgumentError(
+            f"{names[0]} {_shown(since)} is in the future ({iso(start)}); nothing has changed since then yet"
+        )
     if start is not None and stop is not None and start > stop:
-        raise InvalidArgumentError(f"{names[0]} {_shown(since)} ({iso(start)}) is after {names[1]} "
-                                   f"{_shown(until)} ({iso(stop)}); nothing can match")  # fmt: skip
+        raise InvalidArgumentError(
+            f"{names[0]} {_shown(since)} ({iso(start)}) is after {names[1]} "
+            f"{_shown(until)} ({iso(stop)}); nothing can match"
+        )
     return start, stop
 
 
-def iso_range(since: Any, until: Any, *, names: tuple[str, str] = ("since", "until"),
-              now: datetime | None = None) -> tuple[str | None, str | None]:  # fmt: skip
+def iso_range(
+    since: Any, until: Any, *, names: tuple[str, str] = ("since", "until"), now: datetime | None = None
+) -> tuple[str | None, str | None]:
     """:func:`time_range` as memfs stores times (``2026-11-01T10:00:00Z``), for the index's filters."""
     start, stop = time_range(since, until, names=names, now=now)
     return (iso(start) if start else None), (iso(stop) if stop else None)
@@ -191,5 +198,4 @@ def date_words(day: date) -> str:
     return f"{day.day} {_MONTH_NAMES[day.month - 1]} {day.year}"
 
 
-_MONTH_NAMES = ("January February March April May June July August September October November "
-                "December").split()  # fmt: skip
+_MONTH_NAMES = ("January February March April May June July August September October November December").split()

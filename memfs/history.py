@@ -81,13 +81,21 @@ _OPERATIONS = (
     ("rebase-apply/applying", "am", "a `git am`", "finish it (git am --continue) or abort it (git am --abort)"),
     ("rebase-apply", "rebase", "a rebase", "finish it (git rebase --continue) or abort it (git rebase --abort)"),
     ("MERGE_HEAD", "merge", "a merge", "finish it (git commit) or abort it (git merge --abort)"),
-    ("CHERRY_PICK_HEAD", "cherry-pick", "a cherry-pick",
-     "finish it (git cherry-pick --continue) or abort it (git cherry-pick --abort)"),
+    (
+        "CHERRY_PICK_HEAD",
+        "cherry-pick",
+        "a cherry-pick",
+        "finish it (git cherry-pick --continue) or abort it (git cherry-pick --abort)",
+    ),
     ("REVERT_HEAD", "revert", "a revert", "finish it (git revert --continue) or abort it (git revert --abort)"),
-    ("sequencer", "cherry-pick", "a cherry-pick or revert of several commits",
-     "finish it (git cherry-pick --continue, git revert --continue) or stop it (--abort or --quit)"),
+    (
+        "sequencer",
+        "cherry-pick",
+        "a cherry-pick or revert of several commits",
+        "finish it (git cherry-pick --continue, git revert --continue) or stop it (--abort or --quit)",
+    ),
     ("BISECT_LOG", "bisect", "a bisect", "end it (git bisect reset)"),
-)  # fmt: skip
+)
 
 # Conflict markers as git writes them into a file it could not merge (default marker size 7).
 _MARKER_START = re.compile(rb"^<{7}(?: |\r?$)", re.M)
@@ -195,8 +203,14 @@ class ConfigEntry:
 def _read_config(top: Path, env: Mapping[str, str]) -> list[ConfigEntry]:
     """Every config value git reads in ``top`` (includes followed), in git's order; [] if git cannot say."""
     try:
-        proc = subprocess.run(["git", "config", "--list", "--show-scope", "--show-origin", "-z"], cwd=top,
-                              env=dict(env), capture_output=True, check=False, timeout=30)  # fmt: skip
+        proc = subprocess.run(
+            ["git", "config", "--list", "--show-scope", "--show-origin", "-z"],
+            cwd=top,
+            env=dict(env),
+            capture_output=True,
+            check=False,
+            timeout=30,
+        )
     except (OSError, subprocess.SubprocessError):
         return []
     fields = proc.stdout.decode("utf-8", "surrogateescape").split("\0")
@@ -370,8 +384,17 @@ def base_env() -> dict[str, str]:
     return {**os.environ, **_safe_overrides(_FIXED_CONFIG)}
 
 
-_STATE_VARIABLES = ("HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM",
-                    "GIT_CONFIG_COUNT", "GIT_SSH", "SSH_ASKPASS", "GIT_PROXY_COMMAND")  # fmt: skip
+_STATE_VARIABLES = (
+    "HOME",
+    "XDG_CONFIG_HOME",
+    "GIT_CONFIG_GLOBAL",
+    "GIT_CONFIG_SYSTEM",
+    "GIT_CONFIG_NOSYSTEM",
+    "GIT_CONFIG_COUNT",
+    "GIT_SSH",
+    "SSH_ASKPASS",
+    "GIT_PROXY_COMMAND",
+)
 
 
 def _signature(path: str) -> tuple[int, int, int] | None:
@@ -443,9 +466,14 @@ class GitEnvironment:
         """Where git looks for config, whether or not the files exist yet."""
         home = Path(os.environ.get("HOME", "~")).expanduser()
         xdg = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
-        files = [self._git_dir / "config", self._git_dir / "config.worktree", home / ".gitconfig",
-                 xdg / "git" / "config", Path(os.environ.get("GIT_CONFIG_GLOBAL") or home / ".gitconfig"),
-                 Path(os.environ.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig")]  # fmt: skip
+        files = [
+            self._git_dir / "config",
+            self._git_dir / "config.worktree",
+            home / ".gitconfig",
+            xdg / "git" / "config",
+            Path(os.environ.get("GIT_CONFIG_GLOBAL") or home / ".gitconfig"),
+            Path(os.environ.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig"),
+        ]
         return [str(file) for file in files]
 
 
@@ -464,8 +492,12 @@ def make_git_private(git_dir: Path) -> None:
     ``core.sharedRepository=0600`` makes git write its index, objects, refs and logs for the
     owner alone whatever the umask; what ``git init`` already wrote is narrowed the same way.
     """
-    subprocess.run(["git", "--git-dir", str(git_dir), "config", "core.sharedRepository", _PRIVATE_REPOSITORY],
-                   capture_output=True, check=False, env=base_env())  # fmt: skip
+    subprocess.run(
+        ["git", "--git-dir", str(git_dir), "config", "core.sharedRepository", _PRIVATE_REPOSITORY],
+        capture_output=True,
+        check=False,
+        env=base_env(),
+    )
     os.chmod(git_dir, 0o700)
     for folder, dirs, files in os.walk(git_dir):
         for name in dirs:
@@ -496,8 +528,14 @@ def check_ownership(folder: Path) -> None:
     otherwise be that user's to choose.
     """
     try:
-        proc = subprocess.run(["git", "rev-parse", "--git-dir"], cwd=folder, env={**base_env(), "LC_ALL": "C"},
-                              capture_output=True, check=False, timeout=30)  # fmt: skip
+        proc = subprocess.run(
+            ["git", "rev-parse", "--git-dir"],
+            cwd=folder,
+            env={**base_env(), "LC_ALL": "C"},
+            capture_output=True,
+            check=False,
+            timeout=30,
+        )
     except (OSError, subprocess.SubprocessError):
         return
     err = proc.stderr.decode("utf-8", "replace")
@@ -583,9 +621,13 @@ def configured_identity(folder: str | os.PathLike[str]) -> Identity | None:
         here = here.parent
     try:
         proc = subprocess.run(
-            ["git", "config", "-z", "--get-regexp", r"^user\.(name|email)$"], cwd=here,
-            capture_output=True, check=False, timeout=10, env=base_env(),
-        )  # fmt: skip
+            ["git", "config", "-z", "--get-regexp", r"^user\.(name|email)$"],
+            cwd=here,
+            capture_output=True,
+            check=False,
+            timeout=10,
+            env=base_env(),
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     found: dict[str, str] = {}
@@ -636,8 +678,7 @@ class Revision:
 class GitHistory:
     """The git repository behind a vault (its own, or a larger one that contains it)."""
 
-    def __init__(self, vault_root: Path, state_dir: Path, *, lock_timeout: float = 10.0,
-                 shared: bool = False) -> None:  # fmt: skip
+    def __init__(self, vault_root: Path, state_dir: Path, *, lock_timeout: float = 10.0, shared: bool = False) -> None:
         self.vault_root = vault_root
         self._state_dir = state_dir
         self._lagging = state_dir / "git-index.lagging"
@@ -795,8 +836,7 @@ class GitHistory:
         git stores a file after its clean conversions (``core.autocrlf``, the ``text`` and ``eol``
         attributes, filters), so a CRLF file on disk can be exactly the LF blob of a commit.
         """
-        blob = self._git("rev-parse", "-q", "--verify", f"{self.resolve(rev)}:{self.prefix}{path}",
-                         check=False).strip()  # fmt: skip
+        blob = self._git("rev-parse", "-q", "--verify", f"{self.resolve(rev)}:{self.prefix}{path}", check=False).strip()
         file = self.vault_root / path
         if file.is_symlink() or not file.is_file():
             return not blob
@@ -812,8 +852,11 @@ class GitHistory:
         When it does not, the bytes of a commit are the file's bytes, and putting an old version
         back (undo, restore) writes exactly them.
         """
-        return self._converts_crlf() or (self.top / ".gitattributes").exists() or (
-            Path(self.repo.common_dir) / "info" / "attributes").exists()  # fmt: skip
+        return (
+            self._converts_crlf()
+            or (self.top / ".gitattributes").exists()
+            or (Path(self.repo.common_dir) / "info" / "attributes").exists()
+        )
 
     def _converts_crlf(self) -> bool:
         """True when ``core.autocrlf`` is ``true`` or ``input``: git stores text files with LF endings."""
@@ -884,9 +927,10 @@ class GitHistory:
         crlf = self._converts_crlf()
         sha = ""
         try:
-            blobs = {path: (None if data is None else self._write_object("blob", _to_lf(data) if crlf else data,
-                                                                           grows=path))
-                     for path, data in sorted(entries.items())}  # fmt: skip
+            blobs = {
+                path: (None if data is None else self._write_object("blob", _to_lf(data) if crlf else data, grows=path))
+                for path, data in sorted(entries.items())
+            }
             guess = (base or self._last_commit()) if merge is None else None
             attempts = 3 if guess is None else 4  # a stale guess does not use up a retry
             for attempt in range(attempts):
@@ -902,8 +946,11 @@ class GitHistory:
                     self._sync_worktree_index(blobs)
                     return None
                 parents = [head] if head else []
-                if merge is not None and (head is None or self.is_ancestor(head, merge)) and \
-                        tree == self._git("rev-parse", f"{merge}^{{tree}}").strip():  # fmt: skip
+                if (
+                    merge is not None
+                    and (head is None or self.is_ancestor(head, merge))
+                    and tree == self._git("rev-parse", f"{merge}^{{tree}}").strip()
+                ):
                     sha = merge  # a fast-forward: HEAD moves to what the other side committed
                 else:
                     parents += [merge] if joined and merge is not None else []
@@ -952,8 +999,9 @@ class GitHistory:
         elif also and durable:
             fsync_together(also)
 
-    def _commit_object(self, tree: str, parents: Sequence[str], message: str, *, author: Identity,
-                       committer: Identity) -> str:  # fmt: skip
+    def _commit_object(
+        self, tree: str, parents: Sequence[str], message: str, *, author: Identity, committer: Identity
+    ) -> str:
         """Write the commit object of ``tree`` with ``parents``, dated now in local time; its id.
 
         What ``git commit-tree`` writes (the message exactly as given, UTF-8, no signature),
@@ -961,12 +1009,24 @@ class GitHistory:
         """
         if self._objects is None:
             args = [arg for parent in parents for arg in ("-p", parent)]
-            return self._git("commit-tree", "--no-gpg-sign", tree, *args, "-F", "-",
-                             env=_identity_env(author, committer), input=message).strip()  # fmt: skip
+            return self._git(
+                "commit-tree",
+                "--no-gpg-sign",
+                tree,
+                *args,
+                "-F",
+                "-",
+                env=_identity_env(author, committer),
+                input=message,
+            ).strip()
         checkpoint("git:commit-tree")
         stamp = _git_date(time.time())
-        lines = [f"tree {tree}", *(f"parent {parent}" for parent in parents),
-                 f"author {author} {stamp}", f"committer {committer} {stamp}"]  # fmt: skip
+        lines = [
+            f"tree {tree}",
+            *(f"parent {parent}" for parent in parents),
+            f"author {author} {stamp}",
+            f"committer {committer} {stamp}",
+        ]
         return self._write_object("commit", ("\n".join(lines) + "\n\n" + message).encode("utf-8"))
 
     def _move_head(self, new: str, old: str | None) -> None:
@@ -1126,8 +1186,10 @@ class GitHistory:
             if patched is None:
                 raise GitLockError(f"git's index is locked ({lock})")
             if not patched:
-                index_info = "".join(f"0 {ZERO_SHA}\t{path}\0" if sha is None else f"100644 {sha}\t{path}\0"
-                                     for path, sha in blobs.items())  # fmt: skip
+                index_info = "".join(
+                    f"0 {ZERO_SHA}\t{path}\0" if sha is None else f"100644 {sha}\t{path}\0"
+                    for path, sha in blobs.items()
+                )
                 self._git("update-index", "-z", "--index-info", input=index_info)
         except (HistoryError, OSError) as exc:
             log.warning("could not refresh git's index after a commit (will retry): %s", exc)
@@ -1279,8 +1341,14 @@ class GitHistory:
         """
         if self._head()[0] is None:
             return []
-        args = ["-c", "core.quotepath=off", "log", "--format=%x1e%H%x1f%an%x1f%ae%x1f%aI%x1f%B%x1f",
-                "--name-status", "--no-renames" if path is None else "-M"]  # fmt: skip
+        args = [
+            "-c",
+            "core.quotepath=off",
+            "log",
+            "--format=%x1e%H%x1f%an%x1f%ae%x1f%aI%x1f%B%x1f",
+            "--name-status",
+            "--no-renames" if path is None else "-M",
+        ]
         if path is not None and follow:
             args.append("--follow")
         if limit is not None:
@@ -1319,11 +1387,16 @@ class GitHistory:
             break
         shallow = sha.strip() in boundary  # git shows every file of a boundary commit as added
         return Revision(
-            sha=sha.strip(), author=Identity(name or "?", email or "?"), date=date,
-            subject=hide_url_credentials(lines[0]) if lines else "", trailers=dict(reversed(trailers.items())),
-            path=self._unprefix(path), status=None if shallow else status, old_path=self._unprefix(old),
+            sha=sha.strip(),
+            author=Identity(name or "?", email or "?"),
+            date=date,
+            subject=hide_url_credentials(lines[0]) if lines else "",
+            trailers=dict(reversed(trailers.items())),
+            path=self._unprefix(path),
+            status=None if shallow else status,
+            old_path=self._unprefix(old),
             shallow=shallow,
-        )  # fmt: skip
+        )
 
     def _unprefix(self, path: str | None, *, quoted: bool = True) -> str | None:
         """The vault path of a repository path git printed (``quoted``: as git quotes a name on a line)."""
@@ -1341,8 +1414,18 @@ class GitHistory:
                 the repository (git would list every file as added).
         """
         self._check_history_before(sha if len(sha) == 40 else self.resolve(sha))
-        out = self._git("diff-tree", "-z", "--no-commit-id", "--name-status", "-r", "--no-renames", "--root", sha,
-                        "--", self.prefix or ".")  # fmt: skip
+        out = self._git(
+            "diff-tree",
+            "-z",
+            "--no-commit-id",
+            "--name-status",
+            "-r",
+            "--no-renames",
+            "--root",
+            sha,
+            "--",
+            self.prefix or ".",
+        )
         fields = out.split("\0")  # status, path, status, path...: a name is never quoted nor split
         changes = []
         for status, path in zip(fields[0::2], fields[1::2], strict=False):
@@ -1398,9 +1481,17 @@ class GitHistory:
         targets = [self.prefix + p for p in paths] if paths is not None else [self.prefix or "."]
         lines = []
         for chunk in _chunks(targets):
-            out = self._git("-c", "core.quotepath=off", "status", "--porcelain", "--no-renames",
-                            "--untracked-files=all", "--", *map(literal, chunk),
-                            env={"GIT_OPTIONAL_LOCKS": "0"})  # fmt: skip
+            out = self._git(
+                "-c",
+                "core.quotepath=off",
+                "status",
+                "--porcelain",
+                "--no-renames",
+                "--untracked-files=all",
+                "--",
+                *map(literal, chunk),
+                env={"GIT_OPTIONAL_LOCKS": "0"},
+            )
             lines += [line for line in out.splitlines() if line.strip()]
         return lines
 
@@ -1461,8 +1552,13 @@ class GitHistory:
         if folder.exists() and any(folder.iterdir()):
             raise SyncError(f"{folder} exists and is not empty; clone into a new folder")
         # umask 077: what git checks out and writes is the owner's alone, as in a vault memfs made
-        proc = subprocess.run(["git", *safe_args(["clone", "--quiet", "--end-of-options", url, str(folder)])],
-                              capture_output=True, check=False, env=base_env(), umask=0o077)  # fmt: skip
+        proc = subprocess.run(
+            ["git", *safe_args(["clone", "--quiet", "--end-of-options", url, str(folder)])],
+            capture_output=True,
+            check=False,
+            env=base_env(),
+            umask=0o077,
+        )
         if proc.returncode:
             err = proc.stderr.decode("utf-8", "replace").strip()
             raise SyncError(hide_url_credentials(f"could not clone {url}: {err}"))  # never the user or password
@@ -1480,8 +1576,16 @@ class GitHistory:
         """
         ref = f"{_INCOMING}{remote}/{branch}"
         try:
-            self._git("fetch", "--no-tags", "--quiet", "--no-write-fetch-head", "--refmap=", "--end-of-options", remote,
-                      f"+refs/heads/{branch}:{ref}")  # fmt: skip
+            self._git(
+                "fetch",
+                "--no-tags",
+                "--quiet",
+                "--no-write-fetch-head",
+                "--refmap=",
+                "--end-of-options",
+                remote,
+                f"+refs/heads/{branch}:{ref}",
+            )
         except HistoryError as exc:
             if "couldn't find remote ref" in str(exc):
                 return None  # an empty remote, or a branch nobody pushed yet
@@ -1608,8 +1712,12 @@ class GitHistory:
             oid = None if askable(spec) else self._blob_id_at(rev, rel)
             if askable(spec) or oid is not None:
                 asked.append((rel, spec if oid is None else oid))
-        out = self._git("cat-file", "--batch-check", input="".join(f"{spec}\n" for _, spec in asked),
-                        env={"GIT_NO_REPLACE_OBJECTS": "1"})  # fmt: skip
+        out = self._git(
+            "cat-file",
+            "--batch-check",
+            input="".join(f"{spec}\n" for _, spec in asked),
+            env={"GIT_NO_REPLACE_OBJECTS": "1"},
+        )
         answers = iter(out.encode("utf-8", "surrogateescape").split(b"\n"))  # an answer a line: no spec has a newline
         found: dict[str, int | None] = dict.fromkeys(paths)
         for rel, _ in asked:
@@ -1626,8 +1734,9 @@ class GitHistory:
         # holding a newline and an id would read as another object.
         out = self._git("rev-list", "--objects", "--no-object-names", include, *(["--not", exclude] if exclude else []))
         oids = [oid for oid in out.split() if oid]
-        kinds = self._git("cat-file", "--batch-check", input="".join(f"{oid}\n" for oid in oids),
-                          env={"GIT_NO_REPLACE_OBJECTS": "1"})  # fmt: skip
+        kinds = self._git(
+            "cat-file", "--batch-check", input="".join(f"{oid}\n" for oid in oids), env={"GIT_NO_REPLACE_OBJECTS": "1"}
+        )
         with self.object_reader() as reader:
             for oid, answer in zip(oids, kinds.encode("ascii", "replace").split(b"\n"), strict=False):
                 header = parse_header(answer)
@@ -1641,15 +1750,21 @@ class GitHistory:
 
     def _run_plain(self, *args: str) -> subprocess.CompletedProcess[bytes]:
         """A git command in the safe environment, its exit status and both outputs kept (no retry)."""
-        return subprocess.run(["git", *safe_args(args)], cwd=self.top, capture_output=True, check=False,
-                              env={**os.environ, **self._env.overrides()})  # fmt: skip
+        return subprocess.run(
+            ["git", *safe_args(args)],
+            cwd=self.top,
+            capture_output=True,
+            check=False,
+            env={**os.environ, **self._env.overrides()},
+        )
 
     # -- rewriting history (memfs.purge only) ------------------------------------------
     # A purge is the one place memfs rewrites history. These give it git's plumbing and the
     # object store; everything else uses the methods above.
 
-    def plumbing(self, *args: str, input: str | None = None, env: dict[str, str] | None = None,
-                 check: bool = True) -> str:  # fmt: skip
+    def plumbing(
+        self, *args: str, input: str | None = None, env: dict[str, str] | None = None, check: bool = True
+    ) -> str:
         """Run a git command in the repository and return its output (for :mod:`memfs.purge`)."""
         return self._git(*args, env=env, input=input, check=check)
 
@@ -1691,8 +1806,9 @@ class GitHistory:
 
     # -- plumbing --------------------------------------------------------------
 
-    def _git(self, *args: str, env: dict[str, str] | None = None, input: str | bytes | None = None,
-             check: bool = True) -> str:  # fmt: skip
+    def _git(
+        self, *args: str, env: dict[str, str] | None = None, input: str | bytes | None = None, check: bool = True
+    ) -> str:
         deadline = time.monotonic() + self._lock_timeout
         while True:
             try:
@@ -1724,9 +1840,13 @@ class GitHistory:
             return str(out)
         # GitPython's execute takes no text for stdin
         proc = subprocess.run(
-            ["git", *args], input=input.encode("utf-8", "surrogateescape") if isinstance(input, str) else input,
-            capture_output=True, cwd=self.top, env={**os.environ, **overrides}, check=False,
-        )  # fmt: skip
+            ["git", *args],
+            input=input.encode("utf-8", "surrogateescape") if isinstance(input, str) else input,
+            capture_output=True,
+            cwd=self.top,
+            env={**os.environ, **overrides},
+            check=False,
+        )
         if proc.returncode:
             raise git.GitCommandError(["git", *args], proc.returncode, proc.stderr)
         return proc.stdout.decode("utf-8", "surrogateescape")  # a file name may be any bytes
@@ -1778,9 +1898,11 @@ def _live_git_in(top: Path) -> bool:
 
 def _identity_env(author: Identity, committer: Identity) -> dict[str, str]:
     return {
-        "GIT_AUTHOR_NAME": author.name, "GIT_AUTHOR_EMAIL": author.email,
-        "GIT_COMMITTER_NAME": committer.name, "GIT_COMMITTER_EMAIL": committer.email,
-    }  # fmt: skip
+        "GIT_AUTHOR_NAME": author.name,
+        "GIT_AUTHOR_EMAIL": author.email,
+        "GIT_COMMITTER_NAME": committer.name,
+        "GIT_COMMITTER_EMAIL": committer.email,
+    }
 
 
 def _git_date(when: float) -> str:

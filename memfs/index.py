@@ -217,10 +217,19 @@ class _ContentAnalyzer(Analyzer):  # type: ignore[misc]
             elif run not in STOP_WORDS and len(run) <= MAX_WORD_CHARS:
                 yield stem(run)
 
-    def __call__(self, value: str, positions: bool = False, chars: bool = False,
-                 keeporiginal: bool = False, removestops: bool = True, start_pos: int = 0,
-                 start_char: int = 0, tokenize: bool = True, mode: str = "",
-                 **kwargs: Any) -> Iterator[Token]:  # fmt: skip
+    def __call__(
+        self,
+        value: str,
+        positions: bool = False,
+        chars: bool = False,
+        keeporiginal: bool = False,
+        removestops: bool = True,
+        start_pos: int = 0,
+        start_char: int = 0,
+        tokenize: bool = True,
+        mode: str = "",
+        **kwargs: Any,
+    ) -> Iterator[Token]:
         token = Token(positions, chars, removestops=removestops, mode=mode, **kwargs)
         for pos, text in enumerate(self.stems(value), start_pos):
             token.text, token.stopped, token.boost = text, False, 1.0
@@ -268,8 +277,9 @@ class _Weighting(scoring.BM25F):  # type: ignore[misc]
     def scorer(self, searcher: Any, fieldname: str, text: Any, qf: int = 1) -> Any:
         if fieldname != "message":
             return super().scorer(searcher, fieldname, text, qf=qf)
-        return scoring.BM25FScorer(searcher, fieldname, text, self._field_B.get(fieldname, self.B),
-                                   self.K1 * WEIGHT_SCALE, qf=qf)  # fmt: skip
+        return scoring.BM25FScorer(
+            searcher, fieldname, text, self._field_B.get(fieldname, self.B), self.K1 * WEIGHT_SCALE, qf=qf
+        )
 
 
 WEIGHTING = _Weighting(K1=K1)
@@ -550,8 +560,9 @@ class _Storage(FileStorage):  # type: ignore[misc]
 
     def temp_storage(self, name: str | None = None) -> Any:
         # a writer's scratch files, which only it writes and reads back
-        return FileStorage(os.path.join(self.folder, name or f"{secrets.token_hex(8)}.tmp"),
-                           supports_mmap=False).create()  # fmt: skip
+        return FileStorage(
+            os.path.join(self.folder, name or f"{secrets.token_hex(8)}.tmp"), supports_mmap=False
+        ).create()
 
     def open_file(self, name: str, **kwargs: Any) -> Any:
         entry = self.trusted.get(name)
@@ -860,8 +871,7 @@ class SearchIndex:
         if self.refresh():
             return
         if self.folder.exists():
-            log.warning("search index at %s is unusable (%s); rebuilding it from the files",
-                        self.folder, self.problem)  # fmt: skip
+            log.warning("search index at %s is unusable (%s); rebuilding it from the files", self.folder, self.problem)
         self._create()
 
     def refresh(self) -> bool:
@@ -950,8 +960,12 @@ class SearchIndex:
         toc = TOC.read(storage, INDEX_NAME, schema=_schema())
         segments = {seg.segment_id(): seg for seg in toc.segments}
         present = set(os.listdir(storage.folder))
-        names = [n for n in present if not n.endswith(indexed.SUFFIX)
-                 and (n == f"_{INDEX_NAME}_{toc.generation}.toc" or n.split(".", 1)[0] in segments)]  # fmt: skip
+        names = [
+            n
+            for n in present
+            if not n.endswith(indexed.SUFFIX)
+            and (n == f"_{INDEX_NAME}_{toc.generation}.toc" or n.split(".", 1)[0] in segments)
+        ]
         files: dict[str, tuple[int, str]] = {}
         for name in names:
             if name in previous and name not in storage.own:  # an older segment: files never change
@@ -966,8 +980,12 @@ class SearchIndex:
                 files[name] = previous[name]  # written with its segment, which never changes
             else:
                 files[name] = self._write_list(storage, segment, files)
-        body = {"schema": SCHEMA_VERSION, "id": self._id, "generation": toc.generation,
-                "files": {n: list(v) for n, v in sorted(files.items())}}  # fmt: skip
+        body = {
+            "schema": SCHEMA_VERSION,
+            "id": self._id,
+            "generation": toc.generation,
+            "files": {n: list(v) for n, v in sorted(files.items())},
+        }
         data = _seal(body, index_key())
         tmp = os.path.join(storage.folder, MANIFEST + ".new")
         with open(tmp, "wb", opener=lambda path, flags: os.open(path, flags, 0o600)) as handle:
@@ -1029,9 +1047,14 @@ class SearchIndex:
 
     # -- keeping it in step with the files -------------------------------------
 
-    def sync(self, paths: Iterable[str] | None = None, *, progress: Progress | None = None,
-             known: dict[str, tuple[Any, ...]] | None = None,
-             walked: dict[str, Stat] | None = None) -> SyncReport:  # fmt: skip
+    def sync(
+        self,
+        paths: Iterable[str] | None = None,
+        *,
+        progress: Progress | None = None,
+        known: dict[str, tuple[Any, ...]] | None = None,
+        walked: dict[str, Stat] | None = None,
+    ) -> SyncReport:
         """Bring the index up to date with the files (all of them, or just ``paths``).
 
         Only files whose ``(mtime_ns, size)`` differ from what was indexed are read. Malformed
@@ -1109,8 +1132,14 @@ class SearchIndex:
 
     # -- long jobs: built without the vault lock, published under it ------------
 
-    def stage(self, paths: Iterable[str] | None = None, *, fresh: bool = False,
-              progress: Progress | None = None, walked: dict[str, Stat] | None = None) -> Staged | None:  # fmt: skip
+    def stage(
+        self,
+        paths: Iterable[str] | None = None,
+        *,
+        fresh: bool = False,
+        progress: Progress | None = None,
+        walked: dict[str, Stat] | None = None,
+    ) -> Staged | None:
         """Do the expensive part of :meth:`sync` without the vault lock; :meth:`publish` finishes it.
 
         Reading, parsing and indexing files go into a private index in a folder beside this one,
@@ -1252,8 +1281,9 @@ class SearchIndex:
         plans: list[_Recorder] = []
         for rel, (st, data, stored) in resume.items():
             plan = _Recorder()
-            self._index_transcript(plan, rel, st, data, hashlib.sha256(data).hexdigest(), made[rel], plan.report,
-                                   stored=stored)  # fmt: skip
+            self._index_transcript(
+                plan, rel, st, data, hashlib.sha256(data).hexdigest(), made[rel], plan.report, stored=stored
+            )
             plans.append(plan)
             report.problems += plan.report.problems
         segments = aside._segments_without(drop, list(resume), [d for plan in plans for d in plan.deletes])
@@ -1296,8 +1326,9 @@ class SearchIndex:
         start, _ = _resume_point(data, stored)
         return (data, stored) if start == was[1] else None
 
-    def _segments_without(self, drop: list[str], heads: list[str],
-                          deletes: Sequence[tuple[str, str]] = ()) -> list[Any]:  # fmt: skip
+    def _segments_without(
+        self, drop: list[str], heads: list[str], deletes: Sequence[tuple[str, str]] = ()
+    ) -> list[Any]:
         """This (aside) index's segments, less ``drop``'s documents, ``heads``' entries and ``deletes``' terms.
 
         ``deletes`` are ``(field, value)`` terms of documents to leave out. Deletions live in the
@@ -1339,8 +1370,9 @@ class SearchIndex:
         known = self.known(set(paths))
         return [rel for rel in paths if file_stat(self.root, rel) != (known[rel][:2] if rel in known else None)]
 
-    def _index_file(self, writer: Any, rel: str, st: tuple[int, int],
-                    known: dict[str, tuple[Any, ...]], report: SyncReport) -> None:  # fmt: skip
+    def _index_file(
+        self, writer: Any, rel: str, st: tuple[int, int], known: dict[str, tuple[Any, ...]], report: SyncReport
+    ) -> None:
         limit = MAX_TRANSCRIPT_BYTES if is_transcript(rel) else MAX_INDEXED_BYTES
         try:  # through the path gate (a link swapped in is not read); the size checked before a byte is read
             found = _fs.read_vault_file(self.root, rel, limit=limit)
@@ -1369,8 +1401,15 @@ class SearchIndex:
         # add_document when the path was never indexed: update_document would search for it first
         (writer.update_document if rel in known else writer.add_document)(**self._fields(rel, doc, st, sha))
 
-    def _index_too_large(self, writer: Any, rel: str, st: tuple[int, int], error: FileTooLargeError,
-                         known: dict[str, tuple[Any, ...]], report: SyncReport) -> None:  # fmt: skip
+    def _index_too_large(
+        self,
+        writer: Any,
+        rel: str,
+        st: tuple[int, int],
+        error: FileTooLargeError,
+        known: dict[str, tuple[Any, ...]],
+        report: SyncReport,
+    ) -> None:
         """Record a file over its size limit as skipped, unread: masked from search, listed as a problem.
 
         Its stat is kept (with no content digest), so it is not looked at again until it changes.
@@ -1387,9 +1426,18 @@ class SearchIndex:
             writer.delete_by_term("session", rel)
         writer.update_document(path=rel, kind="invalid", stat=(st[0], st[1], ""), error=reason)
 
-    def _index_transcript(self, writer: Any, rel: str, st: tuple[int, int], data: bytes, sha: str,
-                          known: tuple[Any, ...] | None, report: SyncReport, *,
-                          stored: dict[str, Any] | None = None) -> None:  # fmt: skip
+    def _index_transcript(
+        self,
+        writer: Any,
+        rel: str,
+        st: tuple[int, int],
+        data: bytes,
+        sha: str,
+        known: tuple[Any, ...] | None,
+        report: SyncReport,
+        *,
+        stored: dict[str, Any] | None = None,
+    ) -> None:
         """Index a transcript's messages; after an append or a pop, only what changed.
 
         The transcript's own entry keeps digests of the file's prefix at its last entries and at
@@ -1402,12 +1450,14 @@ class SearchIndex:
         """
         if stored is None:
             stored = dict(self._reader().document(path=rel) or {}) if known else {}
-        usable = sorted((off, digest, n) for off, (digest, n) in (stored.get("checkpoints") or {}).items()
-                        if off <= len(data))  # fmt: skip
+        usable = sorted(
+            (off, digest, n) for off, (digest, n) in (stored.get("checkpoints") or {}).items() if off <= len(data)
+        )
         now = _prefix_digests(data, [off for off, _, _ in usable])
         # the marks were taken from one version of the file: those before a matching one match too
-        same = max((n for (_, digest, n), digest_now in zip(usable, now, strict=True) if digest == digest_now),
-                   default=None)  # fmt: skip
+        same = max(
+            (n for (_, digest, n), digest_now in zip(usable, now, strict=True) if digest == digest_now), default=None
+        )
         reach = len(CONTEXT_WEIGHTS) - 1
         start, first = None, 1
         if same is not None:
@@ -1449,22 +1499,41 @@ class SearchIndex:
             if entry.n <= floor:
                 continue
             role = str(entry.item.get("role") or entry.item.get("type") or "")
-            writer.add_document(**_with_terms({
-                "path": f"{rel}#{entry.n}", "kind": "message", "session": rel, "session_id": meta["session_id"],
-                "namespace": "", "message": _message_terms(own, i, date_terms), "position": entry.n,
-                "speaker": speaker_of(entry.item),
-                "role": role, "time": entry.time, "item": json.dumps(entry.item, ensure_ascii=False),
-                "date": meta["date"], "day": day.isoformat() if day else None,
-            }))  # fmt: skip
+            writer.add_document(
+                **_with_terms(
+                    {
+                        "path": f"{rel}#{entry.n}",
+                        "kind": "message",
+                        "session": rel,
+                        "session_id": meta["session_id"],
+                        "namespace": "",
+                        "message": _message_terms(own, i, date_terms),
+                        "position": entry.n,
+                        "speaker": speaker_of(entry.item),
+                        "role": role,
+                        "time": entry.time,
+                        "item": json.dumps(entry.item, ensure_ascii=False),
+                        "date": meta["date"],
+                        "day": day.isoformat() if day else None,
+                    }
+                )
+            )
         marks = [(e.offset, e.n) for e in entries[-8:]] + [(len(data), last + 1)]
         digests = _prefix_digests(data, [off for off, _ in marks])
         checkpoints = {off: (digest, n) for (off, n), digest in zip(marks, digests, strict=True)}
-        writer.update_document(path=rel, kind="transcript", stat=(st[0], st[1], sha), checkpoints=checkpoints,
-                               position=last, **{k: v for k, v in meta.items() if v is not None})  # fmt: skip
+        writer.update_document(
+            path=rel,
+            kind="transcript",
+            stat=(st[0], st[1], sha),
+            checkpoints=checkpoints,
+            position=last,
+            **{k: v for k, v in meta.items() if v is not None},
+        )
 
     @staticmethod
-    def _transcript_entries(data: bytes, rel: str, start: int | None,
-                            stored: dict[str, Any]) -> tuple[list[Any], list[Any], dict[str, Any]]:  # fmt: skip
+    def _transcript_entries(
+        data: bytes, rel: str, start: int | None, stored: dict[str, Any]
+    ) -> tuple[list[Any], list[Any], dict[str, Any]]:
         """A transcript's entries (from ``start``, else the last :data:`MAX_INDEXED_ENTRIES`) and front-matter facts.
 
         Those are the session's id and date: ``date`` if the front matter has one (the day the
@@ -1488,25 +1557,40 @@ class SearchIndex:
         keys = link_keys(doc.body)
         held = validity(meta)
         terms = ["superseded" if held.superseded_by is not None else "timed" if held.timed else ""]
-        kept: dict[str, Any] = {} if held.plain else {
-            "validity": (held.start, held.end, held.superseded_by, list(held.supersedes), held.expires),
-        }  # fmt: skip
+        kept: dict[str, Any] = (
+            {}
+            if held.plain
+            else {
+                "validity": (held.start, held.end, held.superseded_by, list(held.supersedes), held.expires),
+            }
+        )
         try:
             check(meta)
         except ValidityError as exc:  # a person's hand edit: the memory is served, the key ignored
             terms.append("unreadable")
             kept["validity_error"] = str(exc)
         kept["lifecycle"] = " ".join(t for t in terms if t) or None
-        return _with_terms({
-            "path": rel, "kind": "memory", "namespace": namespace,
-            "id": str(meta["id"]) if meta.get("id") is not None else None,
-            "title": doc.title(rel), "body": _searched_body(meta, doc.body), "tags": ",".join(tags),
-            "tag": ",".join(tag_terms(tags)) or None, "aliases": "\n".join(aliases_of(meta)) or None,
-            "namekey": key_of(rel), "linkkey": ",".join(keys) or None, "haslinks": "1" if keys else None,
-            "type": str(meta["type"]) if meta.get("type") is not None else None,
-            "created": normalize_time(meta.get("created")) or updated, "updated": updated,
-            "stat": (st[0], st[1], sha), **kept,
-        })  # fmt: skip
+        return _with_terms(
+            {
+                "path": rel,
+                "kind": "memory",
+                "namespace": namespace,
+                "id": str(meta["id"]) if meta.get("id") is not None else None,
+                "title": doc.title(rel),
+                "body": _searched_body(meta, doc.body),
+                "tags": ",".join(tags),
+                "tag": ",".join(tag_terms(tags)) or None,
+                "aliases": "\n".join(aliases_of(meta)) or None,
+                "namekey": key_of(rel),
+                "linkkey": ",".join(keys) or None,
+                "haslinks": "1" if keys else None,
+                "type": str(meta["type"]) if meta.get("type") is not None else None,
+                "created": normalize_time(meta.get("created")) or updated,
+                "updated": updated,
+                "stat": (st[0], st[1], sha),
+                **kept,
+            }
+        )
 
     def scan(self) -> Iterator[tuple[str, tuple[int, int]]]:
         """Every Markdown file under the content folders, with ``(mtime_ns, size)``.
@@ -1569,8 +1653,7 @@ class SearchIndex:
             listed = indexed.loads(self._storage.checked(name), sid, count)
         except (LookupError, OSError, ValueError, SearchIndexError) as exc:
             level = logging.DEBUG if isinstance(exc, LookupError) else logging.WARNING
-            log.log(level, "not using the list of files of index segment %s (%s); reading its stored fields",
-                    sid, exc)  # fmt: skip
+            log.log(level, "not using the list of files of index segment %s (%s); reading its stored fields", sid, exc)
             listed = indexed.read_from(leaf)
             self._unlisted.add(sid)
         self._lists[sid] = listed
@@ -1580,8 +1663,7 @@ class SearchIndex:
         """The files that were skipped: malformed, or larger than memfs reads."""
         with self._lock:
             reader = self._reader()
-            return [Problem(f["path"], f.get("error", "")) for f in
-                    reader.documents(kind="invalid")]  # fmt: skip
+            return [Problem(f["path"], f.get("error", "")) for f in reader.documents(kind="invalid")]
 
     def validity_problems(self) -> list[Problem]:
         """Memories whose validity keys memfs cannot read (edited by hand); they are served, the keys ignored."""
@@ -1598,9 +1680,14 @@ class SearchIndex:
             for f in self._reader().documents(kind="transcript"):
                 last = int(f.get("position") or 0)
                 if last > MAX_INDEXED_ENTRIES:
-                    found.append(Problem(f["path"], f"{last:,} entries; message search covers the last "
-                                                    f"{MAX_INDEXED_ENTRIES:,} (entries 1 to "
-                                                    f"{last - MAX_INDEXED_ENTRIES:,} are not indexed)"))  # fmt: skip
+                    found.append(
+                        Problem(
+                            f["path"],
+                            f"{last:,} entries; message search covers the last "
+                            f"{MAX_INDEXED_ENTRIES:,} (entries 1 to "
+                            f"{last - MAX_INDEXED_ENTRIES:,} are not indexed)",
+                        )
+                    )
             return sorted(found, key=lambda p: p.path)
 
     def entries(self) -> dict[str, str]:
@@ -1705,8 +1792,9 @@ class SearchIndex:
                     parsed = self._parse(text, ("title", "aliases", "body", "tags")) if _syntax(text) else None
                     pairs = _or_pairs(parsed)
                     if dense is not None and (pairs is not None or parsed is None):
-                        ranked = self._hybrid(searcher, pairs or self._plain(text, searcher), k, filters[1:], hidden,
-                                              dense)  # fmt: skip
+                        ranked = self._hybrid(
+                            searcher, pairs or self._plain(text, searcher), k, filters[1:], hidden, dense
+                        )
                         found = [(stored, score) for stored, score, _ in ranked]
                         similar = {stored["path"]: near for stored, _, near in ranked}
                     elif pairs is not None:  # a flat OR: Whoosh's ranking, scored from the postings
@@ -1716,8 +1804,9 @@ class SearchIndex:
                         if not history:
                             aside.append(query.Term("lifecycle", "superseded"))
                         mask = query.Or([others, *aside])
-                        results = searcher.search(parsed, limit=k, mask=mask,
-                                                  filter=query.And(filters) if len(filters) > 1 else None)  # fmt: skip
+                        results = searcher.search(
+                            parsed, limit=k, mask=mask, filter=query.And(filters) if len(filters) > 1 else None
+                        )
                         found = [(r.fields(), r.score) for r in results]
                     else:
                         pairs = self._plain(text, searcher)
@@ -1756,8 +1845,10 @@ class SearchIndex:
                 counted = self._live_docs(searcher, leaves) & self._holding(searcher, leaves, [("kind", "memory")])
                 if namespaces:
                     counted &= self._holding(searcher, leaves, [("ns", ns.strip("/")) for ns in namespaces])
-                held = {t: int(np.count_nonzero(counted & self._holding(searcher, leaves, [("title", t), ("body", t)])))
-                        for t in terms}  # fmt: skip
+                held = {
+                    t: int(np.count_nonzero(counted & self._holding(searcher, leaves, [("title", t), ("body", t)])))
+                    for t in terms
+                }
                 return int(np.count_nonzero(counted)), held
             except Exception as exc:
                 raise SearchIndexError(f"counting terms failed ({exc.__class__.__name__}: {exc})") from exc
@@ -1798,8 +1889,16 @@ class SearchIndex:
                 paths.append(path)
         return hidden, paths
 
-    def search_messages(self, text: str, *, k: int = 10, session: str | None = None, since: str | None = None,
-                        until: str | None = None, resync: Resync | None = None) -> list[MessageHit]:  # fmt: skip
+    def search_messages(
+        self,
+        text: str,
+        *,
+        k: int = 10,
+        session: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        resync: Resync | None = None,
+    ) -> list[MessageHit]:
         """Rank conversation messages for ``text`` (all sessions, or one transcript path).
 
         A message is found by its own words and, weaker, by those of the two messages either
@@ -1823,8 +1922,9 @@ class SearchIndex:
                     if pairs is not None:  # a flat OR: Whoosh's ranking, scored from the postings
                         found = self._rank(searcher, pairs, k, filters[1:])
                     elif parsed is not None:
-                        found = [(r.fields(), r.score) for r in searcher.search(parsed, limit=k,
-                                                                                filter=query.And(filters))]  # fmt: skip
+                        found = [
+                            (r.fields(), r.score) for r in searcher.search(parsed, limit=k, filter=query.And(filters))
+                        ]
                     else:
                         terms = self._terms(text, searcher, "message")
                         pairs = [(f, t) for t in terms for f in MESSAGE_FIELDS]
@@ -1845,15 +1945,32 @@ class SearchIndex:
         hits = []
         for stored, score in found:
             item = json.loads(stored["item"])
-            hits.append(MessageHit(stored.get("session_id") or stored["session"], stored["session"],
-                                   stored["position"], stored.get("role", ""),
-                                   round(float(score), 4), make_snippet(text_of(item), stems), item,
-                                   stored.get("time"), stored.get("date"), stored.get("day")))  # fmt: skip
+            hits.append(
+                MessageHit(
+                    stored.get("session_id") or stored["session"],
+                    stored["session"],
+                    stored["position"],
+                    stored.get("role", ""),
+                    round(float(score), 4),
+                    make_snippet(text_of(item), stems),
+                    item,
+                    stored.get("time"),
+                    stored.get("date"),
+                    stored.get("day"),
+                )
+            )
         return hits
 
-    def _rank(self, searcher: Any, pairs: list[tuple[str, str]], k: int, filters: list[Any],
-              hidden: set[int] | None = None, *,
-              asked_by_user: bool = False) -> list[tuple[dict[str, Any], float]]:  # fmt: skip
+    def _rank(
+        self,
+        searcher: Any,
+        pairs: list[tuple[str, str]],
+        k: int,
+        filters: list[Any],
+        hidden: set[int] | None = None,
+        *,
+        asked_by_user: bool = False,
+    ) -> list[tuple[dict[str, Any], float]]:
         """The top ``k`` documents for an OR of ``(field, term)`` pairs by BM25F, scored straight from the postings.
 
         The same scores and order as Whoosh's search of ``Or([Term(field, term), ...])`` under
@@ -1904,8 +2021,9 @@ class SearchIndex:
             scores[named] *= 1 + SPEAKER_BONUS
         return scores, matched
 
-    def _allowed(self, searcher: Any, leaves: list[tuple[Any, int]], filters: list[Any],
-                 hidden: set[int] | None) -> Any:  # fmt: skip
+    def _allowed(
+        self, searcher: Any, leaves: list[tuple[Any, int]], filters: list[Any], hidden: set[int] | None
+    ) -> Any:
         """Per document of ``searcher``: live, not in ``hidden`` (not current: _not_current), matching ``filters``."""
         allowed = self._live_docs(searcher, leaves).copy()
         if hidden:
@@ -1916,8 +2034,9 @@ class SearchIndex:
             allowed &= holds
         return allowed
 
-    def _hybrid(self, searcher: Any, pairs: list[tuple[str, str]], k: int, filters: list[Any],
-                hidden: set[int], dense: Dense) -> list[tuple[dict[str, Any], float, float | None]]:  # fmt: skip
+    def _hybrid(
+        self, searcher: Any, pairs: list[tuple[str, str]], k: int, filters: list[Any], hidden: set[int], dense: Dense
+    ) -> list[tuple[dict[str, Any], float, float | None]]:
         """The top ``k`` memories by BM25F and the query's cosine similarity, fused (see :class:`Dense`).
 
         Every memory the filters allow is a candidate, whether or not it holds a word of the
@@ -1944,8 +2063,10 @@ class SearchIndex:
         shown = docs[matched[docs] | (has & (by_meaning >= 0))]
         best = _top(shown, fused, k)
         near = similarity[np.searchsorted(docs, best)]  # docs are in order: each hit's place among them
-        return [(searcher.stored_fields(int(doc)), float(fused[doc]), None if np.isnan(sim) else float(sim))
-                for doc, sim in zip(best, near, strict=True)]  # fmt: skip
+        return [
+            (searcher.stored_fields(int(doc)), float(fused[doc]), None if np.isnan(sim) else float(sim))
+            for doc, sim in zip(best, near, strict=True)
+        ]
 
     def _vector_rows(self, leaves: list[tuple[Any, int]], vectors: VectorStore) -> Any:
         """Per document: the row of its file's vector in ``vectors``, or -1 (none yet, or not a file's document)."""
@@ -1994,10 +2115,14 @@ class SearchIndex:
                     if leaf.segment() is None:
                         continue
                     listed = self._listed(leaf)
-                    local = set((missing[(missing >= offset) & (missing < offset + leaf.doc_count_all())]
-                                 - offset).tolist())  # fmt: skip
-                    found += [(p, d) for n, p, d in zip(listed.docnums, listed.paths, listed.digests, strict=True)
-                              if n in local]  # fmt: skip
+                    local = set(
+                        (missing[(missing >= offset) & (missing < offset + leaf.doc_count_all())] - offset).tolist()
+                    )
+                    found += [
+                        (p, d)
+                        for n, p, d in zip(listed.docnums, listed.paths, listed.digests, strict=True)
+                        if n in local
+                    ]
                 return sorted(set(found))
             except Exception as exc:
                 raise SearchIndexError(f"listing memories to embed failed ({exc.__class__.__name__}: {exc})") from exc
@@ -2048,8 +2173,13 @@ class SearchIndex:
 
     def _parse(self, text: str, fields: tuple[str, ...]) -> Any:
         parser = qparser.MultifieldParser(list(fields), self._ix.schema, group=qparser.OrGroup)
-        for plugin in (qparser.WildcardPlugin, qparser.FuzzyTermPlugin, qparser.RangePlugin,
-                       qparser.PhrasePlugin, qparser.BoostPlugin):  # fmt: skip
+        for plugin in (
+            qparser.WildcardPlugin,
+            qparser.FuzzyTermPlugin,
+            qparser.RangePlugin,
+            qparser.PhrasePlugin,
+            qparser.BoostPlugin,
+        ):
             parser.remove_plugin_class(plugin)
         try:
             parsed = parser.parse(text)
@@ -2067,11 +2197,18 @@ class SearchIndex:
         snippet = make_snippet(self._body_start(stored["path"]), stems) if stems is not None else ""
         held = _validity(stored)
         return Hit(
-            path=stored["path"], title=stored.get("title", ""), score=round(float(score), 4),
-            snippet=snippet, id=stored.get("id"), namespace=stored.get("namespace", ""),
-            type=stored.get("type"), tags=tuple(t for t in stored.get("tags", "").split(",") if t),
-            updated=stored.get("updated"), state=held.state(now), validity=held,
-        )  # fmt: skip
+            path=stored["path"],
+            title=stored.get("title", ""),
+            score=round(float(score), 4),
+            snippet=snippet,
+            id=stored.get("id"),
+            namespace=stored.get("namespace", ""),
+            type=stored.get("type"),
+            tags=tuple(t for t in stored.get("tags", "").split(",") if t),
+            updated=stored.get("updated"),
+            state=held.state(now),
+            validity=held,
+        )
 
     def _body_start(self, rel: str) -> str:
         """The start of a memory's body, as much as a snippet looks at: only the file's head is read."""
@@ -2085,8 +2222,9 @@ class SearchIndex:
 def _differing(walked: dict[str, Stat], known: dict[str, tuple[Any, ...]]) -> list[str]:
     """The files ``walked`` saw with another ``(mtime_ns, size)`` than ``known``, then those of ``known`` it missed."""
     get = known.get
-    return ([p for p, (mtime, size) in walked.items() if (k := get(p)) is None or k[1] != size or k[0] != mtime]
-            + [p for p in known if p not in walked])  # fmt: skip
+    return [p for p, (mtime, size) in walked.items() if (k := get(p)) is None or k[1] != size or k[0] != mtime] + [
+        p for p in known if p not in walked
+    ]
 
 
 def _top(found: Any, scores: Any, k: int) -> Any:
@@ -2125,9 +2263,11 @@ def check_query(text: Any) -> str:
     if not isinstance(text, str):
         raise TypeError(f"query must be a string, got {text.__class__.__name__}")
     if len(text) > MAX_QUERY_CHARS:
-        raise QueryTooLongError(f"the query is {len(text):,} characters; memfs searches queries of up to "
-                                f"{MAX_QUERY_CHARS:,} (the first {MAX_QUERY_TERMS} distinct words count): "
-                                "search with fewer words")  # fmt: skip
+        raise QueryTooLongError(
+            f"the query is {len(text):,} characters; memfs searches queries of up to "
+            f"{MAX_QUERY_CHARS:,} (the first {MAX_QUERY_TERMS} distinct words count): "
+            "search with fewer words"
+        )
     return text
 
 
@@ -2183,8 +2323,11 @@ def _resume_point(data: bytes, stored: dict[str, Any]) -> tuple[int | None, int]
 def _in_scope(stored: dict[str, Any], namespace: str) -> bool:
     """True when an indexed memory's path and namespace both lie in ``namespace`` (exact prefixes)."""
     path, own = str(stored.get("path", "")), str(stored.get("namespace", ""))
-    return in_namespace(path, namespace) and split_memory_path(path)[0] == own and (
-        own == namespace or own.startswith(namespace + "/"))  # fmt: skip
+    return (
+        in_namespace(path, namespace)
+        and split_memory_path(path)[0] == own
+        and (own == namespace or own.startswith(namespace + "/"))
+    )
 
 
 #: The documents of a searcher that are superseded, and those whose dates decide (doc, validity, path).

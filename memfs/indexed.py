@@ -65,8 +65,9 @@ def name_of(segment: str) -> str:
 def read_from(reader: Any) -> SegmentFiles:
     """The list of a segment, from its stored fields (``reader``: Whoosh's reader of that one segment)."""
     segment = reader.segment()
-    docnums = sorted(d for kind in FILE_KINDS if ("kind", kind) in reader
-                     for d in reader.postings("kind", kind).all_ids())  # fmt: skip
+    docnums = sorted(
+        d for kind in FILE_KINDS if ("kind", kind) in reader for d in reader.postings("kind", kind).all_ids()
+    )
     found = []
     for docnum in docnums:
         stored = reader.stored_fields(docnum)
@@ -80,10 +81,15 @@ def read_from(reader: Any) -> SegmentFiles:
 def dumps(files: SegmentFiles) -> bytes:
     """The bytes of a segment's list file."""
     body = {
-        "format": FORMAT, "segment": files.segment, "doc_count": files.doc_count,
-        "docnums": list(files.docnums), "paths": list(files.paths), "mtimes": list(files.mtimes),
-        "sizes": list(files.sizes), "digests": list(files.digests),
-    }  # fmt: skip
+        "format": FORMAT,
+        "segment": files.segment,
+        "doc_count": files.doc_count,
+        "docnums": list(files.docnums),
+        "paths": list(files.paths),
+        "mtimes": list(files.mtimes),
+        "sizes": list(files.sizes),
+        "digests": list(files.digests),
+    }
     return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 

@@ -98,8 +98,13 @@ def validity(metadata: Mapping[str, Any]) -> Validity:
     expires = _lenient(metadata.get("expires"), end=True)
     ends = [t for t in (until, expires) if t is not None]
     end = min(ends) if ends else None
-    return Validity(start, end, _one_id(metadata.get("superseded_by")), _ids(metadata.get("supersedes")),
-                    expires=expires is not None and end == expires)  # fmt: skip
+    return Validity(
+        start,
+        end,
+        _one_id(metadata.get("superseded_by")),
+        _ids(metadata.get("supersedes")),
+        expires=expires is not None and end == expires,
+    )
 
 
 def state(metadata: Mapping[str, Any], now: datetime | None = None) -> str:
@@ -125,8 +130,10 @@ def check(metadata: Mapping[str, Any]) -> tuple[str, ...]:
     start = times.get("valid_from")
     for key in ("valid_until", "expires"):
         if start is not None and key in times and times[key] < start:
-            raise ValidityError(f"{key} ({iso(times[key])}) is before valid_from ({iso(start)}); "
-                                "a memory cannot stop holding before it starts")  # fmt: skip
+            raise ValidityError(
+                f"{key} ({iso(times[key])}) is before valid_from ({iso(start)}); "
+                "a memory cannot stop holding before it starts"
+            )
     named: list[str] = []
     for key in ID_KEYS:
         value = metadata.get(key)
@@ -164,8 +171,9 @@ def moment(value: Any, *, key: str = "valid_until", now: datetime | None = None)
     if isinstance(value, datetime):
         return parse_moment(value, name=key, end=end)
     if not isinstance(value, str) or not _ISO.fullmatch(value.strip()):
-        raise ValidityError(f"{key} must be an ISO 8601 date or time (2026-11-30 or 2026-11-30T18:00:00Z), "
-                            f"got {value!r:.80}")  # fmt: skip
+        raise ValidityError(
+            f"{key} must be an ISO 8601 date or time (2026-11-30 or 2026-11-30T18:00:00Z), got {value!r:.80}"
+        )
     try:
         return parse_moment(value.strip(), name=key, end=end, now=now)
     except InvalidArgumentError as exc:

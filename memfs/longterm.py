@@ -143,9 +143,14 @@ def render_entry(memory: Injected, text: str | None = None) -> str:
     Attribute values are exact and escaped (:func:`escape_attribute`); the text is the body on one
     line with ``& < >`` escaped. ``text`` replaces the memory's own, already escaped (the budget's cut).
     """
-    fields = (("path", memory.path), ("store", memory.store), ("updated", memory.updated),
-              ("provenance", memory.provenance), ("title", memory.title),
-              ("superseded", memory.valid_until and f"no longer holds since {memory.valid_until}"))  # fmt: skip
+    fields = (
+        ("path", memory.path),
+        ("store", memory.store),
+        ("updated", memory.updated),
+        ("provenance", memory.provenance),
+        ("title", memory.title),
+        ("superseded", memory.valid_until and f"no longer holds since {memory.valid_until}"),
+    )
     attributes = "".join(f' {key}="{escape_attribute(value)}"' for key, value in fields if value)
     shown = html.escape(flatten(memory.text), quote=False) if text is None else text
     return f"<memory{attributes}>{shown}</memory>\n"
@@ -223,15 +228,22 @@ class LongTermMemory:
     ) -> None:
         #: The grants: the first store writable unless declared otherwise, every other one read-only.
         self.scopes = list(granted(stores, first=True, others=False))
-        for name, value, low in (("every", every, 0), ("budget", budget, 100), ("per_store", per_store, 1),
-                                 ("recent", recent, 0), ("follow_links", follow_links, 0)):  # fmt: skip
+        for name, value, low in (
+            ("every", every, 0),
+            ("budget", budget, 100),
+            ("per_store", per_store, 1),
+            ("recent", recent, 0),
+            ("follow_links", follow_links, 0),
+        ):
             if not isinstance(value, int) or isinstance(value, bool) or value < low:
                 raise InvalidArgumentError(f"{name} must be an integer of at least {low}, got {value!r}")
         for name, share in (("min_term_share", min_term_share), ("min_score_share", min_score_share)):
             if not isinstance(share, (int, float)) or isinstance(share, bool) or not 0 <= share <= 1:
                 raise InvalidArgumentError(f"{name} must be a number from 0 to 1, got {share!r}")
-        for name, chosen, allowed in (("read_tools", read_tools, READ_COMMANDS),
-                                      ("write_tools", write_tools, WRITE_COMMANDS)):  # fmt: skip
+        for name, chosen, allowed in (
+            ("read_tools", read_tools, READ_COMMANDS),
+            ("write_tools", write_tools, WRITE_COMMANDS),
+        ):
             bad = [c for c in chosen if c not in allowed]
             if bad:
                 raise InvalidArgumentError(f"{name} may only name {list(allowed)}, got {bad}")
@@ -253,8 +265,9 @@ class LongTermMemory:
             min_similarity = SIMILARITY_FLOOR if (vault.semantic or "").startswith(BUNDLED_MODEL) else None
         numeric = isinstance(min_similarity, (int, float)) and not isinstance(min_similarity, bool)
         if min_similarity is not None and not (numeric and -1 <= min_similarity <= 1):  # type: ignore[operator]
-            raise InvalidArgumentError(f"min_similarity must be 'auto', None or a number from -1 to 1, "
-                                       f"got {min_similarity!r}")  # fmt: skip
+            raise InvalidArgumentError(
+                f"min_similarity must be 'auto', None or a number from -1 to 1, got {min_similarity!r}"
+            )
         self.min_similarity: float | None = None if min_similarity is None else float(min_similarity)
         self.follow_links = follow_links
         self._pending: list[Message] = []
@@ -314,13 +327,17 @@ class LongTermMemory:
         hits, sure = [], []
         meaning = self.min_similarity is not None and self.vault.semantic is not None
         for scope in self.scopes:
-            found = self.vault.search(query, k=self.per_store, namespace=scope.namespace, history=self.history,
-                                      semantic=False)  # fmt: skip
+            found = self.vault.search(
+                query, k=self.per_store, namespace=scope.namespace, history=self.history, semantic=False
+            )
             hits += [(hit, scope.namespace) for hit in found if scope.holds(hit.path)]
             if meaning:  # what the model is sure of joins, whatever words it shares
                 found = self.vault.search(query, k=self.per_store, namespace=scope.namespace, history=self.history)
-                sure += [(hit, scope.namespace) for hit in found if scope.holds(hit.path)
-                         and (hit.similarity or -1.0) >= (self.min_similarity or 0.0)]  # fmt: skip
+                sure += [
+                    (hit, scope.namespace)
+                    for hit in found
+                    if scope.holds(hit.path) and (hit.similarity or -1.0) >= (self.min_similarity or 0.0)
+                ]
         seen: set[str] = set()
         chosen: list[Injected] = []
         least = self.min_score_share * max((hit.score for hit, _ in hits), default=0.0)
@@ -355,8 +372,9 @@ class LongTermMemory:
                 continue
             held = lifecycle.validity(doc.metadata)
             state = held.state()
-            if awaits_review(doc.metadata) or not (state == lifecycle.CURRENT or
-                                                   (self.history and state == lifecycle.SUPERSEDED)):  # fmt: skip
+            if awaits_review(doc.metadata) or not (
+                state == lifecycle.CURRENT or (self.history and state == lifecycle.SUPERSEDED)
+            ):
                 continue
             # a person's file may hold a credential: the model never sees it; the block shows no more
             # than 2 x budget characters, so a 1 MiB body costs what 4 KB does
@@ -366,11 +384,18 @@ class LongTermMemory:
                 continue
             seen.update((hit.path, key))
             provenance = doc.metadata.get("provenance")
-            chosen.append(Injected(
-                label(hit.path), hit.id or _id_of(doc.metadata), text, store=store,
-                title=redact(doc.title(hit.path))[0], updated=str(hit.updated or "")[:10],
-                provenance=provenance if provenance in PROVENANCE else "",
-                valid_until=(held.end or "?")[:10] if state == lifecycle.SUPERSEDED else ""))  # fmt: skip
+            chosen.append(
+                Injected(
+                    label(hit.path),
+                    hit.id or _id_of(doc.metadata),
+                    text,
+                    store=store,
+                    title=redact(doc.title(hit.path))[0],
+                    updated=str(hit.updated or "")[:10],
+                    provenance=provenance if provenance in PROVENANCE else "",
+                    valid_until=(held.end or "?")[:10] if state == lifecycle.SUPERSEDED else "",
+                )
+            )
         return chosen
 
     def _about(self, weights: Mapping[str, float], title: str, body: str) -> bool:
@@ -421,8 +446,9 @@ class LongTermMemory:
 
     # -- what changed since -------------------------------------------------------------
 
-    def changes_since(self, since: str | datetime | None = None, *, session: MarkdownSession | None = None,
-                      limit: int = 20) -> str:  # fmt: skip
+    def changes_since(
+        self, since: str | datetime | None = None, *, session: MarkdownSession | None = None, limit: int = 20
+    ) -> str:
         """A block telling the agent which memories of its stores changed since its last session ("" if none).
 
         ``since`` is a time or a revision (:meth:`Vault.changes`); without it, the time ``session``
@@ -464,14 +490,25 @@ class LongTermMemory:
             except (MemfsError, OSError):
                 title = ""
         author = change.author.split(" <", 1)[0]
-        fields = (("path", label(path)), ("what", status), ("by", change.by), ("author", author),
-                  ("when", change.date[:10]), ("title", title))  # fmt: skip
+        fields = (
+            ("path", label(path)),
+            ("what", status),
+            ("by", change.by),
+            ("author", author),
+            ("when", change.date[:10]),
+            ("title", title),
+        )
         return "<change" + "".join(f' {k}="{escape_attribute(v)}"' for k, v in fields if v) + "/>\n"
 
     # -- extraction -------------------------------------------------------------------
 
-    def observe(self, items: Sequence[Mapping[str, Any]], *, session: MarkdownSession | None = None,
-                sources: Sequence[str | None] | None = None) -> None:  # fmt: skip
+    def observe(
+        self,
+        items: Sequence[Mapping[str, Any]],
+        *,
+        session: MarkdownSession | None = None,
+        sources: Sequence[str | None] | None = None,
+    ) -> None:
         """Give the manager new conversation items (a turn); extraction runs per the trigger.
 
         Provenance: ``sources`` (one per item), or the items' positions in ``session`` (the items
@@ -480,8 +517,7 @@ class LongTermMemory:
         if sources is None and session is not None:
             sources = [f"{session.path}#{n}" for n in session.positions(len(items))]
         sources = list(sources or [None] * len(items))
-        batch = [Message(str(i.get("role", "")), text_of(i), src)
-                 for i, src in zip(items, sources, strict=False)]  # fmt: skip
+        batch = [Message(str(i.get("role", "")), text_of(i), src) for i, src in zip(items, sources, strict=False)]
         with self._lock:
             self._pending += [m for m in batch if m.text.strip()]
             self._turns += 1
@@ -548,8 +584,11 @@ class LongTermMemory:
         if target is None:
             return []
         if self.extractor is None:  # the store extracts on its own: keep the user's words
-            return [Operation("add", text=m.text, title=" ".join(m.text.split()[:8]), type="message",
-                              source=m.source) for m in batch if m.role == "user"]  # fmt: skip
+            return [
+                Operation("add", text=m.text, title=" ".join(m.text.split()[:8]), type="message", source=m.source)
+                for m in batch
+                if m.role == "user"
+            ]
         existing = self._similar(target, batch)
         return self.extractor.extract(batch, existing)
 
@@ -575,13 +614,13 @@ class LongTermMemory:
         if not writable:
             return
         # the extractor's writes: proposals when its scope grants proposing only, or the review policy says so
-        target = self.vault.memories(writable[0].namespace, propose=True if writable[0].propose else None,
-                                     writer="extractor")  # fmt: skip
+        target = self.vault.memories(
+            writable[0].namespace, propose=True if writable[0].propose else None, writer="extractor"
+        )
         ops = [o for o in ops if o.op != "keep"]
         if not ops:
             return
-        with self.vault.batch("memory: extracted from the conversation",
-                              trailers={"Memfs-Op": "extract"}):  # fmt: skip
+        with self.vault.batch("memory: extracted from the conversation", trailers={"Memfs-Op": "extract"}):
             for op in ops:
                 try:
                     self._apply_one(target, op)
@@ -597,8 +636,15 @@ class LongTermMemory:
                     target.update(near.memory.path, metadata=extra)
                 return
             if near is None:
-                target.add(op.text, title=op.title, type=op.type, tags=list(op.tags), source=op.source,
-                           provenance="extractor", metadata={"review": op.review} if op.review else None)  # fmt: skip
+                target.add(
+                    op.text,
+                    title=op.title,
+                    type=op.type,
+                    tags=list(op.tags),
+                    source=op.source,
+                    provenance="extractor",
+                    metadata={"review": op.review} if op.review else None,
+                )
                 return
             # the same fact, restated with more: the stored memory takes the newer words
             op = replace(op, op="update", id=near.memory.path)
@@ -608,12 +654,20 @@ class LongTermMemory:
             target.update(op.id, body=op.text.rstrip("\n") + "\n", metadata={**extra, "provenance": "extractor"})
         elif op.op == "supersede" and op.id:
             if op.review is not None:  # shaped like an instruction: held for review, and the old fact stays
-                target.add(op.text, title=op.title, type=op.type, tags=list(op.tags), source=op.source,
-                           provenance="extractor", metadata={"review": op.review})  # fmt: skip
+                target.add(
+                    op.text,
+                    title=op.title,
+                    type=op.type,
+                    tags=list(op.tags),
+                    source=op.source,
+                    provenance="extractor",
+                    metadata={"review": op.review},
+                )
                 return
             try:
-                target.supersede(op.id, op.text.rstrip("\n") + "\n", title=op.title or None, source=op.source,
-                                 provenance="extractor")  # fmt: skip
+                target.supersede(
+                    op.id, op.text.rstrip("\n") + "\n", title=op.title or None, source=op.source, provenance="extractor"
+                )
             except ValidityError as exc:  # replaced meanwhile (another session): the newer fact stands
                 log.info("extractor's supersede of %s not applied: %s", op.id, exc)
         elif op.op == "delete" and op.id:

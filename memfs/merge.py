@@ -240,7 +240,7 @@ def merge_transcripts(base: bytes | None, ours: bytes, theirs: bytes) -> bytes |
     rendered = [
         transcript.render_entry(
             entry.item, renumber[side][entry.n], entry.time, kind=entry.kind, meta=_moved(entry.meta, renumber[side])
-        )  # fmt: skip
+        )
         for side, entry in ordered
     ]
     spacer = transcript.separator(head + kept) if rendered else b""

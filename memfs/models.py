@@ -38,8 +38,9 @@ ChatMessage = Mapping[str, Any]  # {"role": ..., "content": ...}, as a model is 
 class Model(Protocol):
     """Anything that completes a conversation: a provider's client wrapped, or a script."""
 
-    def complete(self, messages: Sequence[ChatMessage], *, system: str | None = None,
-                 tools: Sequence[Mapping[str, Any]] = ()) -> Reply:  # fmt: skip
+    def complete(
+        self, messages: Sequence[ChatMessage], *, system: str | None = None, tools: Sequence[Mapping[str, Any]] = ()
+    ) -> Reply:
         """Answer the conversation so far; ``messages`` are ``{"role", "content"}`` mappings."""
         ...
 
@@ -61,8 +62,9 @@ class ScriptedModel:
         self.replies = [r if isinstance(r, Reply) else Reply(r) for r in replies]
         self.calls = []
 
-    def complete(self, messages: Sequence[ChatMessage], *, system: str | None = None,
-                 tools: Sequence[Mapping[str, Any]] = ()) -> Reply:  # fmt: skip
+    def complete(
+        self, messages: Sequence[ChatMessage], *, system: str | None = None, tools: Sequence[Mapping[str, Any]] = ()
+    ) -> Reply:
         """Return the next scripted reply."""
         self.calls.append({"messages": [dict(m) for m in messages], "system": system, "tools": list(tools)})
         if len(self.calls) > len(self.replies):
@@ -101,13 +103,15 @@ def run_agent(
         reply = model.complete(conversation, system=system, tools=tools)
         turn: dict[str, Any] = {"role": "assistant", "content": reply.text}
         if reply.tool_calls:
-            turn["tool_calls"] = [{"id": c.id, "name": c.name, "arguments": dict(c.arguments)}
-                                  for c in reply.tool_calls]  # fmt: skip
+            turn["tool_calls"] = [
+                {"id": c.id, "name": c.name, "arguments": dict(c.arguments)} for c in reply.tool_calls
+            ]
         conversation.append(turn)
         if not reply.tool_calls:
             return conversation
         for call in reply.tool_calls:
             outcome = dispatch(call.name, call.arguments)
-            conversation.append({"role": "tool", "tool_call_id": call.id, "content": outcome.text,
-                                 "is_error": outcome.is_error})  # fmt: skip
+            conversation.append(
+                {"role": "tool", "tool_call_id": call.id, "content": outcome.text, "is_error": outcome.is_error}
+            )
     raise ModelError(f"the agent made tool calls for {max_steps} steps without answering")

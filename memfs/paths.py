@@ -18,10 +18,13 @@ MAX_COMPONENT_BYTES = 255
 MAX_DEPTH = 16
 
 _WINDOWS_RESERVED = {
-    "con", "prn", "aux", "nul",
+    "con",
+    "prn",
+    "aux",
+    "nul",
     *(f"com{i}" for i in range(1, 10)),
     *(f"lpt{i}" for i in range(1, 10)),
-}  # fmt: skip
+}
 _SUPERSCRIPTS = str.maketrans("¹²³", "123")  # COM¹ is as reserved as COM1
 #: ``:`` is allowed: notes are named ``Kyoto Trip: March.md`` on macOS and Linux, where git and every
 #: editor take it (a Windows checkout cannot hold such a file; the name is the person's to choose).

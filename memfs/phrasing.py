@@ -62,16 +62,26 @@ _PREPOSITIONS = frozenset(
 )
 _LEADING = frozenset("a an the".split())
 #: Words that only strengthen the verb after them: a title starts after them ("really prefers" → "Prefers").
-_INTENSIFIERS = frozenset("really much strongly truly absolutely definitely totally honestly personally actually just "
-                          "kinda sorta".split())  # fmt: skip
+_INTENSIFIERS = frozenset(
+    "really much strongly truly absolutely definitely totally honestly personally actually just kinda sorta".split()
+)
 _PRONOUNS = frozenset("it this that they he she there these those".split())
 _COPULAS = frozenset("is are was were".split())
 TITLE_WORDS = 7
 
 _TOKEN = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)*|['’][A-Za-z]+|\S")
 _QUOTE = re.compile(r'("[^"]*"|“[^”]*”)')
-_LATER = {"i": "they", "i'm": "they're", "i've": "they've", "i'd": "they'd", "i'll": "they'll",
-          "me": "them", "my": "their", "mine": "theirs", "myself": "themselves"}  # fmt: skip
+_LATER = {
+    "i": "they",
+    "i'm": "they're",
+    "i've": "they've",
+    "i'd": "they'd",
+    "i'll": "they'll",
+    "me": "them",
+    "my": "their",
+    "mine": "theirs",
+    "myself": "themselves",
+}
 _HAD = frozenset("been had gone done seen got gotten made taken given never already".split())
 
 
@@ -152,8 +162,9 @@ def third_person(text: str, subject: str) -> str:
     return said[:1].upper() + said[1:]
 
 
-def _subject_verb(lower: str, subject: str, tokens: list[re.Match[str]], i: int, part: str,
-                  last: int) -> tuple[str, int, int]:  # fmt: skip
+def _subject_verb(
+    lower: str, subject: str, tokens: list[re.Match[str]], i: int, part: str, last: int
+) -> tuple[str, int, int]:
     """The subject with the verb that follows "I" agreeing; the last token consumed and where it ends."""
     if lower == "i'm":
         return f"{subject} is", i, last

@@ -70,8 +70,7 @@ _BASE = re.compile(r"sha256:[0-9a-f]{64}")
 #: Where a proposal came from (:func:`origin`): written by memfs in this vault, brought by a sync, or neither.
 HERE, BY_SYNC, ELSEWHERE = "proposed here", "arrived by sync", "not proposed through memfs here"
 _RECORD = "proposed"  # under .memfs/: {proposal id: [its file, the signature of what memfs wrote]}
-_KEYS = ("proposal", "group", "op", "action", "path", "to", "base", "proposed_by", "provenance", "session",
-         "created")  # fmt: skip
+_KEYS = ("proposal", "group", "op", "action", "path", "to", "base", "proposed_by", "provenance", "session", "created")
 
 
 @dataclass(frozen=True)
@@ -126,8 +125,13 @@ def digest(data: bytes | None) -> str:
 
 def render(proposal: Proposal) -> str:
     """The text of a proposal file."""
-    meta: dict[str, object] = {"proposal": proposal.id, "group": proposal.group, "op": proposal.op,
-                               "action": proposal.action, "path": proposal.path}  # fmt: skip
+    meta: dict[str, object] = {
+        "proposal": proposal.id,
+        "group": proposal.group,
+        "op": proposal.op,
+        "action": proposal.action,
+        "path": proposal.path,
+    }
     if proposal.to is not None:
         meta["to"] = proposal.to
     meta.update(base=proposal.base, proposed_by=proposal.proposed_by)
@@ -145,27 +149,61 @@ def file_for(path: str, proposal_id: str) -> str:
     return f"{PROPOSALS_DIR}/{stem}.{proposal_id}.md"
 
 
-def new(proposal_id: str, *, group: str | None, op: str, action: str, path: str, to: str | None = None,
-        base: bytes | None, text: str | None, proposed_by: str, provenance: str | None,
-        session: str | None) -> Proposal:  # fmt: skip
+def new(
+    proposal_id: str,
+    *,
+    group: str | None,
+    op: str,
+    action: str,
+    path: str,
+    to: str | None = None,
+    base: bytes | None,
+    text: str | None,
+    proposed_by: str,
+    provenance: str | None,
+    session: str | None,
+) -> Proposal:
     """A proposal not written yet (``base``: the bytes of the file the proposer saw, None for none)."""
     proposed_by = redact(proposed_by)[0]  # front matter: an author's name never carries a credential
-    return Proposal(proposal_id, group or proposal_id, op, action, path, to, digest(base),
-                    text if action == "write" else None, proposed_by, provenance, session, timestamp(),
-                    file_for(path, proposal_id))  # fmt: skip
+    return Proposal(
+        proposal_id,
+        group or proposal_id,
+        op,
+        action,
+        path,
+        to,
+        digest(base),
+        text if action == "write" else None,
+        proposed_by,
+        provenance,
+        session,
+        timestamp(),
+        file_for(path, proposal_id),
+    )
 
 
-def write(engine: WriteEngine, proposal: Proposal, *, trailers: Mapping[str, str] | None = None,
-          replacing: Proposal | None = None) -> Proposal:  # fmt: skip
+def write(
+    engine: WriteEngine,
+    proposal: Proposal,
+    *,
+    trailers: Mapping[str, str] | None = None,
+    replacing: Proposal | None = None,
+) -> Proposal:
     """Write ``proposal`` to ``proposals/`` and commit it (or add it to the caller's batch).
 
     ``replacing``: a proposal of the same session for the same file, rewritten in place (an agent
     that edits what it proposed keeps one proposal, against the base it first saw).
     """
     if replacing is not None:
-        proposal = replace(proposal, id=replacing.id, group=replacing.group, base=replacing.base,
-                           file=replacing.file, created=replacing.created,
-                           op=replacing.op if replacing.base == NO_BASE else proposal.op)  # fmt: skip
+        proposal = replace(
+            proposal,
+            id=replacing.id,
+            group=replacing.group,
+            base=replacing.base,
+            file=replacing.file,
+            created=replacing.created,
+            op=replacing.op if replacing.base == NO_BASE else proposal.op,
+        )
     text = render(proposal)
     message = f"propose: {proposal.op} {label(proposal.path)}"
     keys = {**(trailers or {}), "Memfs-Op": "propose", "Memfs-Proposal": proposal.id}
@@ -298,10 +336,20 @@ def read(engine: WriteEngine, file: str) -> Proposal:
         raise ProposalError(file, f"a {action} needs the base of the file it changes")
     optional = {key: _text(meta[key], file, key) for key in ("provenance", "session") if meta.get(key) is not None}
     return Proposal(
-        proposal_id, group, _text(meta.get("op", action), file, "op"), action, path, to, base,
-        doc.body if action == "write" else None, _text(meta.get("proposed_by", "unknown"), file, "proposed_by"),
-        optional.get("provenance"), optional.get("session"), _text(meta.get("created", ""), file, "created"), file,
-    )  # fmt: skip
+        proposal_id,
+        group,
+        _text(meta.get("op", action), file, "op"),
+        action,
+        path,
+        to,
+        base,
+        doc.body if action == "write" else None,
+        _text(meta.get("proposed_by", "unknown"), file, "proposed_by"),
+        optional.get("provenance"),
+        optional.get("session"),
+        _text(meta.get("created", ""), file, "created"),
+        file,
+    )
 
 
 def scan(engine: WriteEngine) -> tuple[list[Proposal], list[ProposalError]]:
@@ -315,8 +363,9 @@ def scan(engine: WriteEngine) -> tuple[list[Proposal], list[ProposalError]]:
     return sorted(found, key=lambda p: (p.created, p.id)), broken
 
 
-def pending(engine: WriteEngine, *, session: str | None = None, namespace: str | None = None,
-            path: str | None = None) -> list[Proposal]:  # fmt: skip
+def pending(
+    engine: WriteEngine, *, session: str | None = None, namespace: str | None = None, path: str | None = None
+) -> list[Proposal]:
     """The readable proposals, oldest first: all, or those of a session, a namespace (and below), a memory."""
     return [p for p in scan(engine)[0] if _within(p, session, namespace) and (path is None or path in p.targets)]
 
@@ -379,8 +428,14 @@ def diff(engine: WriteEngine, proposal: Proposal) -> str:
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 
 
-def select(engine: WriteEngine, refs: Iterable[str] = (), *, every: bool = False,
-           session: str | None = None, namespace: str | None = None) -> list[Proposal]:  # fmt: skip
+def select(
+    engine: WriteEngine,
+    refs: Iterable[str] = (),
+    *,
+    every: bool = False,
+    session: str | None = None,
+    namespace: str | None = None,
+) -> list[Proposal]:
     """The proposals named by ``refs`` (ids, or proposal file paths), with the rest of their groups.
 
     ``every`` takes all of them (within ``session`` and ``namespace`` when given).
@@ -409,9 +464,12 @@ def select(engine: WriteEngine, refs: Iterable[str] = (), *, every: bool = False
     taken = [p for p in proposals if p.group in groups]
     beyond = [p for p in taken if not _within(p, session, namespace, wholly=True)]
     if beyond:  # a group reaching past what was asked for (a hand-made or received file can claim any group)
-        raise ProposalError(beyond[0].file, f"it is in the same group as a proposal chosen, but outside "
-                                            f"{'that session' if session else 'that namespace'}; "
-                                            "accept or reject the group by its ids")  # fmt: skip
+        raise ProposalError(
+            beyond[0].file,
+            f"it is in the same group as a proposal chosen, but outside "
+            f"{'that session' if session else 'that namespace'}; "
+            "accept or reject the group by its ids",
+        )
     return taken
 
 

@@ -69,16 +69,49 @@ _HEX = re.compile(rb"(?<![0-9A-Za-z])[0-9a-f]{7,64}(?![0-9A-Za-z])")
 _TAG_SIGNATURE = re.compile(rb"-----BEGIN (?:PGP SIGNATURE|SSH SIGNATURE|SIGNED MESSAGE)-----.*\Z", re.S)
 # Files git keeps in the (per-worktree) git folder while a person's operation is in progress.
 _OPERATIONS = {
-    "MERGE_HEAD": "a merge", "rebase-merge": "a rebase", "rebase-apply": "a rebase or `git am`",
-    "CHERRY_PICK_HEAD": "a cherry-pick", "REVERT_HEAD": "a revert", "sequencer": "a cherry-pick or revert",
+    "MERGE_HEAD": "a merge",
+    "rebase-merge": "a rebase",
+    "rebase-apply": "a rebase or `git am`",
+    "CHERRY_PICK_HEAD": "a cherry-pick",
+    "REVERT_HEAD": "a revert",
+    "sequencer": "a cherry-pick or revert",
     "BISECT_LOG": "a bisect",
-}  # fmt: skip
+}
 # memfs's own markup: a text inside one of these would break every file that has it (keys of
 # front matter and of transcript entries are never changed, but their headings and JSON are text).
-_MARKUP = ("<!-- memfs:entry ", " -->", "memfs: transcript/1", "session_id", "created", "updated", "title",
-           "tags", "type", "source", "Memfs-", "[PURGED]", "---", "```json memfs:item", "user", "assistant",
-           "system", "role", "content", "message", "memory", "item", "kind", "meta", "keys", "name",
-           "arguments", "call_id", "function", "text", "summary")  # fmt: skip
+_MARKUP = (
+    "<!-- memfs:entry ",
+    " -->",
+    "memfs: transcript/1",
+    "session_id",
+    "created",
+    "updated",
+    "title",
+    "tags",
+    "type",
+    "source",
+    "Memfs-",
+    "[PURGED]",
+    "---",
+    "```json memfs:item",
+    "user",
+    "assistant",
+    "system",
+    "role",
+    "content",
+    "message",
+    "memory",
+    "item",
+    "kind",
+    "meta",
+    "keys",
+    "name",
+    "arguments",
+    "call_id",
+    "function",
+    "text",
+    "summary",
+)
 
 
 @dataclass(frozen=True)
@@ -305,9 +338,23 @@ class _PathRule(_Rule):
         ``extra`` are commits no ref names (the stash's older entries).
         """
         self.prefix, self.empty_blob = history.prefix, empty_blob
-        out = history.plumbing("log", "--all", "-m", "-M", "--full-history", "--raw", "-z", "--no-abbrev",
-                               "--format=", "--stdin", "--", self.prefix or ".", input="".join(f"{c}\n" for c in extra),
-                               env={"GIT_NO_REPLACE_OBJECTS": "1"}, check=False)  # fmt: skip
+        out = history.plumbing(
+            "log",
+            "--all",
+            "-m",
+            "-M",
+            "--full-history",
+            "--raw",
+            "-z",
+            "--no-abbrev",
+            "--format=",
+            "--stdin",
+            "--",
+            self.prefix or ".",
+            input="".join(f"{c}\n" for c in extra),
+            env={"GIT_NO_REPLACE_OBJECTS": "1"},
+            check=False,
+        )
         pairs, renames = _raw_changes(out, self.prefix)
         grown = True
         while grown:
@@ -736,8 +783,7 @@ class _Purge:
         self.report = PurgeReport(dry_run=dry_run, target=rule.kind)
         self.fetched = False
 
-    def git(self, *args: str, input: str | None = None, check: bool = True,
-            env: dict[str, str] | None = None) -> str:  # fmt: skip
+    def git(self, *args: str, input: str | None = None, check: bool = True, env: dict[str, str] | None = None) -> str:
         return self.history.plumbing(*args, input=input, check=check, env=env)
 
     def run(self) -> PurgeReport:
@@ -750,8 +796,15 @@ class _Purge:
         with self.history.object_writer(dry=self.dry) as writer:
             return self.rewrite(writer, remotes, failed, refs, stash, extra)
 
-    def rewrite(self, writer: ObjectWriter, remotes: list[str], failed: dict[str, str], refs: list[_Ref],
-                stash: list[tuple[str, str]], extra: list[str]) -> PurgeReport:  # fmt: skip
+    def rewrite(
+        self,
+        writer: ObjectWriter,
+        remotes: list[str],
+        failed: dict[str, str],
+        refs: list[_Ref],
+        stash: list[tuple[str, str]],
+        extra: list[str],
+    ) -> PurgeReport:
         rule = self.rule
         if isinstance(rule, _PathRule):
             rule.prepare(self.history, extra, writer.id_of("blob", b""))
@@ -761,9 +814,17 @@ class _Purge:
         with self.history.object_reader() as reader:
             rw = _Rewriter(reader, writer, rule, self.prefix)
             # Every ref (tags peeled, nested or not; refs to trees and blobs are skipped), and the stash.
-            lines = self.git("rev-list", "--all", "--topo-order", "--reverse", "--parents", "--stdin",
-                             input="".join(f"{c}\n" for c in extra), env={"GIT_NO_REPLACE_OBJECTS": "1"},
-                             check=False)  # fmt: skip
+            lines = self.git(
+                "rev-list",
+                "--all",
+                "--topo-order",
+                "--reverse",
+                "--parents",
+                "--stdin",
+                input="".join(f"{c}\n" for c in extra),
+                env={"GIT_NO_REPLACE_OBJECTS": "1"},
+                check=False,
+            )
             rw.rewrite_commits(lines.splitlines())
             moved = {r.name: new for r in refs if (new := rw.rewrite_object(r.oid, r.kind)) != r.oid}
             if isinstance(rule, _PathRule):
@@ -823,8 +884,9 @@ class _Purge:
                 "this is a shallow clone: its history is not all here, so it cannot be rewritten whole. "
                 "`git fetch --unshallow` first, or purge in a full clone"
             )
-        worktrees = [line for line in self.git("worktree", "list", "--porcelain").splitlines()
-                     if line.startswith("worktree ")]  # fmt: skip
+        worktrees = [
+            line for line in self.git("worktree", "list", "--porcelain").splitlines() if line.startswith("worktree ")
+        ]
         if len(worktrees) > 1:
             raise PurgeError(
                 f"the repository has {len(worktrees) - 1} linked worktree(s), whose checkouts and indexes "
@@ -866,16 +928,33 @@ class _Purge:
         for i, remote in enumerate(remotes):
             try:
                 self.fetched = True
-                self.git("-c", "gc.auto=0", "-c", "maintenance.auto=false", "fetch", "--quiet", "--no-tags",
-                         "--no-write-fetch-head", "--no-recurse-submodules", remote,
-                         f"+refs/heads/*:{_TEMP_REFS}{i}/heads/*", f"+refs/tags/*:{_TEMP_REFS}{i}/tags/*",
-                         env={"GIT_TERMINAL_PROMPT": "0"})  # fmt: skip
+                self.git(
+                    "-c",
+                    "gc.auto=0",
+                    "-c",
+                    "maintenance.auto=false",
+                    "fetch",
+                    "--quiet",
+                    "--no-tags",
+                    "--no-write-fetch-head",
+                    "--no-recurse-submodules",
+                    remote,
+                    f"+refs/heads/*:{_TEMP_REFS}{i}/heads/*",
+                    f"+refs/tags/*:{_TEMP_REFS}{i}/tags/*",
+                    env={"GIT_TERMINAL_PROMPT": "0"},
+                )
             except HistoryError as exc:
                 failed[remote] = f"fetch failed: {exc}"
         return failed
 
-    def handle_remotes(self, remotes: list[str], refs: list[_Ref], moved: dict[str, str | None],
-                       tracking: dict[str, list[str]], failed: dict[str, str]) -> list[RemoteState]:  # fmt: skip
+    def handle_remotes(
+        self,
+        remotes: list[str],
+        refs: list[_Ref],
+        moved: dict[str, str | None],
+        tracking: dict[str, list[str]],
+        failed: dict[str, str],
+    ) -> list[RemoteState]:
         """Push the new history when asked; drop the remote-tracking refs that still name the old one."""
         states = []
         updates: dict[str, str | None] = {}
@@ -900,8 +979,9 @@ class _Purge:
         self.report.refs.update(updates)
         return states
 
-    def push(self, remote: str, index: int, refs: list[_Ref],
-             moved: dict[str, str | None]) -> tuple[dict[str, str | None], str | None]:  # fmt: skip
+    def push(
+        self, remote: str, index: int, refs: list[_Ref], moved: dict[str, str | None]
+    ) -> tuple[dict[str, str | None], str | None]:
         """Force-push the rewritten versions of a remote's branches and tags, each with a lease on its old id.
 
         Returns:
@@ -926,8 +1006,16 @@ class _Purge:
         if not specs:
             return {}, None
         try:
-            self.git("push", "--quiet", "--no-verify", "--porcelain", *leases, remote, *specs,
-                     env={"GIT_TERMINAL_PROMPT": "0"})  # fmt: skip
+            self.git(
+                "push",
+                "--quiet",
+                "--no-verify",
+                "--porcelain",
+                *leases,
+                remote,
+                *specs,
+                env={"GIT_TERMINAL_PROMPT": "0"},
+            )
         except HistoryError as exc:
             return {}, f"push failed: {exc}"
         return pushed, None
@@ -1057,8 +1145,10 @@ class _Purge:
 
     def commit_tombstone(self) -> None:
         what = "a file's content" if isinstance(self.rule, _PathRule) else "a text"
-        message = (f"purge: remove {what} from history\n\nIts SHA-256 hashes are in {TOMBSTONES}, so a sync "
-                   "can refuse to bring it back; the content itself is nowhere in this repository.")  # fmt: skip
+        message = (
+            f"purge: remove {what} from history\n\nIts SHA-256 hashes are in {TOMBSTONES}, so a sync "
+            "can refuse to bring it back; the content itself is nowhere in this repository."
+        )
         self.report.tombstone = self.engine.commit([TOMBSTONES], message, {"Memfs-Op": "purge"})
 
     # -- forgetting ----------------------------------------------------------------------
@@ -1103,16 +1193,28 @@ class _Purge:
         if not tips:
             return []
         # The text goes to git on stdin, never on a command line other users can read.
-        out = self.git("grep", "-l", "-z", "-F", "-I", "-f", "-", *tips, "--", ".", f":(exclude){self.prefix}",
-                       input="\n".join(rule.forms) + "\n", check=False)  # fmt: skip
+        out = self.git(
+            "grep",
+            "-l",
+            "-z",
+            "-F",
+            "-I",
+            "-f",
+            "-",
+            *tips,
+            "--",
+            ".",
+            f":(exclude){self.prefix}",
+            input="\n".join(rule.forms) + "\n",
+            check=False,
+        )
         return sorted({hit.split(":", 1)[-1] for hit in out.split("\0") if hit})
 
     def leftovers(self, oids: list[str]) -> list[str]:
         """Which of ``oids`` are still in the object store (all should be gone)."""
         if not oids:
             return []
-        out = self.git("cat-file", "--batch-check", input="\n".join(oids) + "\n",
-                       env={"GIT_NO_REPLACE_OBJECTS": "1"})  # fmt: skip
+        out = self.git("cat-file", "--batch-check", input="\n".join(oids) + "\n", env={"GIT_NO_REPLACE_OBJECTS": "1"})
         return [line.split()[0] for line in out.splitlines() if line and not line.endswith(" missing")]
 
 
@@ -1231,8 +1333,9 @@ def _files(root: Path) -> list[str]:
     found = []
     for folder, dirs, names in os.walk(root):
         here = Path(folder)
-        dirs[:] = [d for d in dirs if d != ".git" and not (here == root and d == STATE_DIR)
-                   and not (here / d).is_symlink()]  # fmt: skip
+        dirs[:] = [
+            d for d in dirs if d != ".git" and not (here == root and d == STATE_DIR) and not (here / d).is_symlink()
+        ]
         for name in names:
             path = here / name
             if name != ".git" and not path.is_symlink() and path.is_file():

@@ -63,8 +63,12 @@ def granted(stores: Iterable[str | Scope], *, first: bool, others: bool) -> tupl
         raise InvalidArgumentError("at least one namespace is needed")
     scopes = []
     for n, scope in enumerate(given):
-        if not isinstance(scope, Scope) or not isinstance(scope.namespace, str) or \
-                scope.writable not in (None, True, False) or scope.propose not in (True, False):  # fmt: skip
+        if (
+            not isinstance(scope, Scope)
+            or not isinstance(scope.namespace, str)
+            or scope.writable not in (None, True, False)
+            or scope.propose not in (True, False)
+        ):
             raise InvalidArgumentError(f"a store is a namespace or a Scope(namespace, writable=bool), got {scope!r}")
         default = first if n == 0 else others
         writable = default if scope.writable is None else scope.writable

@@ -212,13 +212,15 @@ def default_embedder() -> Embedder | None:
 
 def check_embedder(embedder: Any) -> Embedder:
     """``embedder`` if it has what memfs calls, else InvalidArgumentError saying what is missing."""
-    missing = [name for name in ("model_id", "dimension", "embed_passages", "embed_queries")
-               if not hasattr(embedder, name)]  # fmt: skip
+    missing = [
+        name for name in ("model_id", "dimension", "embed_passages", "embed_queries") if not hasattr(embedder, name)
+    ]
     if missing:
         raise InvalidArgumentError(f"an embedder needs {', '.join(missing)}; got {type(embedder).__name__}")
     if not isinstance(embedder.dimension, int) or not 0 < embedder.dimension <= 8192:
-        raise InvalidArgumentError(f"an embedder's dimension must be an integer from 1 to 8192, "
-                                   f"got {embedder.dimension!r}")  # fmt: skip
+        raise InvalidArgumentError(
+            f"an embedder's dimension must be an integer from 1 to 8192, got {embedder.dimension!r}"
+        )
     if not isinstance(embedder.model_id, str) or not embedder.model_id.strip():
         raise InvalidArgumentError(f"an embedder's model_id must be a non-empty string, got {embedder.model_id!r}")
     return embedder  # type: ignore[no-any-return]
@@ -246,8 +248,9 @@ def normalized(vectors: Any, dimension: int) -> Any:
     if array.ndim == 1:
         array = array.reshape(1, -1)
     if array.ndim != 2 or array.shape[1] != dimension:
-        raise SemanticSearchError(f"the embedding model returned vectors of shape {array.shape}, "
-                                  f"expected (n, {dimension})")  # fmt: skip
+        raise SemanticSearchError(
+            f"the embedding model returned vectors of shape {array.shape}, expected (n, {dimension})"
+        )
     if not np.isfinite(array).all():
         raise SemanticSearchError("the embedding model returned a vector that is not finite")
     norms = np.linalg.norm(array, axis=1, keepdims=True)
@@ -354,8 +357,12 @@ class VectorStore:
             batch = list(texts[start : start + EMBED_BATCH])
             vectors = normalized(self.embedder.embed_passages(batch), self.dimension)
             batch_digests = digests[start : start + EMBED_BATCH]
-            self._append(b"".join(self._sealed(bytes.fromhex(d) + v.astype(np.float32).tobytes())
-                                  for d, v in zip(batch_digests, vectors, strict=True)))  # fmt: skip
+            self._append(
+                b"".join(
+                    self._sealed(bytes.fromhex(d) + v.astype(np.float32).tobytes())
+                    for d, v in zip(batch_digests, vectors, strict=True)
+                )
+            )
         self.refresh()
 
     def _append(self, records: bytes) -> None:
@@ -414,8 +421,13 @@ class VectorStore:
         self.refresh()
 
 
-def embed_missing(vectors: VectorStore, missing: Sequence[tuple[str, str]], read: Callable[[str, str], str | None],
-                  *, budget: float | None = EMBED_BUDGET_SECONDS) -> int:  # fmt: skip
+def embed_missing(
+    vectors: VectorStore,
+    missing: Sequence[tuple[str, str]],
+    read: Callable[[str, str], str | None],
+    *,
+    budget: float | None = EMBED_BUDGET_SECONDS,
+) -> int:
     """Embed the memories ``missing`` (path, digest) names, within ``budget`` seconds (None: all).
 
     ``read(path, digest)`` gives the text to embed, or None when the file no longer holds those

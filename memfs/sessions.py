@@ -465,8 +465,14 @@ class MarkdownSession:
             view = self._view(None)
             start = view.next_position + 1  # the entry below takes next_position, the items follow it
             removed = view.removed + view.skipped + len(view.positions)
-            meta = {"start": start, "removed": removed, "drop_summary": view.summary is not None,
-                    "reason": reason, "manager": reason, "truncated": {}}  # fmt: skip
+            meta = {
+                "start": start,
+                "removed": removed,
+                "drop_summary": view.summary is not None,
+                "reason": reason,
+                "manager": reason,
+                "truncated": {},
+            }
             decision = Decision("window", meta, f"Messages before {start} are out of the model's view ({reason}).")
             entries = _decision_entries(decision, self.path) + [(redact_value(item), now) for item in items]
             with self._all_or_nothing():
@@ -662,9 +668,12 @@ class MarkdownSession:
             elif current != known and on_disk < tail.n:  # changed since memfs wrote it, and shorter
                 missing = range(on_disk + 1, tail.n + 1)
                 lost = [tail.entries[n] for n in missing if n in tail.entries]
-                log.warning("%s: putting back %d messages that another program's save dropped%s", self.path,
-                            len(lost), "" if len(lost) == len(missing) else f" ({len(missing) - len(lost)} "
-                            "are too old to restore)")  # fmt: skip
+                log.warning(
+                    "%s: putting back %d messages that another program's save dropped%s",
+                    self.path,
+                    len(lost),
+                    "" if len(lost) == len(missing) else f" ({len(missing) - len(lost)} are too old to restore)",
+                )
             # (a file exactly as memfs left it that is shorter was popped or cleared by memfs: nothing to put back)
             if at is not None and on_disk + 1 + len(lost) != at:
                 raise ConflictError(f"{self.path} changed while its manager decided")
@@ -672,8 +681,7 @@ class MarkdownSession:
             data = b"".join(_render(entry, on_disk + 1 + i) for i, entry in enumerate(batch))
             if data:
                 try:
-                    self.engine.append(self.path, transcript.separator(last) + data,
-                                       expect=(current[0], current[1]))  # fmt: skip
+                    self.engine.append(self.path, transcript.separator(last) + data, expect=(current[0], current[1]))
                 except (ConflictError, FileNotFoundError):
                     log.warning("%s was replaced during an append; appending again", self.path)
                     self._ensure_file()
@@ -708,8 +716,9 @@ def _settings(value: Any) -> Any:
         return value
     unknown = sorted(set(value) - {"limit"})
     if unknown:
-        raise InvalidArgumentError(f"session_settings takes only 'limit', got {unknown}; "
-                                   "pass {'limit': N} or the SDK's SessionSettings")  # fmt: skip
+        raise InvalidArgumentError(
+            f"session_settings takes only 'limit', got {unknown}; pass {{'limit': N}} or the SDK's SessionSettings"
+        )
     limit = value.get("limit")
     if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool)):
         raise InvalidArgumentError(f"session_settings limit must be an integer or None, got {limit!r}")

@@ -224,8 +224,15 @@ class MemoryStore:
             own proposals it reads back (an agent sees what it proposed; nobody else does).
     """
 
-    def __init__(self, vault: Any, namespace: str, *, propose: bool | None = None, writer: str | None = None,
-                 session: str | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        vault: Any,
+        namespace: str,
+        *,
+        propose: bool | None = None,
+        writer: str | None = None,
+        session: str | None = None,
+    ) -> None:
         if propose not in (None, True, False):
             raise InvalidArgumentError(f"propose must be True, False or None, got {propose!r}")
         if writer is not None and writer not in PROVENANCE:
@@ -323,8 +330,17 @@ class MemoryStore:
             raise InvalidArgumentError(f"if_similar must be one of {list(IF_SIMILAR)}, got {if_similar!r}")
         if title is None and not (metadata and "title" in metadata):
             title = _headline(body)  # a readable title, in any script, rather than the file's slug
-        doc = self._new_document(body, title=title, tags=tags, type=type, metadata=metadata, source=source,
-                                 provenance=provenance, session=session, on_secret=on_secret)  # fmt: skip
+        doc = self._new_document(
+            body,
+            title=title,
+            tags=tags,
+            type=type,
+            metadata=metadata,
+            source=source,
+            provenance=provenance,
+            session=session,
+            on_secret=on_secret,
+        )
         meta = doc.metadata
         with self.engine.locked():
             self._check_validity(doc.metadata)  # before a near-duplicate takes the text: bad keys never pass
@@ -338,19 +354,23 @@ class MemoryStore:
                 self._check_case_clash(rel)
             trailers = {"Memfs-Op": "create", "Memfs-Id": meta["id"]}
             if self.proposes(provenance, paths=[rel]):
-                proposal = self._propose("write", "create", rel, text=dumps(doc), base=None, trailers=trailers,
-                                         provenance=provenance)  # fmt: skip
+                proposal = self._propose(
+                    "write", "create", rel, text=dumps(doc), base=None, trailers=trailers, provenance=provenance
+                )
                 return self._memory(rel, doc, proposal)
             self.engine.write(rel, doc, message=f"memory: create {label(rel)}", trailers=trailers, create=True)
         return self._memory(rel, doc)
 
-    def _absorb(self, near: Similar, doc: Document, if_similar: str, tags: tuple[str, ...],
-                on_secret: str) -> Memory:  # fmt: skip
+    def _absorb(self, near: Similar, doc: Document, if_similar: str, tags: tuple[str, ...], on_secret: str) -> Memory:
         """What an add does with the near-duplicate it found (under the lock): see :data:`IF_SIMILAR`."""
         found = near.memory
         if if_similar == "raise":
-            raise DuplicateMemoryError(f"{label(found.path)} already says this ({found.title!r}); update that "
-                                       "memory instead, or add the new one anyway", found.path, found.id)  # fmt: skip
+            raise DuplicateMemoryError(
+                f"{label(found.path)} already says this ({found.title!r}); update that "
+                "memory instead, or add the new one anyway",
+                found.path,
+                found.id,
+            )
         if if_similar == "keep" or (near.likeness.covered and set(tags) <= set(found.tags)):
             return found
         merged = list(dict.fromkeys([*found.tags, *tags]))
@@ -358,8 +378,16 @@ class MemoryStore:
         body = None if near.likeness.covered else doc.body
         return self.update(found.path, body, tags=merged or None, metadata=extra, on_secret=on_secret)
 
-    def similar(self, text: str, *, k: int = 1, candidates: int = 5, exclude: str | None = None,
-                containment: float = CONTAINMENT, jaccard: float = JACCARD) -> builtins.list[Similar]:  # fmt: skip
+    def similar(
+        self,
+        text: str,
+        *,
+        k: int = 1,
+        candidates: int = 5,
+        exclude: str | None = None,
+        containment: float = CONTAINMENT,
+        jaccard: float = JACCARD,
+    ) -> builtins.list[Similar]:
         """The memories of this namespace that state (nearly) what ``text`` states, most alike first.
 
         Cheap: one search for ``text``'s significant words (the ``candidates`` best BM25 hits of
@@ -446,11 +474,18 @@ class MemoryStore:
             doc = screen_secrets(doc, on_secret, where=rel, who=self._who(changes.get("provenance")))
             self._check_validity(doc.metadata, before)
             if proposing:
-                proposal = self._propose("write", "update", rel, text=dumps(doc), base=raw,
-                                         trailers=_trailers("update", doc))  # fmt: skip
+                proposal = self._propose(
+                    "write", "update", rel, text=dumps(doc), base=raw, trailers=_trailers("update", doc)
+                )
                 return self._memory(rel, doc, proposal)
-            self.engine.write(rel, doc, message=f"memory: update {label(rel)}",
-                              trailers=_trailers("update", doc), create=False, expect=raw)  # fmt: skip
+            self.engine.write(
+                rel,
+                doc,
+                message=f"memory: update {label(rel)}",
+                trailers=_trailers("update", doc),
+                create=False,
+                expect=raw,
+            )
         return self._memory(rel, doc)
 
     def delete(self, ref: str, *, trailers: Mapping[str, str] | None = None) -> None:
@@ -527,8 +562,10 @@ class MemoryStore:
         if (body is None) == (by is None):
             raise ValidityError("supersede needs either the new text (body) or an existing memory (by), not both")
         if by is not None and any(v is not None for v in (title, tags, type, metadata, source)):
-            raise ValidityError("title, tags, type, metadata and source describe a new memory; with by= the "
-                                "replacing memory already exists (update it instead)")  # fmt: skip
+            raise ValidityError(
+                "title, tags, type, metadata and source describe a new memory; with by= the "
+                "replacing memory already exists (update it instead)"
+            )
         moment = iso(lifecycle.moment(at, key="valid_until")) if at is not None else timestamp()
         with self.engine.locked():
             old_rel = self.resolve(ref)
@@ -536,8 +573,9 @@ class MemoryStore:
             old = load_bytes(old_raw, path=old_rel)
             held = lifecycle.validity(old.metadata)
             if held.superseded_by is not None:
-                raise ValidityError(f"{label(old_rel)} is already superseded by {held.superseded_by}; "
-                                    "supersede that memory instead")  # fmt: skip
+                raise ValidityError(
+                    f"{label(old_rel)} is already superseded by {held.superseded_by}; supersede that memory instead"
+                )
             if held.start is not None and moment < held.start:
                 raise ValidityError(f"at ({moment}) is before {label(old_rel)} began to hold ({held.start})")
             old_id = str(old.metadata["id"]) if old.metadata.get("id") is not None else new_id()
@@ -564,11 +602,16 @@ class MemoryStore:
                 old_type = old.metadata.get("type")
                 extra = {**dict(metadata or {}), "supersedes": old_id, "valid_from": moment}
                 new = self._new_document(
-                    body, title=title if title is not None else old.title(name_in(old_rel, self.namespace)),
+                    body,
+                    title=title if title is not None else old.title(name_in(old_rel, self.namespace)),
                     tags=tags if tags is not None else tags_of(old.metadata.get("tags")),
                     type=type if type is not None else (None if old_type is None else str(old_type)),
-                    metadata=extra, source=source, provenance=provenance, session=session, on_secret=on_secret,
-                )  # fmt: skip
+                    metadata=extra,
+                    source=source,
+                    provenance=provenance,
+                    session=session,
+                    on_secret=on_secret,
+                )
                 new_rel = self._free_path(slugify(new.metadata.get("title") or _first_line(new.body)))
             lifecycle.check(new.metadata)
             stamps = {"valid_until": moment, "superseded_by": str(new.metadata["id"]), "updated": timestamp()}
@@ -577,22 +620,40 @@ class MemoryStore:
             old = old.with_metadata(stamps)
             lifecycle.check(old.metadata)
             message = f"memory: supersede {label(old_rel)} by {label(new_rel)}"
-            keys = {"Memfs-Op": "supersede", "Memfs-Id": str(new.metadata["id"]), "Memfs-Supersedes": old_id,
-                    **(trailers or {})}  # fmt: skip
+            keys = {
+                "Memfs-Op": "supersede",
+                "Memfs-Id": str(new.metadata["id"]),
+                "Memfs-Supersedes": old_id,
+                **(trailers or {}),
+            }
             # both files proposed as one group, in one commit: accepted whole
             if self.proposes(provenance, paths=[old_rel, new_rel]):
                 with self.engine.batch(f"proposal: supersede {label(old_rel)} by {label(new_rel)}"), self.together():
-                    self._propose("write", "update" if by else "create", new_rel, text=dumps(new), base=by_raw,
-                                  trailers=keys, provenance=provenance)  # fmt: skip
-                    proposal = self._propose("write", "update", old_rel, text=dumps(old), base=old_raw,
-                                             trailers=keys, provenance=provenance)  # fmt: skip
+                    self._propose(
+                        "write",
+                        "update" if by else "create",
+                        new_rel,
+                        text=dumps(new),
+                        base=by_raw,
+                        trailers=keys,
+                        provenance=provenance,
+                    )
+                    proposal = self._propose(
+                        "write", "update", old_rel, text=dumps(old), base=old_raw, trailers=keys, provenance=provenance
+                    )
                 return self._memory(new_rel, new, proposal)
             self.engine.commit_edits_first([old_rel] + ([new_rel] if by is not None else []))
             with self.engine.batch(message, trailers=keys):
-                self.engine.write(new_rel, new, message=f"memory: {'update' if by else 'create'} {label(new_rel)}",
-                                  create=by is None, expect=by_raw)  # fmt: skip
-                self.engine.write(old_rel, old, message=f"memory: update {label(old_rel)}", create=False,
-                                  expect=old_raw)  # fmt: skip
+                self.engine.write(
+                    new_rel,
+                    new,
+                    message=f"memory: {'update' if by else 'create'} {label(new_rel)}",
+                    create=by is None,
+                    expect=by_raw,
+                )
+                self.engine.write(
+                    old_rel, old, message=f"memory: update {label(old_rel)}", create=False, expect=old_raw
+                )
         return self._memory(new_rel, new)
 
     # -- writing any file of the namespace (what file-style tools do) --------------------
@@ -645,9 +706,17 @@ class MemoryStore:
         with self.engine.locked():
             if create:
                 self._check_case_clash(rel)
-            final = self.stamp(text, name=name, creating=create, before=before, max_bytes=max_bytes,
-                               provenance=provenance, session=session, on_secret=on_secret,
-                               as_written=as_written)  # fmt: skip
+            final = self.stamp(
+                text,
+                name=name,
+                creating=create,
+                before=before,
+                max_bytes=max_bytes,
+                provenance=provenance,
+                session=session,
+                on_secret=on_secret,
+                as_written=as_written,
+            )
             op = "create" if create else "update"
             written = loads(final).metadata if rel.endswith(".md") else {}
             if any(key in written for key in lifecycle.KEYS):  # most writes have none: no read of the file
@@ -656,15 +725,26 @@ class MemoryStore:
                 self.engine.commit_edits_first([rel])
             doc_trailers = {"Memfs-Op": op, **(trailers or {})}
             if self.proposes(provenance, paths=[rel]):
-                self._propose_text(rel, final, op=op, create=create, expect=expect, trailers=doc_trailers,
-                                   provenance=provenance)  # fmt: skip
+                self._propose_text(
+                    rel, final, op=op, create=create, expect=expect, trailers=doc_trailers, provenance=provenance
+                )
                 return final
-            self.engine.write(rel, final, message=f"memory: {op} {label(rel)}", create=create, expect=expect,
-                              trailers=doc_trailers)  # fmt: skip
+            self.engine.write(
+                rel, final, message=f"memory: {op} {label(rel)}", create=create, expect=expect, trailers=doc_trailers
+            )
         return final
 
-    def _propose_text(self, rel: str, text: str, *, op: str, create: bool, expect: bytes | None,
-                      trailers: Mapping[str, str], provenance: str | None) -> Proposal:  # fmt: skip
+    def _propose_text(
+        self,
+        rel: str,
+        text: str,
+        *,
+        op: str,
+        create: bool,
+        expect: bytes | None,
+        trailers: Mapping[str, str],
+        provenance: str | None,
+    ) -> Proposal:
         """Propose ``text`` for ``rel``: checked as :meth:`write_text` checks a write, against what the writer read.
 
         The writer read its own proposal when its session has one for the file, else the file.
@@ -680,13 +760,33 @@ class MemoryStore:
         base = proposals.current(self.engine, rel)
         return self._propose("write", op, rel, text=text, base=base, trailers=trailers, provenance=provenance)
 
-    def _propose(self, action: str, op: str, rel: str, *, base: bytes | None, trailers: Mapping[str, str],
-                 text: str | None = None, to: str | None = None, group: str | None = None,
-                 provenance: str | None = None) -> Proposal:  # fmt: skip
+    def _propose(
+        self,
+        action: str,
+        op: str,
+        rel: str,
+        *,
+        base: bytes | None,
+        trailers: Mapping[str, str],
+        text: str | None = None,
+        to: str | None = None,
+        group: str | None = None,
+        provenance: str | None = None,
+    ) -> Proposal:
         """Write one change to ``rel`` as a proposal (a write replaces the session's own one for the file)."""
-        proposal = proposals.new(_proposal_id(), group=group or self._group, op=op, action=action, path=rel, to=to,
-                                 base=base, text=text, proposed_by=str(self.engine.author),
-                                 provenance=provenance or self.writer, session=self.session)  # fmt: skip
+        proposal = proposals.new(
+            _proposal_id(),
+            group=group or self._group,
+            op=op,
+            action=action,
+            path=rel,
+            to=to,
+            base=base,
+            text=text,
+            proposed_by=str(self.engine.author),
+            provenance=provenance or self.writer,
+            session=self.session,
+        )
         replacing = proposals.own(self.engine, self.session, rel) if action == "write" else None
         keys = dict(trailers)
         if self.session:
@@ -712,9 +812,19 @@ class MemoryStore:
         rel = self._vault_path(clean_memory_path(ref.removeprefix(namespace_prefix(self.namespace))))
         return proposals.own(self.engine, self.session, rel)
 
-    def stamp(self, text: str, *, name: str = ".md", creating: bool, before: str | None = None,
-              max_bytes: int = MAX_CONTENT_BYTES, provenance: str | None = None,
-              session: str | None = None, on_secret: str = "redact", as_written: bool = False) -> str:  # fmt: skip
+    def stamp(
+        self,
+        text: str,
+        *,
+        name: str = ".md",
+        creating: bool,
+        before: str | None = None,
+        max_bytes: int = MAX_CONTENT_BYTES,
+        provenance: str | None = None,
+        session: str | None = None,
+        on_secret: str = "redact",
+        as_written: bool = False,
+    ) -> str:
         """``text`` checked as a file's content and, for a memory, with ``id``/``created``/``updated`` kept.
 
         Credentials in it are redacted, refused or kept as ``on_secret`` says (see :data:`ON_SECRET`).
@@ -749,8 +859,9 @@ class MemoryStore:
         except DocumentError as exc:
             raise ContentError(f"The front matter would be invalid: {exc.reason}.") from None
         if before is not None and not doc.has_front_matter and front_matter_lines(before):
-            raise ContentError("The edit would remove the closing --- of the front matter; keep the front "
-                               "matter's fences as they are.")  # fmt: skip
+            raise ContentError(
+                "The edit would remove the closing --- of the front matter; keep the front matter's fences as they are."
+            )
         if as_written:
             return dumps(screen_secrets(doc, on_secret, where=where, who=who))
         now = timestamp()
@@ -802,8 +913,9 @@ class MemoryStore:
         if folder.is_dir() and not any(folder.iterdir()):
             folder.rmdir()
 
-    def move_file(self, name: str, new_name: str, *, into: MemoryStore | None = None,
-                  trailers: Mapping[str, str] | None = None) -> None:  # fmt: skip
+    def move_file(
+        self, name: str, new_name: str, *, into: MemoryStore | None = None, trailers: Mapping[str, str] | None = None
+    ) -> None:
         """Rename any file of the namespace (never over an existing one) and commit it.
 
         ``into`` moves it to another namespace of the same vault (``new_name`` is then a name there).
@@ -815,8 +927,9 @@ class MemoryStore:
                 self._check_case_clash(dest)
             self._move_file(rel, dest, trailers, into=into)
 
-    def move_folder(self, name: str, new_name: str, *, into: MemoryStore | None = None,
-                    trailers: Mapping[str, str] | None = None) -> None:  # fmt: skip
+    def move_folder(
+        self, name: str, new_name: str, *, into: MemoryStore | None = None, trailers: Mapping[str, str] | None = None
+    ) -> None:
         """Rename a sub-folder of the namespace with every file in it, in one commit (``into``: as move_file)."""
         _check_name(new_name, "redact")
         rel, dest = self._vault_path(clean_relpath(name)), (into or self)._vault_path(clean_relpath(new_name))
@@ -853,8 +966,9 @@ class MemoryStore:
             if self.proposes(self.writer, paths=[rel]):
                 text = self.engine.history.show_following_renames(rel, rev).decode("utf-8")
                 base = proposals.current(self.engine, rel)
-                return self._propose("write", "restore", rel, text=text, base=base,
-                                     trailers={"Memfs-Op": "restore", **(trailers or {})})  # fmt: skip
+                return self._propose(
+                    "write", "restore", rel, text=text, base=base, trailers={"Memfs-Op": "restore", **(trailers or {})}
+                )
             self.engine.restore(rel, rev, trailers=dict(trailers or {}))
             return None
 
@@ -875,13 +989,21 @@ class MemoryStore:
         """True when moving ``rel`` to ``dest`` is a proposal: either end's policy (or store) asks for one."""
         return self.proposes(self.writer, paths=[rel]) or (into or self).proposes(self.writer, paths=[dest])
 
-    def _move_file(self, rel: str, dest: str, trailers: Mapping[str, str] | None, *,
-                   group: str | None = None, into: MemoryStore | None = None) -> Proposal | None:  # fmt: skip
+    def _move_file(
+        self,
+        rel: str,
+        dest: str,
+        trailers: Mapping[str, str] | None,
+        *,
+        group: str | None = None,
+        into: MemoryStore | None = None,
+    ) -> Proposal | None:
         self.engine.commit_edits_first([rel])
         keys = {"Memfs-Op": "move", **(trailers or {})}
         if group is not None or self._proposes_move(rel, dest, into):
-            return self._propose("move", "rename", rel, to=dest, base=self.engine.read_bytes(rel), trailers=keys,
-                                 group=group)  # fmt: skip
+            return self._propose(
+                "move", "rename", rel, to=dest, base=self.engine.read_bytes(rel), trailers=keys, group=group
+            )
         message = f"memory: move {label(rel)} -> {label(dest)}"
         relinked = rewrites(self.engine, {rel: dest})
         self.engine.commit_edits_first([old for old, _, _ in relinked.values()])
@@ -911,8 +1033,9 @@ class MemoryStore:
             return False
         return True
 
-    def list(self, *, type: str | None = None, tag: str | None = None, history: bool = False,
-             now: datetime | None = None) -> builtins.list[Memory]:  # fmt: skip
+    def list(
+        self, *, type: str | None = None, tag: str | None = None, history: bool = False, now: datetime | None = None
+    ) -> builtins.list[Memory]:
         """Every current memory of the namespace (sub-folders included), sorted by name.
 
         ``history=True`` lists superseded, expired and future ones too (``Memory.state`` tells which).
@@ -984,8 +1107,17 @@ class MemoryStore:
             SemanticSearchError: ``semantic=True`` and the vault has no embedding model.
         """
         since, until = iso_range(since, until)
-        hits = self.engine.search(query, k=k, namespace=self.namespace, type=type, tags=list(tags),
-                                  since=since, until=until, history=history, semantic=semantic)  # fmt: skip
+        hits = self.engine.search(
+            query,
+            k=k,
+            namespace=self.namespace,
+            type=type,
+            tags=list(tags),
+            since=since,
+            until=until,
+            history=history,
+            semantic=semantic,
+        )
         return hits + linked_hits(self.engine, hits, follow_links, namespace=self.namespace)
 
     def history(self, ref: str) -> builtins.list[Revision]:
@@ -1019,9 +1151,19 @@ class MemoryStore:
 
     # -- helpers ---------------------------------------------------------------
 
-    def _new_document(self, body: str, *, title: str | None, tags: Sequence[str], type: str | None,
-                      metadata: Mapping[str, Any] | None, source: str | None, provenance: str | None,
-                      session: str | None, on_secret: str) -> Document:  # fmt: skip
+    def _new_document(
+        self,
+        body: str,
+        *,
+        title: str | None,
+        tags: Sequence[str],
+        type: str | None,
+        metadata: Mapping[str, Any] | None,
+        source: str | None,
+        provenance: str | None,
+        session: str | None,
+        on_secret: str,
+    ) -> Document:
         """A new memory's document: checked, stamped (id, created, updated, provenance), screened."""
         _check_text("body", body)
         _check_policy(on_secret)
@@ -1064,10 +1206,11 @@ class MemoryStore:
         named = lifecycle.check(metadata)
         known = set(lifecycle.named(before or {})) | set(arriving)
         for memory_id in named:
-            if memory_id not in known and self.engine.path_of(memory_id) is None \
-                    and not self._proposes_id(memory_id):  # fmt: skip
-                raise ValidityError(f"{memory_id!r} (in supersedes or superseded_by) is not the id of any memory in "
-                                    "this vault; `memfs ls` lists what exists")  # fmt: skip
+            if memory_id not in known and self.engine.path_of(memory_id) is None and not self._proposes_id(memory_id):
+                raise ValidityError(
+                    f"{memory_id!r} (in supersedes or superseded_by) is not the id of any memory in "
+                    "this vault; `memfs ls` lists what exists"
+                )
 
     def _proposes_id(self, memory_id: str) -> bool:
         """True when this store writes proposals and one waiting in its namespace creates ``memory_id``.
@@ -1141,8 +1284,14 @@ class MemoryStore:
 
     def _memory(self, rel: str, doc: Document, proposal: Proposal | None = None) -> Memory:
         name = name_in(rel, self.namespace)
-        return Memory(self.namespace, name, dict(doc.metadata), doc.body, doc.title(name),
-                      proposal.id if proposal is not None else None)  # fmt: skip
+        return Memory(
+            self.namespace,
+            name,
+            dict(doc.metadata),
+            doc.body,
+            doc.title(name),
+            proposal.id if proposal is not None else None,
+        )
 
 
 def new_id() -> str:
@@ -1204,8 +1353,11 @@ def screen_secrets(
     screened = doc.with_body(redact(doc.body)[0]).with_metadata(changes)
     left = find_secrets(dumps(screened))
     if left:
-        raise SecretError(f"The front matter holds a credential ({describe(left)}) outside any value, where it "
-                          "cannot be redacted; remove it and write again.", tuple(f.kind for f in left))  # fmt: skip
+        raise SecretError(
+            f"The front matter holds a credential ({describe(left)}) outside any value, where it "
+            "cannot be redacted; remove it and write again.",
+            tuple(f.kind for f in left),
+        )
     return screened
 
 
@@ -1224,8 +1376,10 @@ def _check_name(name: str, on_secret: str) -> str:
     """``name`` unless it holds a credential (a name cannot be redacted: it would name another file)."""
     findings = [] if on_secret == "allow" or not isinstance(name, str) else find_secrets(name)
     if findings:
-        raise SecretError(f"The name holds a credential ({describe(findings)}); choose a name without it.",
-                          tuple(f.kind for f in findings))  # fmt: skip
+        raise SecretError(
+            f"The name holds a credential ({describe(findings)}); choose a name without it.",
+            tuple(f.kind for f in findings),
+        )
     return name
 
 
@@ -1235,9 +1389,11 @@ def _check_policy(on_secret: str) -> None:
 
 
 def _secret_error(findings: builtins.list[Any]) -> SecretError:
-    return SecretError(f"The text holds a credential ({describe(findings)}); memfs does not store it. "
-                       "Remove it, or store the text with it replaced by [REDACTED].",
-                       tuple(f.kind for f in findings))  # fmt: skip
+    return SecretError(
+        f"The text holds a credential ({describe(findings)}); memfs does not store it. "
+        "Remove it, or store the text with it replaced by [REDACTED].",
+        tuple(f.kind for f in findings),
+    )
 
 
 def _trailers(op: str, doc: Document) -> dict[str, str]:

@@ -123,8 +123,9 @@ class SyncResult:
         return asdict(self)
 
 
-def sync(engine: WriteEngine, remote: str = "origin", branch: str | None = None, *,
-         max_rounds: int = MAX_ROUNDS) -> SyncResult:  # fmt: skip
+def sync(
+    engine: WriteEngine, remote: str = "origin", branch: str | None = None, *, max_rounds: int = MAX_ROUNDS
+) -> SyncResult:
     """Fetch ``branch`` of ``remote``, join it with this vault's history, push the result.
 
     Args:
@@ -140,8 +141,10 @@ def sync(engine: WriteEngine, remote: str = "origin", branch: str | None = None,
     """
     history = engine.history
     if history.prefix:
-        raise SyncError(f"{engine.root} is a folder inside a larger git repository; sync the repository "
-                        "with git, or give the vault a repository of its own")  # fmt: skip
+        raise SyncError(
+            f"{engine.root} is a folder inside a larger git repository; sync the repository "
+            "with git, or give the vault a repository of its own"
+        )
     if not isinstance(remote, str) or remote not in history.remotes():
         raise SyncError(f"no remote named {remote!r}; add one with `git remote add {remote} URL`")
     branch = branch or history.branch()
@@ -224,8 +227,12 @@ def commit_removed_links(engine: WriteEngine, removed: list[str], why: str) -> N
     tracked = set(engine.history.tracked(head)) if head else set()
     gone = [rel for rel in removed if rel in tracked]
     if gone:
-        engine.commit(gone, f"{why}: removed {len(gone)} symbolic links memfs never follows",
-                      {"Memfs-Op": "sync"}, contents=dict.fromkeys(gone))  # fmt: skip
+        engine.commit(
+            gone,
+            f"{why}: removed {len(gone)} symbolic links memfs never follows",
+            {"Memfs-Op": "sync"},
+            contents=dict.fromkeys(gone),
+        )
     for rel in removed:
         log.warning("%s: removed the symbolic link %s (memfs never follows links; an editor would)", why, rel)
 
@@ -391,17 +398,23 @@ def _refuse_purged(engine: WriteEngine, ours: str | None, theirs: str, sent: byt
     try:
         versions = history.new_blobs(theirs, ours, limit=MAX_TRANSCRIPT_BYTES)
         if any(every.is_purged(data) for data in versions):
-            raise SyncError("the remote still holds content purged from this vault; purge it there "
-                            "too (`memfs purge ... --rewrite-remotes` from a clone that has it) before "
-                            "syncing")  # fmt: skip
+            raise SyncError(
+                "the remote still holds content purged from this vault; purge it there "
+                "too (`memfs purge ... --rewrite-remotes` from a clone that has it) before "
+                "syncing"
+            )
     except FileTooLargeError as exc:  # unread, so it cannot be shown free of purged content
-        raise SyncError(f"the remote's history holds a file version of {exc.size:,} bytes, larger than "
-                        f"{exc.limit:,}; this vault has purged content, and memfs takes in no history "
-                        "it cannot check for it") from exc  # fmt: skip
+        raise SyncError(
+            f"the remote's history holds a file version of {exc.size:,} bytes, larger than "
+            f"{exc.limit:,}; this vault has purged content, and memfs takes in no history "
+            "it cannot check for it"
+        ) from exc
     if ours and (there.blobs - here.blobs or there.texts - here.texts):
         if any(there.is_purged(data) for data in history.new_blobs(ours, theirs)):
-            raise SyncError("the remote purged content this vault still holds; clone the vault again "
-                            "from the remote (`memfs clone`), or purge the same content here first")  # fmt: skip
+            raise SyncError(
+                "the remote purged content this vault still holds; clone the vault again "
+                "from the remote (`memfs clone`), or purge the same content here first"
+            )
 
 
 def _check_tombstones_sent(here: Tombstones, there: Tombstones) -> None:
@@ -414,7 +427,7 @@ def _check_tombstones_sent(here: Tombstones, there: Tombstones) -> None:
             f"a sync takes at most {MAX_NEW_TOMBSTONES:,} entries and {MAX_NEW_TEXT_LENGTHS} text lengths from a "
             "remote (each length is checked against every byte synced, forever after); nothing was taken in. "
             "If those purges are meant, clone the vault again from the remote (`memfs clone`)"
-        )  # fmt: skip
+        )
 
 
 def _limit(path: str) -> int:
@@ -530,8 +543,9 @@ def resolve(engine: WriteEngine, path: str, keep: str | bytes, *, copy: str | No
     if keep == "remote":
         chosen = [c for c in mine if copy is None or c.copy == copy]
         if len(chosen) != 1:
-            raise InvalidArgumentError(f"{path} has {len(mine)} conflict copies; name the one to keep: "
-                                       + ", ".join(c.copy for c in mine))  # fmt: skip
+            raise InvalidArgumentError(
+                f"{path} has {len(mine)} conflict copies; name the one to keep: " + ", ".join(c.copy for c in mine)
+            )
         data: bytes | None = engine.read_bytes(chosen[0].copy)  # through the path gate, bounded
     elif keep == "local":
         data = None
@@ -549,11 +563,15 @@ def resolve(engine: WriteEngine, path: str, keep: str | bytes, *, copy: str | No
 
 def report_lines(report: SyncResult) -> list[str]:
     """The report as lines a person reads (``memfs sync``)."""
-    lines = [f"{len(report.received)} files in from {report.remote}/{report.branch}"
-             + (f" ({len(report.merged)} merged)" if report.merged else "")
-             + ("; pushed" if report.pushed else "; nothing to push")]  # fmt: skip
-    lines += [f"conflict: {c.path} (theirs kept as {c.copy}; `memfs resolve {c.path} --keep local|remote|FILE`)"
-              for c in report.conflicts]  # fmt: skip
+    lines = [
+        f"{len(report.received)} files in from {report.remote}/{report.branch}"
+        + (f" ({len(report.merged)} merged)" if report.merged else "")
+        + ("; pushed" if report.pushed else "; nothing to push")
+    ]
+    lines += [
+        f"conflict: {c.path} (theirs kept as {c.copy}; `memfs resolve {c.path} --keep local|remote|FILE`)"
+        for c in report.conflicts
+    ]
     lines += report.deletions
     lines += [f"skipped: {s}" for s in report.skipped]
     lines += [f"note: {n}" for n in report.notes]

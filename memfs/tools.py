@@ -103,8 +103,9 @@ class Command:
 Handler = Callable[..., str]
 
 
-def _command(name: str, description: str, *, writes: bool, native: bool,
-             **parameters: tuple[dict[str, Any], bool, str]) -> Callable[[Handler], Handler]:  # fmt: skip
+def _command(
+    name: str, description: str, *, writes: bool, native: bool, **parameters: tuple[dict[str, Any], bool, str]
+) -> Callable[[Handler], Handler]:
     """Register a :class:`MemoryTools` method as a command (one definition per command)."""
 
     def register(handler: Callable[..., str]) -> Callable[..., str]:
@@ -118,8 +119,10 @@ def _command(name: str, description: str, *, writes: bool, native: bool,
 REGISTRY: dict[str, Command] = {}
 #: What the search command says it does, by the vault's model: with one it ranks by meaning too.
 SEARCH_BY_WORDS = "Search all memories for the words of a query; returns paths, titles and snippets."
-SEARCH_BY_MEANING = ("Search all memories by meaning: finds memories that answer the query in other words too; "
-                     "returns paths, titles and snippets.")  # fmt: skip
+SEARCH_BY_MEANING = (
+    "Search all memories by meaning: finds memories that answer the query in other words too; "
+    "returns paths, titles and snippets."
+)
 
 
 @dataclass(frozen=True)
@@ -260,8 +263,10 @@ class MemoryTools:
         if isinstance(error, ToolCallError):
             return self._scrub(str(error))
         if isinstance(error, FileTooLargeError):
-            return (f"The file {shown} is {error.size:,} bytes, larger than the {error.limit:,} bytes memory tools "
-                    "read; a person must shorten or remove it. Nothing was changed.")  # fmt: skip
+            return (
+                f"The file {shown} is {error.size:,} bytes, larger than the {error.limit:,} bytes memory tools "
+                "read; a person must shorten or remove it. Nothing was changed."
+            )
         if isinstance(error, (ContentError, ValidityError)):
             return self._scrub(f"{error}. Nothing was written.".replace(".. ", ". "))
         if isinstance(error, RevisionNotFoundError):
@@ -276,14 +281,20 @@ class MemoryTools:
         if isinstance(error, AlreadyExistsError):
             return self._scrub(f"Cannot use {args.get('new_path', shown)}: {error}.")
         if isinstance(error, ConflictMarkersError):
-            return (f"The file {shown} holds unresolved merge conflict markers from a person's git merge or "
-                    "rebase; it cannot be changed until a person resolves them. Nothing was changed.")  # fmt: skip
+            return (
+                f"The file {shown} holds unresolved merge conflict markers from a person's git merge or "
+                "rebase; it cannot be changed until a person resolves them. Nothing was changed."
+            )
         if isinstance(error, RepositoryStateError):
-            return (f"Memories cannot be changed right now: a person's git {error.operation} is in progress in "
-                    "the memory's repository. Nothing was changed; try again later.")  # fmt: skip
+            return (
+                f"Memories cannot be changed right now: a person's git {error.operation} is in progress in "
+                "the memory's repository. Nothing was changed; try again later."
+            )
         if isinstance(error, ConflictError):
-            return (f"The file {shown} was changed (by a person or another agent) while you edited it. "
-                    "View it again, then make your edit.")  # fmt: skip
+            return (
+                f"The file {shown} was changed (by a person or another agent) while you edited it. "
+                "View it again, then make your edit."
+            )
         if isinstance(error, PathError):
             return self._scrub(f"Invalid path: {error}")
         if isinstance(error, DocumentError):
@@ -333,8 +344,9 @@ class MemoryTools:
         target = _Target(self.stores[namespace], name, path)
         rel = self._rel(target)
         if proposes(self.scopes, rel):  # granted for proposing only: this store writes proposals
-            target = _Target(MemoryStore(self.engine, namespace, propose=True, writer="agent", session=self.session),
-                             name, path)  # fmt: skip
+            target = _Target(
+                MemoryStore(self.engine, namespace, propose=True, writer="agent", session=self.session), name, path
+            )
         self._check_no_links(rel, path)
         parent = (self.engine.root / rel).parent
         while parent != self.engine.root and not parent.exists():
@@ -359,8 +371,9 @@ class MemoryTools:
         try:
             check_writable(self.scopes, self._rel(target))
         except ReadOnlyError:
-            raise ToolCallError(f"The path {path} is in a read-only part of your memory; you can view and search it "
-                                "but not change it.") from None  # fmt: skip
+            raise ToolCallError(
+                f"The path {path} is in a read-only part of your memory; you can view and search it but not change it."
+            ) from None
 
     def _check_no_links(self, rel: str, shown: str) -> None:
         current = self.engine.root
@@ -416,12 +429,19 @@ class MemoryTools:
             raise ToolCallError(f"The file {path} contains NUL bytes; it is binary, not a memory.")
         return text, data
 
-    @_command("view", "Show a folder of /memories (files and sub-folders two levels deep, with sizes) or a file "
-              "with line numbers. Start every task by viewing /memories.", writes=False, native=True,
-              path=(_STR, True, "A folder or file under /memories, e.g. /memories or /memories/notes.md."),
-              view_range=({"type": "array", "items": _INT, "minItems": 2, "maxItems": 2}, False,
-                          "Optional [start_line, end_line] of a file to show; end_line -1 means to the end."),
-              )  # fmt: skip
+    @_command(
+        "view",
+        "Show a folder of /memories (files and sub-folders two levels deep, with sizes) or a file "
+        "with line numbers. Start every task by viewing /memories.",
+        writes=False,
+        native=True,
+        path=(_STR, True, "A folder or file under /memories, e.g. /memories or /memories/notes.md."),
+        view_range=(
+            {"type": "array", "items": _INT, "minItems": 2, "maxItems": 2},
+            False,
+            "Optional [start_line, end_line] of a file to show; end_line -1 means to the end.",
+        ),
+    )
     def _view(self, path: str, view_range: Sequence[int] | None = None) -> str:
         target = self._resolve(path)
         file = self._file(target)
@@ -447,8 +467,11 @@ class MemoryTools:
         self._seen[self._rel(target)] = _sha(data)
         numbered = [f"{str(i + start).rjust(LINE_NUMBER_WIDTH)}\t{line}" for i, line in enumerate(lines)]
         note = f" (your proposal: {PROPOSED_NOTE})" if own is not None else ""
-        return (f"Here's the content of {path}{note} with line numbers:\n" + "\n".join(numbered)
-                + f"\n(end of {path}: {DATA_NOTE})")  # fmt: skip
+        return (
+            f"Here's the content of {path}{note} with line numbers:\n"
+            + "\n".join(numbered)
+            + f"\n(end of {path}: {DATA_NOTE})"
+        )
 
     def _listing(self, target: _Target) -> str:
         items: list[tuple[str, str]] = []
@@ -473,8 +496,10 @@ class MemoryTools:
             what = (
                 "1 memory that no longer holds is" if left_out == 1 else f"{left_out} memories that no longer hold are"
             )
-            lines.append(f"({what} not listed: superseded, expired or not yet valid; search with history=true "
-                         "finds them, and view shows any file by its path)")  # fmt: skip
+            lines.append(
+                f"({what} not listed: superseded, expired or not yet valid; search with history=true "
+                "finds them, and view shows any file by its path)"
+            )
         lines += [f"{s}\t{shown}/{p} (your proposal, not accepted yet)" for s, p in self._proposed_files(target)]
         return header + "\n" + "\n".join(lines)
 
@@ -487,14 +512,17 @@ class MemoryTools:
         for store in self.stores.values():
             for proposal in store.own_proposals():
                 path = proposal.path
-                if proposal.action == "write" and path.startswith(folder) and readable(self.scopes, path) \
-                        and not os.path.lexists(self.engine.root / path):  # fmt: skip
+                if (
+                    proposal.action == "write"
+                    and path.startswith(folder)
+                    and readable(self.scopes, path)
+                    and not os.path.lexists(self.engine.root / path)
+                ):
                     size = _format_size(len((proposal.text or "").encode("utf-8")))
                     found[path] = (size, one_line(path[len(folder) :]))
         return sorted(found.values(), key=lambda item: item[1])
 
-    def _collect(self, folder: Any, prefix: str, depth: int, items: list[tuple[str, str]],
-                 hidden: set[str]) -> None:  # fmt: skip
+    def _collect(self, folder: Any, prefix: str, depth: int, items: list[tuple[str, str]], hidden: set[str]) -> None:
         if depth > 2:
             return
         rel = os.path.relpath(folder, self.engine.root).replace(os.sep, "/")
@@ -524,10 +552,14 @@ class MemoryTools:
 
     # -- writing -----------------------------------------------------------------
 
-    @_command("create", "Create a new memory file. Fails if the file exists: edit it with str_replace or insert.",
-              writes=True, native=True,
-              path=(_STR, True, "Path of the new file, e.g. /memories/preferences.md."),
-              file_text=(_STR, True, "The whole content of the file (Markdown)."))  # fmt: skip
+    @_command(
+        "create",
+        "Create a new memory file. Fails if the file exists: edit it with str_replace or insert.",
+        writes=True,
+        native=True,
+        path=(_STR, True, "Path of the new file, e.g. /memories/preferences.md."),
+        file_text=(_STR, True, "The whole content of the file (Markdown)."),
+    )
     def _create(self, path: str, file_text: str) -> str:
         target = self._resolve(path)
         if target.is_root:
@@ -539,8 +571,14 @@ class MemoryTools:
             raise ToolCallError(f"File {path} already exists")
         with self.engine.locked():
             expect = self.engine.read_bytes(self._rel(target)) if exists else None
-            target.store.write_text(target.name, file_text, create=not exists, expect=expect,
-                                    max_bytes=self.max_bytes, trailers=self._trailers("create"))  # fmt: skip
+            target.store.write_text(
+                target.name,
+                file_text,
+                create=not exists,
+                expect=expect,
+                max_bytes=self.max_bytes,
+                trailers=self._trailers("create"),
+            )
         self._seen.pop(self._rel(target), None)
         return (
             f"File created successfully at: {path}"
@@ -575,10 +613,15 @@ class MemoryTools:
             "different fact, keep both."
         )
 
-    @_command("str_replace", "Replace text that occurs exactly once in a memory file.", writes=True, native=True,
-              path=(_STR, True, "The file to edit."),
-              old_str=(_STR, True, "Text that occurs exactly once in the file."),
-              new_str=(_STR, True, "The text to put in its place (may be empty)."))  # fmt: skip
+    @_command(
+        "str_replace",
+        "Replace text that occurs exactly once in a memory file.",
+        writes=True,
+        native=True,
+        path=(_STR, True, "The file to edit."),
+        old_str=(_STR, True, "Text that occurs exactly once in the file."),
+        new_str=(_STR, True, "The text to put in its place (may be empty)."),
+    )
     def _str_replace(self, path: str, old_str: str, new_str: str) -> str:
         if old_str == "":
             raise ToolCallError(
@@ -605,13 +648,22 @@ class MemoryTools:
         new_lines = final.split("\n")
         first, last = max(0, changed - 2), min(len(new_lines), changed + 3)
         snippet = [f"{str(n).rjust(LINE_NUMBER_WIDTH)}\t{new_lines[n - 1]}" for n in range(first + 1, last + 1)]
-        return ("The memory file has been edited. Here is the snippet showing the change (with line numbers):\n"
-                + "\n".join(snippet) + self._proposed(target, line=True) + _redaction_note(new_str))  # fmt: skip
+        return (
+            "The memory file has been edited. Here is the snippet showing the change (with line numbers):\n"
+            + "\n".join(snippet)
+            + self._proposed(target, line=True)
+            + _redaction_note(new_str)
+        )
 
-    @_command("insert", "Insert text into a memory file after a given line (0 = at the top).", writes=True,
-              native=True, path=(_STR, True, "The file to edit."),
-              insert_line=(_INT, True, "Insert after this line; 0 inserts before the first line."),
-              insert_text=(_STR, True, "The text to insert."))  # fmt: skip
+    @_command(
+        "insert",
+        "Insert text into a memory file after a given line (0 = at the top).",
+        writes=True,
+        native=True,
+        path=(_STR, True, "The file to edit."),
+        insert_line=(_INT, True, "Insert after this line; 0 inserts before the first line."),
+        insert_text=(_STR, True, "The text to insert."),
+    )
     def _insert(self, path: str, insert_line: int, insert_text: str) -> str:
         target = self._resolve(path)
         with self.engine.locked():
@@ -654,8 +706,15 @@ class MemoryTools:
 
     def _write_edit(self, target: _Target, edited: str, before: str, raw: bytes, command: str) -> str:
         assert target.store is not None
-        final = target.store.write_text(target.name, edited, create=False, expect=raw, before=before,
-                                        max_bytes=self.max_bytes, trailers=self._trailers(command))  # fmt: skip
+        final = target.store.write_text(
+            target.name,
+            edited,
+            create=False,
+            expect=raw,
+            before=before,
+            max_bytes=self.max_bytes,
+            trailers=self._trailers(command),
+        )
         rel = self._rel(target)
         if rel in self._seen:
             self._seen[rel] = _sha(final.encode("utf-8"))
@@ -672,8 +731,13 @@ class MemoryTools:
             return ""
         return ("\n" if line else " ") + f"(It is a proposal: {PROPOSED_NOTE}.)"
 
-    @_command("delete", "Delete a memory file or folder (it stays in the history and can be restored).",
-              writes=True, native=True, path=(_STR, True, "The file or folder to delete."))  # fmt: skip
+    @_command(
+        "delete",
+        "Delete a memory file or folder (it stays in the history and can be restored).",
+        writes=True,
+        native=True,
+        path=(_STR, True, "The file or folder to delete."),
+    )
     def _delete(self, path: str) -> str:
         target = self._resolve(path)
         if target.is_root:
@@ -691,9 +755,14 @@ class MemoryTools:
         self._seen.pop(self._rel(target), None)
         return f"Successfully deleted {path}" + self._proposed(target, proposing=proposing)
 
-    @_command("rename", "Rename or move a memory file or folder.", writes=True, native=True,
-              old_path=(_STR, True, "The file or folder to rename."),
-              new_path=(_STR, True, "Its new path; must not exist yet."))  # fmt: skip
+    @_command(
+        "rename",
+        "Rename or move a memory file or folder.",
+        writes=True,
+        native=True,
+        old_path=(_STR, True, "The file or folder to rename."),
+        new_path=(_STR, True, "Its new path; must not exist yet."),
+    )
     def _rename(self, old_path: str, new_path: str) -> str:
         source, dest = self._resolve(old_path), self._resolve(new_path)
         if source.is_root:
@@ -717,17 +786,32 @@ class MemoryTools:
 
     # -- memfs's own commands ----------------------------------------------------
 
-    @_command("search", SEARCH_BY_WORDS,
-              writes=False, native=False,
-              query=(_STR, True, "What to look for, in plain words."),
-              namespace=(_STR, False, "Only this sub-folder of /memories, e.g. travel."),
-              type=(_STR, False, "Only memories of this type (fact, preference, instruction, ...)."),
-              tag=(_STR, False, "Only memories with this tag, or a tag nested under it (project finds project/atlas)."),
-              k=(_INT, False, f"How many results (1-{MAX_SEARCH_RESULTS}, default 5)."),
-              history=(_BOOL, False, "Also find memories that no longer hold (superseded or expired), each "
-                                     "with when it held. Default false: only current memories."))  # fmt: skip
-    def _search(self, query: str, namespace: str | None = None, type: str | None = None,
-                tag: str | None = None, k: int = 5, history: bool = False) -> str:  # fmt: skip
+    @_command(
+        "search",
+        SEARCH_BY_WORDS,
+        writes=False,
+        native=False,
+        query=(_STR, True, "What to look for, in plain words."),
+        namespace=(_STR, False, "Only this sub-folder of /memories, e.g. travel."),
+        type=(_STR, False, "Only memories of this type (fact, preference, instruction, ...)."),
+        tag=(_STR, False, "Only memories with this tag, or a tag nested under it (project finds project/atlas)."),
+        k=(_INT, False, f"How many results (1-{MAX_SEARCH_RESULTS}, default 5)."),
+        history=(
+            _BOOL,
+            False,
+            "Also find memories that no longer hold (superseded or expired), each "
+            "with when it held. Default false: only current memories.",
+        ),
+    )
+    def _search(
+        self,
+        query: str,
+        namespace: str | None = None,
+        type: str | None = None,
+        tag: str | None = None,
+        k: int = 5,
+        history: bool = False,
+    ) -> str:
         hits, scopes = self._hits(query, namespace, type, tag, k, history)
         own = self._own_matches(query, scopes)
         if not hits and not own:
@@ -756,19 +840,32 @@ class MemoryTools:
         args = dict(arguments)
         args.pop("command", None)
         _check_arguments(REGISTRY["search"], args)
-        hits, _ = self._hits(args["query"], args.get("namespace"), args.get("type"), args.get("tag"),
-                             args.get("k", 5), args.get("history", False))  # fmt: skip
+        hits, _ = self._hits(
+            args["query"],
+            args.get("namespace"),
+            args.get("type"),
+            args.get("tag"),
+            args.get("k", 5),
+            args.get("history", False),
+        )
         results = []
         for hit in hits:
-            found = {"path": self._virtual(hit.path), "title": hit.title, "type": hit.type, "updated": hit.updated,
-                     "score": round(float(hit.score), 4), "snippet": hit.snippet or ""}  # fmt: skip
+            found = {
+                "path": self._virtual(hit.path),
+                "title": hit.title,
+                "type": hit.type,
+                "updated": hit.updated,
+                "score": round(float(hit.score), 4),
+                "snippet": hit.snippet or "",
+            }
             if args.get("history"):
                 found["state"] = getattr(hit, "state", None)
             results.append({k: redact(v)[0] if isinstance(v, str) else v for k, v in found.items()})
         return results
 
-    def _hits(self, query: str, namespace: str | None, type: str | None, tag: str | None, k: int,
-              history: bool) -> tuple[list[Any], list[str]]:  # fmt: skip
+    def _hits(
+        self, query: str, namespace: str | None, type: str | None, tag: str | None, k: int, history: bool
+    ) -> tuple[list[Any], list[str]]:
         """The ranked hits of a search within this memory, and the namespaces searched."""
         if not 1 <= k <= MAX_SEARCH_RESULTS:
             raise ToolCallError(f"k must be from 1 to {MAX_SEARCH_RESULTS}, got {_echo(k)}.")
@@ -786,8 +883,9 @@ class MemoryTools:
                     raise ToolCallError(f"The namespace {_echo(namespace)} is outside your memory.")
         hits = []
         for scope in scopes:
-            found = self.engine.search(query, k=k, namespace=scope, type=type, tags=[tag] if tag else [],
-                                       history=history)  # fmt: skip
+            found = self.engine.search(
+                query, k=k, namespace=scope, type=type, tags=[tag] if tag else [], history=history
+            )
             # whatever search returned, only what lies in the folder asked for and in this memory
             hits += [h for h in found if in_namespace(h.path, scope) and readable(self.scopes, h.path)]
         return sorted(hits, key=lambda h: -h.score)[:k], scopes
@@ -801,8 +899,12 @@ class MemoryTools:
         for store in self.stores.values():
             for proposal in store.own_proposals():
                 text = (proposal.text or "").lower()
-                if proposal.action == "write" and any(in_namespace(proposal.path, s) for s in scopes) \
-                        and readable(self.scopes, proposal.path) and words & set(re.findall(r"\w+", text)):  # fmt: skip
+                if (
+                    proposal.action == "write"
+                    and any(in_namespace(proposal.path, s) for s in scopes)
+                    and readable(self.scopes, proposal.path)
+                    and words & set(re.findall(r"\w+", text))
+                ):
                     found[proposal.id] = proposal
         return list(found.values())
 
@@ -813,8 +915,13 @@ class MemoryTools:
             lines.append(f"- {one_line(shown)} ({proposal.op})")
         return "\n".join(lines)
 
-    @_command("history", "List the past versions of a memory file: revision, date, author and what changed.",
-              writes=False, native=False, path=(_STR, True, "The file whose past versions to list."))  # fmt: skip
+    @_command(
+        "history",
+        "List the past versions of a memory file: revision, date, author and what changed.",
+        writes=False,
+        native=False,
+        path=(_STR, True, "The file whose past versions to list."),
+    )
     def _history(self, path: str) -> str:
         target = self._resolve(path)
         if target.is_root:
@@ -864,9 +971,14 @@ class MemoryTools:
         lines += [f"- {self._virtual(source)}" for source in sources]
         return "\n".join(lines)
 
-    @_command("restore", "Bring a memory file back as it was at a revision listed by history.", writes=True,
-              native=False, path=(_STR, True, "The file to bring back (it may have been deleted)."),
-              revision=(_STR, True, "A revision id from the history command."))  # fmt: skip
+    @_command(
+        "restore",
+        "Bring a memory file back as it was at a revision listed by history.",
+        writes=True,
+        native=False,
+        path=(_STR, True, "The file to bring back (it may have been deleted)."),
+        revision=(_STR, True, "A revision id from the history command."),
+    )
     def _restore(self, path: str, revision: str) -> str:
         target = self._resolve(path)
         if target.is_root:
@@ -892,16 +1004,23 @@ class MemoryTools:
             return f"[{hit.state}: held {span}; superseded by {by}]"
         return f"[{hit.state}: holds {span}]" if hit.state == lifecycle.CURRENT else f"[{hit.state}: {span}]"
 
-    @_command("supersede", "Replace a memory whose fact changed with a newer one. The old file stays as history "
-              "(valid until now, superseded by the new one) and is no longer listed, searched or recalled. Give "
-              "new_text for a new memory, or by_path for an existing one that replaces it.", writes=True,
-              native=False, path=(_STR, True, "The memory that no longer holds, e.g. /memories/home-city.md."),
-              new_text=(_STR, False, "The changed fact, as the new memory's text (it keeps the old title and type)."),
-              by_path=(_STR, False, "Instead of new_text: an existing memory file that replaces it."))  # fmt: skip
+    @_command(
+        "supersede",
+        "Replace a memory whose fact changed with a newer one. The old file stays as history "
+        "(valid until now, superseded by the new one) and is no longer listed, searched or recalled. Give "
+        "new_text for a new memory, or by_path for an existing one that replaces it.",
+        writes=True,
+        native=False,
+        path=(_STR, True, "The memory that no longer holds, e.g. /memories/home-city.md."),
+        new_text=(_STR, False, "The changed fact, as the new memory's text (it keeps the old title and type)."),
+        by_path=(_STR, False, "Instead of new_text: an existing memory file that replaces it."),
+    )
     def _supersede(self, path: str, new_text: str | None = None, by_path: str | None = None) -> str:
         if (new_text is None) == (by_path is None):
-            raise ToolCallError("supersede needs exactly one of new_text (the changed fact) or by_path (an existing "
-                                "memory that replaces it).")  # fmt: skip
+            raise ToolCallError(
+                "supersede needs exactly one of new_text (the changed fact) or by_path (an existing "
+                "memory that replaces it)."
+            )
         target = self._resolve(path)
         if target.is_root:
             raise ToolCallError("supersede takes a memory file, not the memory folder.")
@@ -914,22 +1033,31 @@ class MemoryTools:
             by = self._resolve(by_path)
             same = by.store is not None and by.store.namespace == target.store.namespace  # not identity: see _resolve
             if not same or not by.name.endswith(".md") or not self._file(by).is_file():
-                raise ToolCallError(f"by_path must be an existing memory file in the same folder of your memory "
-                                    f"as {path}, got {_echo(by_path)}.")  # fmt: skip
+                raise ToolCallError(
+                    f"by_path must be an existing memory file in the same folder of your memory "
+                    f"as {path}, got {_echo(by_path)}."
+                )
             by_name = by.name
         with self.engine.locked():
-            new = target.store.supersede(target.name, new_text, by=by_name, provenance="agent" if new_text else None,
-                                         session=self.session if new_text else None,
-                                         trailers=self._trailers("supersede"))  # fmt: skip
+            new = target.store.supersede(
+                target.name,
+                new_text,
+                by=by_name,
+                provenance="agent" if new_text else None,
+                session=self.session if new_text else None,
+                trailers=self._trailers("supersede"),
+            )
         self._seen.pop(self._rel(target), None)
         shown = self._virtual(new.path)
         if new.proposal is not None:
-            return (f"Proposed superseding {path} by {shown}; until a person accepts it, {path} still holds and is "
-                    f"listed and recalled. (It is a proposal: {PROPOSED_NOTE}.)") + (
-                        _redaction_note(new_text) if new_text else "")  # fmt: skip
-        return (f"Superseded {path} by {shown}: {path} stays as history (valid until "
-                f"{new.metadata.get('valid_from', 'now')}) and is no longer listed or recalled.") + (
-                    _redaction_note(new_text) if new_text else "")  # fmt: skip
+            return (
+                f"Proposed superseding {path} by {shown}; until a person accepts it, {path} still holds and is "
+                f"listed and recalled. (It is a proposal: {PROPOSED_NOTE}.)"
+            ) + (_redaction_note(new_text) if new_text else "")
+        return (
+            f"Superseded {path} by {shown}: {path} stays as history (valid until "
+            f"{new.metadata.get('valid_from', 'now')}) and is no longer listed or recalled."
+        ) + (_redaction_note(new_text) if new_text else "")
 
     def clear_all(self) -> str:
         """Delete every memory file this agent may write, in one commit a person can undo.
@@ -944,8 +1072,9 @@ class MemoryTools:
         trailers = {"Memfs-Op": "delete", **self._trailers("clear_all_memory")}
         with self.engine.locked(), self.engine.batch("memory: clear all memory", trailers=trailers):
             for namespace in self.writable:
-                store = self.stores.get(namespace) or MemoryStore(self.engine, namespace, writer="agent",
-                                                                   session=self.session)  # fmt: skip
+                store = self.stores.get(namespace) or MemoryStore(
+                    self.engine, namespace, writer="agent", session=self.session
+                )
                 if (self.engine.root / MEMORIES_DIR / namespace).is_dir():
                     store.delete_folder("", trailers=trailers)
         self._seen.clear()
@@ -967,8 +1096,10 @@ class MemoryTools:
                 {"name": f"memory_{c.name}", "description": self._describe(c), "input_schema": _schema([c])}
                 for c in extra
             ]
-        return [{"name": name, "description": text, "input_schema": schema}
-                for name, text, schema in self._definitions(single)]  # fmt: skip
+        return [
+            {"name": name, "description": text, "input_schema": schema}
+            for name, text, schema in self._definitions(single)
+        ]
 
     def openai_tools(self, *, api: str = "responses", single: bool = True) -> list[dict[str, Any]]:
         """Function tools for OpenAI: ``api="responses"`` or ``api="chat"`` (Chat Completions)."""
@@ -993,8 +1124,9 @@ class MemoryTools:
         try:
             from agents import FunctionTool
         except ImportError as exc:
-            raise ImportError("openai_agents_tools() needs the OpenAI Agents SDK: "
-                              "pip install 'memfs-vault[agents]'") from exc  # fmt: skip
+            raise ImportError(
+                "openai_agents_tools() needs the OpenAI Agents SDK: pip install 'memfs-vault[agents]'"
+            ) from exc
 
         def invoker(name: str) -> Callable[[Any, str], Awaitable[str]]:
             async def invoke(context: Any, arguments: str) -> str:
@@ -1002,9 +1134,16 @@ class MemoryTools:
 
             return invoke
 
-        return [FunctionTool(name=name, description=text, params_json_schema=schema, on_invoke_tool=invoker(name),
-                             strict_json_schema=False)
-                for name, text, schema in self._definitions(single)]  # fmt: skip
+        return [
+            FunctionTool(
+                name=name,
+                description=text,
+                params_json_schema=schema,
+                on_invoke_tool=invoker(name),
+                strict_json_schema=False,
+            )
+            for name, text, schema in self._definitions(single)
+        ]
 
     def _definitions(self, single: bool) -> list[tuple[str, str, dict[str, Any]]]:
         offered = [REGISTRY[c] for c in self.commands]
@@ -1038,8 +1177,10 @@ def _schema(commands: Sequence[Command], *, with_command: bool = False) -> dict[
             if param.required and not with_command:
                 required.append(name)
     if with_command:
-        properties = {"command": {"type": "string", "enum": [c.name for c in commands],
-                                  "description": "The command to run."}, **properties}  # fmt: skip
+        properties = {
+            "command": {"type": "string", "enum": [c.name for c in commands], "description": "The command to run."},
+            **properties,
+        }
         required = ["command"]
     return {"type": "object", "properties": properties, "required": required}
 
@@ -1053,8 +1194,10 @@ def _check_arguments(command: Command, args: dict[str, Any]) -> None:
     spec = command.parameters
     unknown = sorted(set(args) - set(spec))
     if unknown:
-        raise ToolCallError(f"Unknown parameter '{_echo(unknown[0])}' for the {command.name} command; "
-                            f"its parameters are: {', '.join(spec)}.")  # fmt: skip
+        raise ToolCallError(
+            f"Unknown parameter '{_echo(unknown[0])}' for the {command.name} command; "
+            f"its parameters are: {', '.join(spec)}."
+        )
     for name, param in spec.items():
         if name not in args or args[name] is None:
             if param.required:
@@ -1069,9 +1212,10 @@ def _check_arguments(command: Command, args: dict[str, Any]) -> None:
         if kind == "integer" and (not isinstance(value, int) or isinstance(value, bool)):
             raise ToolCallError(f"Parameter `{name}` must be an integer, got {_SHORT_REPR.repr(value)}.")
         if kind == "array" and (
-            not isinstance(value, (list, tuple)) or len(value) != 2
+            not isinstance(value, (list, tuple))
+            or len(value) != 2
             or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)
-        ):  # fmt: skip
+        ):
             raise ToolCallError(f"Parameter `{name}` must be a list of two integers, got {_SHORT_REPR.repr(value)}.")
 
 

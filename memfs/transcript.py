@@ -94,8 +94,14 @@ class Parsed:
 # -- rendering -------------------------------------------------------------------------
 
 
-def render_entry(item: Mapping[str, Any], n: int, time: str | None = None, *, kind: str = "item",
-                 meta: Mapping[str, Any] | None = None) -> bytes:  # fmt: skip
+def render_entry(
+    item: Mapping[str, Any],
+    n: int,
+    time: str | None = None,
+    *,
+    kind: str = "item",
+    meta: Mapping[str, Any] | None = None,
+) -> bytes:
     """The bytes of one entry: heading line, body, blank line."""
     if not isinstance(item, Mapping):
         raise TypeError(f"a transcript item must be a mapping, got {type(item).__name__}")
@@ -128,8 +134,13 @@ def render_entry(item: Mapping[str, Any], n: int, time: str | None = None, *, ki
     return bytes(heading.encode("utf-8") + data + b"\n\n")
 
 
-def render(items: Sequence[Mapping[str, Any]], metadata: Mapping[str, Any] | None = None,
-           *, start: int = 1, times: Sequence[str | None] | None = None) -> str:  # fmt: skip
+def render(
+    items: Sequence[Mapping[str, Any]],
+    metadata: Mapping[str, Any] | None = None,
+    *,
+    start: int = 1,
+    times: Sequence[str | None] | None = None,
+) -> str:
     """A whole transcript: front matter and every item."""
     head = new_head(metadata or {})
     body = b"".join(render_entry(item, start + i, times[i] if times else None) for i, item in enumerate(items))
@@ -216,8 +227,12 @@ def parse_entries(data: bytes, start: int = 0) -> tuple[list[Entry], list[Broken
     while boundary is not None:
         match = _HEADER.match(data, boundary.start())
         if match is None:
-            problems.append(BrokenEntry(boundary.start(), "broken entry heading (its memfs:entry comment does "
-                                        "not read as written); the entry is skipped"))  # fmt: skip
+            problems.append(
+                BrokenEntry(
+                    boundary.start(),
+                    "broken entry heading (its memfs:entry comment does not read as written); the entry is skipped",
+                )
+            )
             boundary = _skip_broken(data, boundary)
             continue
         body_start = match.end()

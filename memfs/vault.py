@@ -153,10 +153,16 @@ class Vault:
         if not create and not (root / MEMORIES_DIR).is_dir():
             raise VaultNotFoundError(f"{root} is not a memfs vault (no {MEMORIES_DIR}/ folder); {hint}")
         engine = WriteEngine(
-            root.resolve(), author=_identity(author) or DEFAULT_AGENT, person=_identity(person),
-            lock_timeout=lock_timeout, durable=durable, setup=create or commit_edits, freshness=freshness,
-            shared=shared, embedder=default_embedder() if embedder == "auto" else _embedder(embedder),
-        )  # fmt: skip
+            root.resolve(),
+            author=_identity(author) or DEFAULT_AGENT,
+            person=_identity(person),
+            lock_timeout=lock_timeout,
+            durable=durable,
+            setup=create or commit_edits,
+            freshness=freshness,
+            shared=shared,
+            embedder=default_embedder() if embedder == "auto" else _embedder(embedder),
+        )
         if reconcile:
             try:
                 engine.reconcile(commit=commit_edits)
@@ -168,8 +174,9 @@ class Vault:
     def __enter__(self) -> Vault:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:  # fmt: skip
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.close()
 
     def close(self) -> None:
@@ -229,8 +236,9 @@ class Vault:
 
     # -- factories -----------------------------------------------------------------------
 
-    def memories(self, namespace: str, *, propose: bool | None = None, writer: str | None = None,
-                 session: str | None = None) -> MemoryStore:  # fmt: skip
+    def memories(
+        self, namespace: str, *, propose: bool | None = None, writer: str | None = None, session: str | None = None
+    ) -> MemoryStore:
         """The memories of one namespace, such as ``users/alice``.
 
         ``propose=True`` makes every write through the store a proposal a person accepts or
@@ -279,12 +287,21 @@ class Vault:
             notes.append("the proposed text has malformed front matter: accepting it is refused")
             held = False
         if held:
-            notes.append("it carries a review marker (an instruction): once accepted it is still not injected "
-                         "until you clear that marker")  # fmt: skip
+            notes.append(
+                "it carries a review marker (an instruction): once accepted it is still not injected "
+                "until you clear that marker"
+            )
         return notes
 
-    def accept(self, refs: Iterable[str] = (), *, every: bool = False, session: str | None = None,
-               namespace: str | None = None, progress: Progress | None = None) -> list[Proposal]:  # fmt: skip
+    def accept(
+        self,
+        refs: Iterable[str] = (),
+        *,
+        every: bool = False,
+        session: str | None = None,
+        namespace: str | None = None,
+        progress: Progress | None = None,
+    ) -> list[Proposal]:
         """Make proposals facts, in one commit (``memfs undo`` reverts it), with the rest of their groups.
 
         Each memory is written as proposed (its text checked as any write's, credentials redacted)
@@ -312,8 +329,7 @@ class Vault:
             # a person's hand edit of a proposal is committed as theirs before memfs removes the file
             self.engine.commit_edits_first([p.file for p in chosen])
             arriving = {i for p in chosen if (i := _proposed_id(p)) is not None}
-            with self.engine.batch(f"review: accept {_count(chosen)}",
-                                   trailers={"Memfs-Op": "accept"}):  # fmt: skip
+            with self.engine.batch(f"review: accept {_count(chosen)}", trailers={"Memfs-Op": "accept"}):
                 for done, proposal in enumerate(chosen, 1):
                     self._apply(proposal, arriving)
                     self.engine.delete(proposal.file, message=f"accepted {proposal.id}")
@@ -321,8 +337,15 @@ class Vault:
                         progress(done, len(chosen))
             return chosen
 
-    def reject(self, refs: Iterable[str] = (), *, every: bool = False, session: str | None = None,
-               namespace: str | None = None, progress: Progress | None = None) -> list[Proposal]:  # fmt: skip
+    def reject(
+        self,
+        refs: Iterable[str] = (),
+        *,
+        every: bool = False,
+        session: str | None = None,
+        namespace: str | None = None,
+        progress: Progress | None = None,
+    ) -> list[Proposal]:
         """Drop proposals (with the rest of their groups) in one commit; no memory changes.
 
         ``memfs undo`` brings them back. Arguments as for :meth:`accept`.
@@ -343,8 +366,7 @@ class Vault:
                         progress(done, len(chosen))
             return chosen
 
-    def _chosen(self, refs: Iterable[str], every: bool, session: str | None,
-                namespace: str | None) -> list[Proposal]:  # fmt: skip
+    def _chosen(self, refs: Iterable[str], every: bool, session: str | None, namespace: str | None) -> list[Proposal]:
         if isinstance(refs, str):
             raise InvalidArgumentError("refs must be a list of proposal ids, not one string")
         if namespace is not None:
@@ -354,9 +376,11 @@ class Vault:
     def _check(self, proposal: Proposal) -> None:
         """ConflictError if the memory changed since ``proposal`` was made; ContentError if its text is unfit."""
         if proposals.stale(self.engine, proposal):
-            raise ConflictError(f"{label(proposal.path)} changed since {proposal.id} was proposed; accepting it "
-                                f"would lose that change. Reject it (`memfs reject {proposal.id}`), or "
-                                "edit the memory by hand.")  # fmt: skip
+            raise ConflictError(
+                f"{label(proposal.path)} changed since {proposal.id} was proposed; accepting it "
+                f"would lose that change. Reject it (`memfs reject {proposal.id}`), or "
+                "edit the memory by hand."
+            )
         if proposal.action == "write":
             creating = proposals.current(self.engine, proposal.path) is None
             self.memories(proposal.namespace).stamp(proposal.text or "", creating=creating)
@@ -375,8 +399,15 @@ class Vault:
         trailers = {"Memfs-Proposal": proposal.id}
         if proposal.action == "write":
             current = proposals.current(self.engine, proposal.path)
-            store.write_text(name, proposal.text or "", create=current is None, expect=current, trailers=trailers,
-                             as_written=_stamped(proposal.text), arriving=arriving)  # fmt: skip
+            store.write_text(
+                name,
+                proposal.text or "",
+                create=current is None,
+                expect=current,
+                trailers=trailers,
+                as_written=_stamped(proposal.text),
+                arriving=arriving,
+            )
         elif proposal.action == "delete":
             store.delete_file(name, trailers=trailers)
         else:
@@ -409,8 +440,9 @@ class Vault:
         found = {split_memory_path(rel)[0] for rel in self.engine.files(MEMORIES_DIR + "/")}
         return sorted(found - {""})
 
-    def session(self, session_id: str | None = None, *, keys: Mapping[str, Any] | None = None,
-                **options: Any) -> MarkdownSession:  # fmt: skip
+    def session(
+        self, session_id: str | None = None, *, keys: Mapping[str, Any] | None = None, **options: Any
+    ) -> MarkdownSession:
         """A conversation stored as a transcript: by id, or by context keys (same keys, same session).
 
         Options go to :class:`memfs.MarkdownSession` (``folder``, ``session_settings``, ``commit``,
@@ -464,8 +496,17 @@ class Vault:
         if namespace is not None:
             namespace = clean_namespace(namespace)
         since, until = iso_range(since, until)
-        hits = self.engine.search(query, k=k, namespace=namespace, type=type, tags=list(tags),
-                                  since=since, until=until, history=history, semantic=semantic)  # fmt: skip
+        hits = self.engine.search(
+            query,
+            k=k,
+            namespace=namespace,
+            type=type,
+            tags=list(tags),
+            since=since,
+            until=until,
+            history=history,
+            semantic=semantic,
+        )
         return hits + linked_hits(self.engine, hits, follow_links, namespace=namespace)
 
     @property
@@ -487,9 +528,15 @@ class Vault:
             raise InvalidArgumentError(f"namespaces must be a list of namespaces, got {namespaces!r:.100}")
         return self.engine.document_frequencies(text, namespaces=[clean_namespace(ns) for ns in namespaces])
 
-    def search_messages(self, query: str, *, k: int = 10, session: str | None = None,
-                        since: str | datetime | None = None,
-                        until: str | datetime | None = None) -> list[MessageHit]:  # fmt: skip
+    def search_messages(
+        self,
+        query: str,
+        *,
+        k: int = 10,
+        session: str | None = None,
+        since: str | datetime | None = None,
+        until: str | datetime | None = None,
+    ) -> list[MessageHit]:
         """Search the messages of every session (or of one transcript, by vault path).
 
         ``since`` and ``until`` (the syntax of :mod:`memfs.dates`) keep messages whose session
@@ -519,8 +566,7 @@ class Vault:
         """What was used when (injection records it): derived state under ``.memfs/``, never committed."""
         return UsageLog(self.engine.state_dir)
 
-    def prune(self, *, apply: bool = False, now: datetime | None = None,
-              namespace: str | None = None) -> list[Pruned]:  # fmt: skip
+    def prune(self, *, apply: bool = False, now: datetime | None = None, namespace: str | None = None) -> list[Pruned]:
         """The memories that expired, moved to ``archive/`` in one commit when ``apply`` is True.
 
         A memory has expired when its ``expires`` or ``valid_until`` lies before ``now`` (see
@@ -545,8 +591,14 @@ class Vault:
                     continue
                 memory_id = doc.metadata.get("id")
                 used = usage.get(str(memory_id)) if memory_id is not None else None
-                plan.append(Pruned(rel, self._archive_path(rel, {p.archived for p in plan}), held.end or "",
-                                   used.last if used else None))  # fmt: skip
+                plan.append(
+                    Pruned(
+                        rel,
+                        self._archive_path(rel, {p.archived for p in plan}),
+                        held.end or "",
+                        used.last if used else None,
+                    )
+                )
             if apply and plan:
                 what = label(plan[0].path) if len(plan) == 1 else f"{len(plan)} expired memories"
                 message = f"prune: archive {what}"
@@ -606,8 +658,9 @@ class Vault:
         """Rename a vault file (never over an existing one) and commit the rename."""
         return self.engine.move(src, dst, message=message, trailers=trailers)
 
-    def reconcile(self, paths: Iterable[str] | None = None, *, commit: bool = True,
-                  progress: Progress | None = None) -> SyncReport:  # fmt: skip
+    def reconcile(
+        self, paths: Iterable[str] | None = None, *, commit: bool = True, progress: Progress | None = None
+    ) -> SyncReport:
         """Bring the index (and git, unless ``commit=False``) up to date with files changed by hand."""
         return self.engine.reconcile(paths, commit=commit, progress=progress)
 
@@ -649,8 +702,14 @@ class Vault:
 
     # -- history -----------------------------------------------------------------------------
 
-    def log(self, path: str | None = None, *, since: str | datetime | None = None,
-            until: str | datetime | None = None, **options: Any) -> list[Revision]:  # fmt: skip
+    def log(
+        self,
+        path: str | None = None,
+        *,
+        since: str | datetime | None = None,
+        until: str | datetime | None = None,
+        **options: Any,
+    ) -> list[Revision]:
         """Commits touching ``path`` (a vault path, followed across renames) or the vault.
 
         ``since`` and ``until`` take the syntax of :mod:`memfs.dates` (``2026-11-01``, ``2 days
@@ -659,8 +718,15 @@ class Vault:
         start, stop = time_range(since, until)
         return self.engine.history.log(path, since=_git_time(start), until=_git_time(stop), **options)
 
-    def changes(self, since: str | datetime, *, namespace: str | None = None, diff: bool = False,
-                limit: int = 500, skip_session: str | None = None) -> Changes:  # fmt: skip
+    def changes(
+        self,
+        since: str | datetime,
+        *,
+        namespace: str | None = None,
+        diff: bool = False,
+        limit: int = 500,
+        skip_session: str | None = None,
+    ) -> Changes:
         """What changed since ``since`` (a date or time in memfs's syntax, or a revision), by who changed it.
 
         ``namespace`` keeps the memories of that namespace (and those under it); otherwise every
@@ -696,8 +762,9 @@ class Vault:
         """Put ``path`` back as it was at ``rev``, as a new commit (works for deleted files)."""
         return self.engine.restore(path, rev, trailers=trailers)
 
-    def purge(self, path: str | None = None, *, text: str | None = None, rewrite_remotes: bool = False,
-              dry_run: bool = False) -> PurgeReport:  # fmt: skip
+    def purge(
+        self, path: str | None = None, *, text: str | None = None, rewrite_remotes: bool = False, dry_run: bool = False
+    ) -> PurgeReport:
         """Remove a file's content, or a text, from every commit of the vault's history.
 
         The one deliberate exception to "memfs never rewrites history" (see docs/security.md):
@@ -822,12 +889,15 @@ class Vault:
                 if current == before and current != at_target:  # already as before (a sync never took it)
                     continue
                 if current != at_target and not history.matches_worktree(rel, target.sha):  # autocrlf...
-                    raise ConflictError(f"{label(rel)} changed after {target.short}; undo would lose that "
-                                        f"change. Use `memfs restore {label(rel)} --to REV` instead.")  # fmt: skip
+                    raise ConflictError(
+                        f"{label(rel)} changed after {target.short}; undo would lose that "
+                        f"change. Use `memfs restore {label(rel)} --to REV` instead."
+                    )
                 restore[rel] = before
             exact = not history.converts_line_endings()  # the bytes as they were, unless git converts them
-            with engine.batch(f"undo: {target.subject} ({target.short})",
-                              trailers={"Memfs-Op": "undo", "Memfs-Undoes": target.sha}):  # fmt: skip
+            with engine.batch(
+                f"undo: {target.subject} ({target.short})", trailers={"Memfs-Op": "undo", "Memfs-Undoes": target.sha}
+            ):
                 for rel, data in restore.items():
                     if data is None:
                         engine.delete(rel, message=f"undo: delete {label(rel)}")

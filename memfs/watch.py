@@ -51,8 +51,16 @@ def _wanted_events() -> list[type[Any]]:
     """
     from watchdog import events
 
-    return [events.FileCreatedEvent, events.FileModifiedEvent, events.FileDeletedEvent, events.FileMovedEvent,
-            events.FileClosedEvent, events.DirCreatedEvent, events.DirDeletedEvent, events.DirMovedEvent]  # fmt: skip
+    return [
+        events.FileCreatedEvent,
+        events.FileModifiedEvent,
+        events.FileDeletedEvent,
+        events.FileMovedEvent,
+        events.FileClosedEvent,
+        events.DirCreatedEvent,
+        events.DirDeletedEvent,
+        events.DirMovedEvent,
+    ]
 
 
 def ignored(name: str) -> bool:
@@ -96,8 +104,12 @@ class Watcher:
         remote: str = "origin",
         sync_debounce: float = 5.0,
     ) -> None:
-        for name, value in (("index_delay", index_delay), ("commit_delay", commit_delay),
-                            ("rescan_interval", rescan_interval), ("sync_debounce", sync_debounce)):  # fmt: skip
+        for name, value in (
+            ("index_delay", index_delay),
+            ("commit_delay", commit_delay),
+            ("rescan_interval", rescan_interval),
+            ("sync_debounce", sync_debounce),
+        ):
             if not isinstance(value, (int, float)) or value < 0:
                 raise InvalidArgumentError(f"{name} must be a non-negative number of seconds, got {value!r}")
         if not isinstance(storm_threshold, int) or storm_threshold < 1:
@@ -119,8 +131,9 @@ class Watcher:
         self._stopping = False
         self._observer: Any = None
         self._thread: threading.Thread | None = None
-        if sync_every is not None and (isinstance(sync_every, bool) or not isinstance(sync_every, (int, float))
-                                       or sync_every <= 0):  # fmt: skip
+        if sync_every is not None and (
+            isinstance(sync_every, bool) or not isinstance(sync_every, (int, float)) or sync_every <= 0
+        ):
             raise InvalidArgumentError(f"sync_every must be a positive number of seconds or None, got {sync_every!r}")
         self.sync_every = None if sync_every is None else float(sync_every)
         if self.sync_every is not None and remote not in self.engine.history.remotes():  # retrying could never help
@@ -163,8 +176,12 @@ class Watcher:
         try:
             for folder in self._folders:
                 observer = PollingObserver(timeout=1.0) if self.polling else Observer()
-                observer.schedule(handler, str(folder), recursive=True,  # type: ignore[arg-type]  # duck-typed
-                                  event_filter=_wanted_events())  # fmt: skip
+                observer.schedule(
+                    handler,
+                    str(folder),
+                    recursive=True,  # type: ignore[arg-type]  # duck-typed
+                    event_filter=_wanted_events(),
+                )
                 observer.start()
                 observers.append(observer)
             return observers
@@ -215,8 +232,9 @@ class Watcher:
             self.start()
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:  # fmt: skip
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.stop()
 
     @property
@@ -363,8 +381,10 @@ class Watcher:
             if report.received or report.pushed:
                 self._tell("synced", report.received or [f"pushed to {self.remote}"])
             if report.conflicts:
-                self._tell("problem", [f"{c.path}: conflict with {self.remote}, theirs kept as {c.copy}"
-                                       for c in report.conflicts])  # fmt: skip
+                self._tell(
+                    "problem",
+                    [f"{c.path}: conflict with {self.remote}, theirs kept as {c.copy}" for c in report.conflicts],
+                )
 
     def _head_mark(self) -> tuple[int, int] | None:
         """Cheap sign that a commit happened: the stat of git's HEAD reflog (no git process)."""
@@ -415,8 +435,12 @@ class FileEvents:
         try:
             for folder in self._existing():  # one observer per folder, as for the Watcher
                 observer = Observer()
-                observer.schedule(handler, str(self.root / folder), recursive=True,  # type: ignore[arg-type]
-                                  event_filter=_wanted_events())  # fmt: skip
+                observer.schedule(
+                    handler,
+                    str(self.root / folder),
+                    recursive=True,  # type: ignore[arg-type]
+                    event_filter=_wanted_events(),
+                )
                 observer.start()
                 self._observers.append(observer)
         except OSError as exc:  # inotify watch or instance limit, a folder gone meanwhile

@@ -59,8 +59,9 @@ class MemfsMemoryService(BaseMemoryService):
         k: How many memories a search returns at most.
     """
 
-    def __init__(self, vault: Vault, *, namespace: str = "{app_name}/{user_id}", extractor: Extractor | None = None,
-                 k: int = 10) -> None:  # fmt: skip
+    def __init__(
+        self, vault: Vault, *, namespace: str = "{app_name}/{user_id}", extractor: Extractor | None = None, k: int = 10
+    ) -> None:
         self.vault = vault
         self.namespace = namespace
         self.extractor = extractor
@@ -74,14 +75,26 @@ class MemfsMemoryService(BaseMemoryService):
         """Keep the session's new text events in its transcript and extract memories from them."""
         await asyncio.to_thread(self._add, session.app_name, session.user_id, session.id, list(session.events))
 
-    async def add_events_to_memory(self, *, app_name: str, user_id: str, events: Sequence[Any],
-                                   session_id: str | None = None,
-                                   custom_metadata: Mapping[str, object] | None = None) -> None:  # fmt: skip
+    async def add_events_to_memory(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        events: Sequence[Any],
+        session_id: str | None = None,
+        custom_metadata: Mapping[str, object] | None = None,
+    ) -> None:
         """As :meth:`add_session_to_memory`, for some events of a session (``session_id``, else ``adk-events``)."""
         await asyncio.to_thread(self._add, app_name, user_id, session_id or "adk-events", list(events))
 
-    async def add_memory(self, *, app_name: str, user_id: str, memories: Sequence[MemoryEntry],
-                         custom_metadata: Mapping[str, object] | None = None) -> None:  # fmt: skip
+    async def add_memory(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        memories: Sequence[MemoryEntry],
+        custom_metadata: Mapping[str, object] | None = None,
+    ) -> None:
         """Write each entry's text as a memory file (a near-duplicate is updated, not added)."""
 
         def add() -> None:
@@ -106,10 +119,15 @@ class MemfsMemoryService(BaseMemoryService):
                     memory = store.get(hit.id or hit.path.removeprefix(f"{MEMORIES_DIR}/{store.namespace}/"))
                 except MemoryNotFoundError:
                     continue
-                found.append(MemoryEntry(
-                    content=types.Content(role="user", parts=[types.Part(text=memory.body.strip())]),
-                    id=memory.id, author=str(memory.metadata.get("provenance") or "memfs"), timestamp=memory.updated,
-                    custom_metadata={"path": hit.path, "title": memory.title, "score": hit.score}))  # fmt: skip
+                found.append(
+                    MemoryEntry(
+                        content=types.Content(role="user", parts=[types.Part(text=memory.body.strip())]),
+                        id=memory.id,
+                        author=str(memory.metadata.get("provenance") or "memfs"),
+                        timestamp=memory.updated,
+                        custom_metadata={"path": hit.path, "title": memory.title, "score": hit.score},
+                    )
+                )
             return found
 
         return SearchMemoryResponse(memories=await asyncio.to_thread(search))
@@ -125,8 +143,9 @@ class MemfsMemoryService(BaseMemoryService):
 
     def _add(self, app_name: str, user_id: str, session_id: str, events: list[Any]) -> None:
         namespace = self.namespace_of(app_name, user_id)
-        transcript = MarkdownSession(self.vault.engine, session_id, folder=namespace,
-                                     keys={"app_name": app_name, "user_id": user_id})  # fmt: skip
+        transcript = MarkdownSession(
+            self.vault.engine, session_id, folder=namespace, keys={"app_name": app_name, "user_id": user_id}
+        )
         recorded = {_event_id(item) for item in transcript.history(-1)} - {None}
         items = [_item(event) for event in events if getattr(event, "id", None) not in recorded]
         items = [item for item in items if item["content"].strip()]
@@ -148,8 +167,11 @@ def _item(event: Any) -> dict[str, Any]:
     """A transcript item of an ADK event: its text, who said it, and its id (so it is kept once)."""
     content = getattr(event, "content", None)
     role = getattr(content, "role", None) or ("user" if event.author == "user" else "assistant")
-    return {"role": "user" if role == "user" else "assistant", "content": _text(content),
-            "adk": {"event_id": event.id, "author": event.author, "invocation_id": event.invocation_id}}  # fmt: skip
+    return {
+        "role": "user" if role == "user" else "assistant",
+        "content": _text(content),
+        "adk": {"event_id": event.id, "author": event.author, "invocation_id": event.invocation_id},
+    }
 
 
 def _event_id(item: Any) -> str | None:

@@ -145,11 +145,15 @@ def memory_tools(tools: MemoryTools) -> list[Any]:
     ``memory_20250818`` tool; every other command (search, history, restore, ...) is a custom
     tool ``memory_<command>``. A read-only ``MemoryTools`` gives custom tools only.
     """
-    return [MemfsMemoryTool(tools) if d.get("type") == "memory_20250818" else MemfsCommandTool(tools, d)
-            for d in tools.anthropic_tools(native=True)]  # fmt: skip
+    return [
+        MemfsMemoryTool(tools) if d.get("type") == "memory_20250818" else MemfsCommandTool(tools, d)
+        for d in tools.anthropic_tools(native=True)
+    ]
 
 
 def async_memory_tools(tools: MemoryTools) -> list[Any]:
     """What :func:`memory_tools` gives, for ``AsyncAnthropic().beta.messages.tool_runner``."""
-    return [MemfsAsyncMemoryTool(tools) if d.get("type") == "memory_20250818" else _AsyncCommandTool(tools, d)
-            for d in tools.anthropic_tools(native=True)]  # fmt: skip
+    return [
+        MemfsAsyncMemoryTool(tools) if d.get("type") == "memory_20250818" else _AsyncCommandTool(tools, d)
+        for d in tools.anthropic_tools(native=True)
+    ]

@@ -80,8 +80,9 @@ class MemfsStore(BaseStore):
 
     supports_ttl = True
 
-    def __init__(self, vault: Vault, *, index: Mapping[str, Any] | None = None,
-                 ttl: Mapping[str, Any] | None = None) -> None:  # fmt: skip
+    def __init__(
+        self, vault: Vault, *, index: Mapping[str, Any] | None = None, ttl: Mapping[str, Any] | None = None
+    ) -> None:
         self.vault = vault
         self.index_config = dict(index) if index else None
         fields = (self.index_config or {}).get("fields") or ["$"]
@@ -144,9 +145,13 @@ class MemfsStore(BaseStore):
         if not isinstance(record, dict) or not lifecycle.is_current(metadata):
             return None  # not an item LangGraph wrote (a person's note), or expired
         value = record.get("value")
-        return Item(value=dict(value) if isinstance(value, dict) else {"text": body.rstrip("\n")},
-                    key=str(record.get("key")), namespace=namespace, created_at=_time(metadata.get("created")),
-                    updated_at=_time(metadata.get("updated")))  # fmt: skip
+        return Item(
+            value=dict(value) if isinstance(value, dict) else {"text": body.rstrip("\n")},
+            key=str(record.get("key")),
+            namespace=namespace,
+            created_at=_time(metadata.get("created")),
+            updated_at=_time(metadata.get("updated")),
+        )
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
         prefix = _check_namespace(op.namespace_prefix, allow_empty=True)
@@ -206,8 +211,16 @@ class MemfsStore(BaseStore):
             for namespace, key in refresh:
                 self._refresh(self._store(namespace), file_name(key))
 
-    def _put(self, store: MemoryStore, name: str, namespace: tuple[str, ...], key: str, value: dict[str, Any],
-             index: Any, ttl: float | None) -> None:  # fmt: skip
+    def _put(
+        self,
+        store: MemoryStore,
+        name: str,
+        namespace: tuple[str, ...],
+        key: str,
+        value: dict[str, Any],
+        index: Any,
+        ttl: float | None,
+    ) -> None:
         json.dumps(value)  # a clear TypeError now rather than a broken file later
         record: dict[str, Any] = {"key": key, "namespace": list(namespace), "value": value}
         metadata: dict[str, Any] = {"title": key, "langgraph": record}
@@ -272,8 +285,9 @@ def _check_namespace(namespace: Iterable[str], *, allow_empty: bool = False) -> 
                 raise PathError(f"{label!r} is not one folder name")
             clean_relpath(label, what="namespace label")
         except PathError as exc:
-            raise InvalidNamespaceError(f"namespace {labels!r}: {exc}; each label becomes a folder name "
-                                        "(no '/', no leading '.')") from None  # fmt: skip
+            raise InvalidNamespaceError(
+                f"namespace {labels!r}: {exc}; each label becomes a folder name (no '/', no leading '.')"
+            ) from None
     return labels
 
 

@@ -162,5 +162,8 @@ def _message(item: dict[str, Any]) -> ChatMessage:
     if isinstance(item.get("llama_index"), dict):
         return ChatMessage.model_validate(item["llama_index"])
     content = item.get("content")
-    return ChatMessage(role=item.get("role", "user"), content=content if isinstance(content, str) else str(content),
-                       additional_kwargs=item.get("additional_kwargs") or {})  # fmt: skip
+    return ChatMessage(
+        role=item.get("role", "user"),
+        content=content if isinstance(content, str) else str(content),
+        additional_kwargs=item.get("additional_kwargs") or {},
+    )

@@ -114,8 +114,9 @@ class Grants:
         return any(rel.startswith(folder + "/") for folder in self.sessions)
 
 
-def grants(namespaces: Sequence[str], *, read_only: bool = False, sessions: Iterable[str] = (),
-           propose_only: bool = False) -> Grants:  # fmt: skip
+def grants(
+    namespaces: Sequence[str], *, read_only: bool = False, sessions: Iterable[str] = (), propose_only: bool = False
+) -> Grants:
     """The one decision of what a server touches: the given namespaces, the first of them writable.
 
     As for :class:`memfs.LongTermMemory`, the first namespace is where writes go and the others
@@ -264,13 +265,22 @@ class MemoryServer:
         self._finder = ChangeFinder(vault.root, _outermost([memory_path(ns) for ns in self.grants.read]))
         self._known: set[str] = set()
         self.server = _Server(
-            name, version=__version__, title="memfs memory", instructions=self.instructions(),
-            on_list_tools=self._list_tools, on_call_tool=self._call_tool,
-            on_list_resources=self._list_resources, on_list_resource_templates=self._list_templates,
-            on_read_resource=self._read_resource, on_subscribe_resource=self._subscribe,
-            on_unsubscribe_resource=self._unsubscribe, on_subscriptions_listen=self._listen,
-            on_list_prompts=self._list_prompts, on_get_prompt=self._get_prompt, on_completion=self._complete,
-        )  # fmt: skip
+            name,
+            version=__version__,
+            title="memfs memory",
+            instructions=self.instructions(),
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+            on_list_resources=self._list_resources,
+            on_list_resource_templates=self._list_templates,
+            on_read_resource=self._read_resource,
+            on_subscribe_resource=self._subscribe,
+            on_unsubscribe_resource=self._unsubscribe,
+            on_subscriptions_listen=self._listen,
+            on_list_prompts=self._list_prompts,
+            on_get_prompt=self._get_prompt,
+            on_completion=self._complete,
+        )
         self.server.middleware.append(self._remember_connection)
 
     # -- words for the model -------------------------------------------------------------------
@@ -279,8 +289,10 @@ class MemoryServer:
         """What the client's model reads about this server when it connects."""
         own, others = self.grants.write, [ns for ns in self.grants.read if ns not in self.grants.write]
         where = f"{ROOT}/" + (own[0] + "/" if len(self.grants.read) > 1 and own else "")
-        text = (f"Long-term memory kept by memfs: Markdown files under {ROOT}, one fact per file, every change "
-                "recorded in git. Search it before answering anything about the user or their work.")  # fmt: skip
+        text = (
+            f"Long-term memory kept by memfs: Markdown files under {ROOT}, one fact per file, every change "
+            "recorded in git. Search it before answering anything about the user or their work."
+        )
         if own:
             text += f" Save what will matter later (preferences, facts, decisions, corrections) under {where}."
             if self.grants.propose:
@@ -302,20 +314,34 @@ class MemoryServer:
             if command in REGISTRY:
                 spec, definition = REGISTRY[command], defined[f"memory_{command}"]
                 writes = spec.writes
-                found.append(types.Tool(
-                    name=definition["name"], description=definition["description"],
-                    input_schema=definition["input_schema"], output_schema=OUTPUT_SCHEMAS.get(command),
-                    annotations=types.ToolAnnotations(
-                        title=f"Memory: {command.replace('_', ' ')}", read_only_hint=not writes,
-                        destructive_hint=writes and command != "create", idempotent_hint=not writes,
-                        open_world_hint=False)))  # fmt: skip
+                found.append(
+                    types.Tool(
+                        name=definition["name"],
+                        description=definition["description"],
+                        input_schema=definition["input_schema"],
+                        output_schema=OUTPUT_SCHEMAS.get(command),
+                        annotations=types.ToolAnnotations(
+                            title=f"Memory: {command.replace('_', ' ')}",
+                            read_only_hint=not writes,
+                            destructive_hint=writes and command != "create",
+                            idempotent_hint=not writes,
+                            open_world_hint=False,
+                        ),
+                    )
+                )
             else:
                 description, parameters = extra[command]
-                found.append(types.Tool(
-                    name=f"memory_{command}", description=description, input_schema=_input_schema(parameters),
-                    output_schema=OUTPUT_SCHEMAS[command], annotations=types.ToolAnnotations(
-                        title=f"Memory: {command.replace('_', ' ')}", read_only_hint=True,
-                        open_world_hint=False)))  # fmt: skip
+                found.append(
+                    types.Tool(
+                        name=f"memory_{command}",
+                        description=description,
+                        input_schema=_input_schema(parameters),
+                        output_schema=OUTPUT_SCHEMAS[command],
+                        annotations=types.ToolAnnotations(
+                            title=f"Memory: {command.replace('_', ' ')}", read_only_hint=True, open_world_hint=False
+                        ),
+                    )
+                )
         return found
 
     def call(
@@ -339,8 +365,9 @@ class MemoryServer:
             structured = None
             if command == "search" and not result.is_error and isinstance(arguments, Mapping):
                 try:  # the text's search, as data (run again: the registry's answer is text)
-                    structured = _redacted({"query": str(arguments["query"]),
-                                            "results": tools.search_results(arguments)})  # fmt: skip
+                    structured = _redacted(
+                        {"query": str(arguments["query"]), "results": tools.search_results(arguments)}
+                    )
                 except MemfsError as exc:
                     return tools.explain(exc, command, dict(arguments)), True, None
             return result.text, result.is_error, structured
@@ -389,8 +416,10 @@ class MemoryServer:
         lines = [f'{count} "{one_line(query)[:200]}" ({MESSAGE_NOTE}):']
         for i, hit in enumerate(hits, 1):
             when = f" {hit.time[:16]}" if hit.time else ""
-            lines.append(f"{i}. session {one_line(hit.session_id)} #{hit.position} {one_line(hit.role)}{when} "
-                         f"(score {hit.score:.2f})")  # fmt: skip
+            lines.append(
+                f"{i}. session {one_line(hit.session_id)} #{hit.position} {one_line(hit.role)}{when} "
+                f"(score {hit.score:.2f})"
+            )
             lines.append(f"   {one_line(hit.snippet)}")
         return "\n".join(lines), False, structured
 
@@ -398,9 +427,13 @@ class MemoryServer:
         memory = _Recall(self.vault, self.grants, budget=budget)
         block = memory.context_for([{"role": "user", "content": query}])
         shown = [m for m in memory.shown if f'path="{escape_attribute(m.path)}"' in block]
-        structured = {"query": query, "memories": [
-            {"path": m.path, "title": m.title, "namespace": m.store, "updated": m.updated or None, "text": m.text}
-            for m in shown]}  # fmt: skip
+        structured = {
+            "query": query,
+            "memories": [
+                {"path": m.path, "title": m.title, "namespace": m.store, "updated": m.updated or None, "text": m.text}
+                for m in shown
+            ],
+        }
         return block or f'No stored memories are relevant to "{one_line(query)[:200]}".', False, structured
 
     def _new_tools(self) -> MemoryTools:
@@ -418,10 +451,12 @@ class MemoryServer:
     ) -> types.CallToolResult:
         connection = self._connections.get(_connection_key(ctx) or "")
         tools = connection.tools if connection is not None else None
-        text, is_error, structured = await anyio.to_thread.run_sync(self.call_structured, params.name,
-                                                                    params.arguments, tools)  # fmt: skip
-        return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=structured,
-                                    is_error=is_error)  # fmt: skip
+        text, is_error, structured = await anyio.to_thread.run_sync(
+            self.call_structured, params.name, params.arguments, tools
+        )
+        return types.CallToolResult(
+            content=[types.TextContent(text=text)], structured_content=structured, is_error=is_error
+        )
 
     async def _list_resources(self, ctx: ServerRequestContext[Any], params: Any) -> types.ListResourcesResult:
         cursor = getattr(params, "cursor", None)
@@ -461,8 +496,14 @@ class MemoryServer:
             if not is_current(doc.metadata):
                 return None
             title = redact(doc.title(rel))[0]
-        return types.Resource(uri=uri_of(rel), name=label(rel), title=title, mime_type=MIME, size=len(data),
-                              annotations=types.Annotations(last_modified=self._modified(rel, data)))  # fmt: skip
+        return types.Resource(
+            uri=uri_of(rel),
+            name=label(rel),
+            title=title,
+            mime_type=MIME,
+            size=len(data),
+            annotations=types.Annotations(last_modified=self._modified(rel, data)),
+        )
 
     def _modified(self, rel: str, data: bytes) -> str | None:
         """When a memory last changed: its front matter's ``updated``, else the file's modification time."""
@@ -478,13 +519,19 @@ class MemoryServer:
             return None
 
     async def _list_templates(self, ctx: ServerRequestContext[Any], params: Any) -> types.ListResourceTemplatesResult:
-        return types.ListResourceTemplatesResult(resource_templates=[
-            types.ResourceTemplate(
-                uri_template=self._template(ns),
-                name=ns, title=f"Memories of {ns}", mime_type=MIME,
-                description=f"A memory of {ns} by its name, e.g. window-seats.md or travel/seats.md "
-                            "(the text with its front matter).")
-            for ns in self.grants.read])  # fmt: skip
+        return types.ListResourceTemplatesResult(
+            resource_templates=[
+                types.ResourceTemplate(
+                    uri_template=self._template(ns),
+                    name=ns,
+                    title=f"Memories of {ns}",
+                    mime_type=MIME,
+                    description=f"A memory of {ns} by its name, e.g. window-seats.md or travel/seats.md "
+                    "(the text with its front matter).",
+                )
+                for ns in self.grants.read
+            ]
+        )
 
     def _template(self, namespace: str) -> str:
         return f"{SCHEME}://{'/'.join(quote(p, safe='') for p in namespace.split('/'))}/{{+name}}"
@@ -499,11 +546,13 @@ class MemoryServer:
             namespace = next((ns for ns in self.grants.read if self._template(ns) == ref.uri), None)
             if namespace is not None:
                 prefix, folder = params.argument.value, memory_path(namespace)
-                names = await anyio.to_thread.run_sync(lambda: sorted(rel[len(folder) + 1 :] for rel, _ in
-                                                                      walk(self.vault.root, [folder])))  # fmt: skip
+                names = await anyio.to_thread.run_sync(
+                    lambda: sorted(rel[len(folder) + 1 :] for rel, _ in walk(self.vault.root, [folder]))
+                )
                 found = [name for name in names if name.startswith(prefix) and not find_secrets(name)]
-        return types.CompleteResult(completion=types.Completion(values=found[:100], total=len(found),
-                                                                has_more=len(found) > 100))  # fmt: skip
+        return types.CompleteResult(
+            completion=types.Completion(values=found[:100], total=len(found), has_more=len(found) > 100)
+        )
 
     async def _read_resource(
         self, ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
@@ -564,10 +613,14 @@ class MemoryServer:
         guide = "Teaches the model when to search its memory and how to keep it."
         prompts = [types.Prompt(name="use_memory", title="How to use memfs memory", description=guide)]
         if self.grants.write and "create" in self.commands:
-            prompts.append(types.Prompt(
-                name="remember", title="Remember this", description="Save a fact to memory the right way.",
-                arguments=[types.PromptArgument(name="fact", description="What to remember.", required=True)],
-            ))  # fmt: skip
+            prompts.append(
+                types.Prompt(
+                    name="remember",
+                    title="Remember this",
+                    description="Save a fact to memory the right way.",
+                    arguments=[types.PromptArgument(name="fact", description="What to remember.", required=True)],
+                )
+            )
         return types.ListPromptsResult(prompts=prompts)
 
     async def _get_prompt(
@@ -580,9 +633,11 @@ class MemoryServer:
             fact = arguments.get("fact", "").strip()
             if not fact:
                 raise MCPError(types.INVALID_PARAMS, "the remember prompt needs a fact")
-            text = (f"Save this to your memory: {redact(fact)[0]}\n\nFirst search your memory for it. If a memory on "
-                    "it exists, correct that file with memory_str_replace; otherwise create one file for this one "
-                    "fact, with a short clear name and a title line.")  # fmt: skip
+            text = (
+                f"Save this to your memory: {redact(fact)[0]}\n\nFirst search your memory for it. If a memory on "
+                "it exists, correct that file with memory_str_replace; otherwise create one file for this one "
+                "fact, with a short clear name and a title line."
+            )
         else:
             raise MCPError(types.INVALID_PARAMS, f"no prompt named {one_line(params.name)[:100]!r}")
         message = types.PromptMessage(role="user", content=types.TextContent(text=text))
@@ -591,11 +646,13 @@ class MemoryServer:
     def guide(self) -> str:
         """The ``use_memory`` prompt: when to search, when to write, one fact per file; for models."""
         search = "memory_search" if "search" in self.commands else "memory_view"
-        lines = [f"You have a long-term memory: Markdown files under {ROOT}, kept in git (a person may edit "
-                 "them too)."]  # fmt: skip
-        lines.append(f"- Before you answer anything about the user, their work or earlier conversations, "
-                     f"look it up with {search}" + (" or memory_recall" if "recall" in self.commands else "")
-                     + "; never guess what you could look up.")  # fmt: skip
+        lines = [f"You have a long-term memory: Markdown files under {ROOT}, kept in git (a person may edit them too)."]
+        lines.append(
+            f"- Before you answer anything about the user, their work or earlier conversations, "
+            f"look it up with {search}"
+            + (" or memory_recall" if "recall" in self.commands else "")
+            + "; never guess what you could look up."
+        )
         if self.grants.write and "create" in self.commands:
             lines += [
                 "- Save what will matter in a later conversation: preferences, facts about the user and their "
@@ -713,8 +770,14 @@ class MemoryServer:
         app = self.server.streamable_http_app(host=host, transport_security=None if token else rebinding_guard(host))
         return _BearerToken(app, token) if token else app
 
-    async def run_http(self, *, host: str = "127.0.0.1", port: int = 8765, token: str | None = None,
-                       ready: Callable[[str], Awaitable[None] | None] | None = None) -> None:  # fmt: skip
+    async def run_http(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 8765,
+        token: str | None = None,
+        ready: Callable[[str], Awaitable[None] | None] | None = None,
+    ) -> None:
         """Serve streamable HTTP on ``host:port`` until interrupted.
 
         Raises:
@@ -723,8 +786,9 @@ class MemoryServer:
         check_http(host, token)
         import uvicorn
 
-        config = uvicorn.Config(self.http_app(host=host, token=token), host=host, port=port, log_level="warning",
-                                lifespan="on")  # fmt: skip
+        config = uvicorn.Config(
+            self.http_app(host=host, token=token), host=host, port=port, log_level="warning", lifespan="on"
+        )
         server = uvicorn.Server(config)
         async with anyio.create_task_group() as group:
             await group.start(self.watch)
@@ -840,11 +904,15 @@ def check_http(host: str, token: str | None) -> None:
         InvalidArgumentError: A non-loopback ``host`` and no token, or a token under 16 characters.
     """
     if token is not None and len(token) < 16:
-        raise InvalidArgumentError("the token is too short (at least 16 characters); make one with "
-                                   "`python -c 'import secrets; print(secrets.token_urlsafe(32))'`")  # fmt: skip
+        raise InvalidArgumentError(
+            "the token is too short (at least 16 characters); make one with "
+            "`python -c 'import secrets; print(secrets.token_urlsafe(32))'`"
+        )
     if token is None and not is_loopback(host):
-        raise InvalidArgumentError(f"serving on {host} lets other machines in: give a bearer token "
-                                   "(--token or $MEMFS_MCP_TOKEN), or serve on 127.0.0.1")  # fmt: skip
+        raise InvalidArgumentError(
+            f"serving on {host} lets other machines in: give a bearer token "
+            "(--token or $MEMFS_MCP_TOKEN), or serve on 127.0.0.1"
+        )
 
 
 def is_loopback(host: str) -> bool:
@@ -895,9 +963,17 @@ class _BearerToken:
         await self.app(scope, receive, send)
 
 
-def serve(vault: Vault, namespaces: Sequence[str], *, transport: str = "stdio", host: str = "127.0.0.1",
-          port: int = 8765, token: str | None = None, ready: Callable[[str], None] | None = None,
-          **options: Any) -> None:  # fmt: skip
+def serve(
+    vault: Vault,
+    namespaces: Sequence[str],
+    *,
+    transport: str = "stdio",
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    token: str | None = None,
+    ready: Callable[[str], None] | None = None,
+    **options: Any,
+) -> None:
     """Serve ``vault`` over ``transport`` (``stdio`` or ``http``) until the client or a signal ends it.
 
     ``ready`` is called with the URL once HTTP is being served. Options go to :class:`MemoryServer`
@@ -919,39 +995,78 @@ _STR = {"type": "string"}
 _SEARCH_MESSAGES = (
     "Search past conversations (session transcripts) for messages; returns the session, the message's "
     "position, who said it and a snippet.",
-    {"query": Parameter(_STR, True, "What to look for, in plain words."),
-     "k": Parameter({"type": "integer", "minimum": 1, "maximum": 50}, False, "How many messages (1-50, default 5).")},
-)  # fmt: skip
-_HIT = {"type": "object", "properties": {
-    "path": {"type": "string"}, "title": {"type": "string"}, "type": {"type": ["string", "null"]},
-    "updated": {"type": ["string", "null"]}, "score": {"type": "number"}, "snippet": {"type": "string"},
-    "state": {"type": ["string", "null"]}}, "required": ["path", "title", "score"]}  # fmt: skip
-_MESSAGE = {"type": "object", "properties": {
-    "session": {"type": "string"}, "transcript": {"type": "string"}, "position": {"type": "integer"},
-    "role": {"type": "string"}, "time": {"type": ["string", "null"]}, "score": {"type": "number"},
-    "snippet": {"type": "string"}}, "required": ["session", "position", "role", "snippet"]}  # fmt: skip
-_MEMORY = {"type": "object", "properties": {
-    "path": {"type": "string"}, "title": {"type": "string"}, "namespace": {"type": "string"},
-    "updated": {"type": ["string", "null"]}, "text": {"type": "string"}}, "required": ["path", "text"]}  # fmt: skip
+    {
+        "query": Parameter(_STR, True, "What to look for, in plain words."),
+        "k": Parameter({"type": "integer", "minimum": 1, "maximum": 50}, False, "How many messages (1-50, default 5)."),
+    },
+)
+_HIT = {
+    "type": "object",
+    "properties": {
+        "path": {"type": "string"},
+        "title": {"type": "string"},
+        "type": {"type": ["string", "null"]},
+        "updated": {"type": ["string", "null"]},
+        "score": {"type": "number"},
+        "snippet": {"type": "string"},
+        "state": {"type": ["string", "null"]},
+    },
+    "required": ["path", "title", "score"],
+}
+_MESSAGE = {
+    "type": "object",
+    "properties": {
+        "session": {"type": "string"},
+        "transcript": {"type": "string"},
+        "position": {"type": "integer"},
+        "role": {"type": "string"},
+        "time": {"type": ["string", "null"]},
+        "score": {"type": "number"},
+        "snippet": {"type": "string"},
+    },
+    "required": ["session", "position", "role", "snippet"],
+}
+_MEMORY = {
+    "type": "object",
+    "properties": {
+        "path": {"type": "string"},
+        "title": {"type": "string"},
+        "namespace": {"type": "string"},
+        "updated": {"type": ["string", "null"]},
+        "text": {"type": "string"},
+    },
+    "required": ["path", "text"],
+}
 #: The structured results of the tools that give them (``structured_content`` of a call's result).
 OUTPUT_SCHEMAS: dict[str, dict[str, Any]] = {
-    "search": {"type": "object", "properties": {"query": {"type": "string"},
-                                                "results": {"type": "array", "items": _HIT}},
-               "required": ["query", "results"]},
-    "search_messages": {"type": "object", "properties": {"query": {"type": "string"},
-                                                         "messages": {"type": "array", "items": _MESSAGE}},
-                        "required": ["query", "messages"]},
-    "recall": {"type": "object", "properties": {"query": {"type": "string"},
-                                                "memories": {"type": "array", "items": _MEMORY}},
-               "required": ["query", "memories"]},
-}  # fmt: skip
+    "search": {
+        "type": "object",
+        "properties": {"query": {"type": "string"}, "results": {"type": "array", "items": _HIT}},
+        "required": ["query", "results"],
+    },
+    "search_messages": {
+        "type": "object",
+        "properties": {"query": {"type": "string"}, "messages": {"type": "array", "items": _MESSAGE}},
+        "required": ["query", "messages"],
+    },
+    "recall": {
+        "type": "object",
+        "properties": {"query": {"type": "string"}, "memories": {"type": "array", "items": _MEMORY}},
+        "required": ["query", "memories"],
+    },
+}
 _RECALL = (
     "Recall what memory holds about a topic: the most relevant memories, each with its path, title and "
     "date, within a size budget. Use it at the start of a task.",
-    {"query": Parameter(_STR, True, "The topic or the user's request, in plain words."),
-     "budget": Parameter({"type": "integer", "minimum": 100, "maximum": 20000}, False,
-                         "At most this many characters of memories (default 2000).")},
-)  # fmt: skip
+    {
+        "query": Parameter(_STR, True, "The topic or the user's request, in plain words."),
+        "budget": Parameter(
+            {"type": "integer", "minimum": 100, "maximum": 20000},
+            False,
+            "At most this many characters of memories (default 2000).",
+        ),
+    },
+)
 
 
 def _input_schema(parameters: Mapping[str, Parameter]) -> dict[str, Any]:
@@ -963,8 +1078,10 @@ def _check(command: str, args: dict[str, Any], parameters: Mapping[str, Paramete
     """Refuse a call whose arguments the schema does not allow, in words the model can act on."""
     unknown = sorted(set(args) - set(parameters))
     if unknown:
-        raise ToolCallError(f"Unknown parameter {one_line(unknown[0])[:100]!r} for the {command} command; "
-                            f"its parameters are: {', '.join(parameters)}.")  # fmt: skip
+        raise ToolCallError(
+            f"Unknown parameter {one_line(unknown[0])[:100]!r} for the {command} command; "
+            f"its parameters are: {', '.join(parameters)}."
+        )
     for key, param in parameters.items():
         value = args.get(key)
         if value is None:

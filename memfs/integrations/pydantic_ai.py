@@ -95,8 +95,13 @@ class MemfsConversationStore(ConversationStore):
 
         return await asyncio.to_thread(read)
 
-    async def write_record(self, record: ConversationRecord, *, new_entries: Sequence[ConversationEntry] = (),
-                           expected_revision: str | None) -> None:  # fmt: skip
+    async def write_record(
+        self,
+        record: ConversationRecord,
+        *,
+        new_entries: Sequence[ConversationEntry] = (),
+        expected_revision: str | None,
+    ) -> None:
         """Append the new entries to the conversation's transcript and replace its record: one commit."""
         await asyncio.to_thread(self._write, record, list(new_entries), expected_revision)
 
@@ -160,8 +165,11 @@ class MemfsConversationStore(ConversationStore):
             rel = self._record_path(record.conversation_id)
             engine.replace(rel, transcript.new_head(meta).encode("utf-8"))
             count = f"+{len(items)} message{'s' if len(items) != 1 else ''}"
-            engine.commit([messages.path, rel], f"session: {record.conversation_id} {count}",
-                          {"Memfs-Op": "session", "Memfs-Session": record.conversation_id})  # fmt: skip
+            engine.commit(
+                [messages.path, rel],
+                f"session: {record.conversation_id} {count}",
+                {"Memfs-Op": "session", "Memfs-Session": record.conversation_id},
+            )
             with self._lock:
                 for entry in new:
                     self._entries[entry.id] = entry
@@ -228,8 +236,11 @@ def _item(entry: ConversationEntry) -> dict[str, Any]:
     """A transcript item of an entry: its one text as the body a person reads (and may edit), the rest kept whole."""
     message = json.loads(ModelMessagesTypeAdapter.dump_json([entry.message]))[0]
     parts = message.get("parts") or []
-    texts = [i for i, part in enumerate(parts)
-             if part.get("part_kind") in _TEXT_PARTS and isinstance(part.get("content"), str)]  # fmt: skip
+    texts = [
+        i
+        for i, part in enumerate(parts)
+        if part.get("part_kind") in _TEXT_PARTS and isinstance(part.get("content"), str)
+    ]
     item: dict[str, Any] = {"role": "user" if message.get("kind") == "request" else "assistant"}
     meta: dict[str, Any] = {"entry_id": entry.id, "parent_id": entry.parent_id, "kind": entry.kind}
     if len(texts) == 1:

@@ -71,8 +71,9 @@ class MemfsConversationManager(_StrandsManager):
             manager is asked to free room (best effort; its decision is written into the transcript).
     """
 
-    def __init__(self, session: MarkdownSession, manager: ConversationManager | None = None, *,
-                 proactive_compression: Any = None) -> None:  # fmt: skip
+    def __init__(
+        self, session: MarkdownSession, manager: ConversationManager | None = None, *, proactive_compression: Any = None
+    ) -> None:
         super().__init__(proactive_compression=proactive_compression)
         self.session = session
         self.manager = manager or session.manager or SlidingWindowConversationManager(40)
@@ -247,9 +248,17 @@ class MemfsMemoryStore:
             a :class:`memfs.ModelExtractor` asks a model).
     """
 
-    def __init__(self, store: _MemfsStore, *, name: str | None = None, description: str | None = None,
-                 writable: bool = True, max_search_results: int = 5, extraction: Any = None,
-                 extractor: Extractor | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        store: _MemfsStore,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        writable: bool = True,
+        max_search_results: int = 5,
+        extraction: Any = None,
+        extractor: Extractor | None = None,
+    ) -> None:
         self.store = store
         self.extractor = extractor
         self.name = name or store.namespace.replace("/", "_")
@@ -295,9 +304,16 @@ class MemfsMemoryStore:
         """
         if not self.writable:
             raise PermissionError(f"the memfs store {self.name!r} is read-only")
-        items = [{"role": m.get("role", ""), "content": " ".join(
-            b["text"] for b in m.get("content") or [] if isinstance(b, dict) and isinstance(b.get("text"), str))}
-            for m in messages if isinstance(m, dict)]  # fmt: skip
+        items = [
+            {
+                "role": m.get("role", ""),
+                "content": " ".join(
+                    b["text"] for b in m.get("content") or [] if isinstance(b, dict) and isinstance(b.get("text"), str)
+                ),
+            }
+            for m in messages
+            if isinstance(m, dict)
+        ]
 
         def extract() -> dict[str, int]:
             before = {m.path: m.updated for m in self.store.list()}
@@ -324,12 +340,18 @@ class MemfsMemoryStore:
 
             def run(tool_use: Any, _command: str = command, **state: Any) -> dict[str, Any]:
                 result = tools.dispatch(_command, tool_use.get("input") or {})
-                return {"toolUseId": tool_use["toolUseId"], "status": "error" if result.is_error else "success",
-                        "content": [{"text": result.text}]}  # fmt: skip
+                return {
+                    "toolUseId": tool_use["toolUseId"],
+                    "status": "error" if result.is_error else "success",
+                    "content": [{"text": result.text}],
+                }
 
             name = f"{self.name}_{command}"
-            spec = {"name": name, "description": definition["description"],
-                    "inputSchema": {"json": definition["input_schema"]}}  # fmt: skip
+            spec = {
+                "name": name,
+                "description": definition["description"],
+                "inputSchema": {"json": definition["input_schema"]},
+            }
             found.append(PythonAgentTool(name, spec, run))  # type: ignore[arg-type]
         return found
 
@@ -396,8 +418,12 @@ class MemfsSessionRepository(SessionRepository):
         rel = self._record_path(session_id)
         record = json.loads(json.dumps(record))  # plain data: Strands' enums are strings
         meta = {"session_id": session_id, "created": record["session"].get("created_at"), "strands": record}
-        self.vault.write(rel, transcript.new_head(meta), message=f"session: {session_id} {what}",
-                         trailers={"Memfs-Op": "session", "Memfs-Session": session_id})  # fmt: skip
+        self.vault.write(
+            rel,
+            transcript.new_head(meta),
+            message=f"session: {session_id} {what}",
+            trailers={"Memfs-Op": "session", "Memfs-Session": session_id},
+        )
 
     def create_session(self, session: Session, **kwargs: Any) -> Session:
         """Create a new session; SessionException if it exists."""
@@ -453,8 +479,10 @@ class MemfsSessionRepository(SessionRepository):
                 self._replace(messages, session_message)
                 return
             if session_message.message_id > count:
-                raise SessionException(f"message {session_message.message_id} of agent {agent_id} would leave a gap "
-                                       f"after message {count - 1}")  # fmt: skip
+                raise SessionException(
+                    f"message {session_message.message_id} of agent {agent_id} would leave a gap "
+                    f"after message {count - 1}"
+                )
             messages.append([_stored(session_message)])
 
     def read_message(self, session_id: str, agent_id: str, message_id: int, **kwargs: Any) -> SessionMessage | None:
@@ -480,8 +508,9 @@ class MemfsSessionRepository(SessionRepository):
         messages.append([_stored(session_message), *later])
         messages.commit()
 
-    def list_messages(self, session_id: str, agent_id: str, limit: int | None = None, offset: int = 0,
-                      **kwargs: Any) -> list[SessionMessage]:  # fmt: skip
+    def list_messages(
+        self, session_id: str, agent_id: str, limit: int | None = None, offset: int = 0, **kwargs: Any
+    ) -> list[SessionMessage]:
         """The agent's messages from ``offset`` on (at most ``limit``), oldest first."""
         session = self._messages(session_id, agent_id)
         fd = None
@@ -532,8 +561,10 @@ def _count(messages: MarkdownSession) -> int:
 def _checked_id(value: str, what: str) -> str:
     """A session or agent id that names a file as it is (Strands' ids are such names)."""
     if not isinstance(value, str) or not _SAFE_ID.fullmatch(value):
-        raise SessionException(f"a Strands {what} id must be 1-100 letters, digits, '-' or '_', starting with a "
-                               f"letter or digit, got {value!r}")  # fmt: skip
+        raise SessionException(
+            f"a Strands {what} id must be 1-100 letters, digits, '-' or '_', starting with a "
+            f"letter or digit, got {value!r}"
+        )
     return value
 
 
@@ -541,13 +572,20 @@ def _stored(session_message: SessionMessage) -> dict[str, Any]:
     """The transcript item of a message: what the agent reads (the redaction, if any), bytes as base64."""
     data = session_message.to_dict()
     message: dict[str, Any] = data["redact_message"] or data["message"]
-    return {**message, "strands": {"created_at": data["created_at"], "updated_at": data["updated_at"],
-                                   "redacted": data["redact_message"] is not None}}  # fmt: skip
+    return {
+        **message,
+        "strands": {
+            "created_at": data["created_at"],
+            "updated_at": data["updated_at"],
+            "redacted": data["redact_message"] is not None,
+        },
+    }
 
 
 def _loaded(item: dict[str, Any], message_id: int, time: str | None) -> SessionMessage:
     extra: dict[str, Any] = item["strands"] if isinstance(item.get("strands"), dict) else {}
     message = decode_bytes_values({k: v for k, v in item.items() if k != "strands"})
     created = extra.get("created_at") or time or ""
-    return SessionMessage(message=message, message_id=message_id, created_at=created,
-                          updated_at=extra.get("updated_at") or created)  # fmt: skip
+    return SessionMessage(
+        message=message, message_id=message_id, created_at=created, updated_at=extra.get("updated_at") or created
+    )
