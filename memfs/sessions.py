@@ -38,7 +38,7 @@ from typing import Any
 from . import _fs, transcript
 from .appends import Tail
 from .conversation import ConversationManager, Decision, View, extend_view, items_needed, read_view
-from .credentials import check_clean, find_secrets, redact_value, report
+from .credentials import check_clean, find_secrets, redact_value, redact_values, report
 from .documents import timestamp
 from .engine import WriteEngine, engine_of
 from .errors import ConflictError, DocumentError, InvalidArgumentError, PathError, SessionError
@@ -247,10 +247,11 @@ class MarkdownSession:
         if not items:
             return
         now = timestamp()
-        # credentials are redacted before anything is written: the raw text is kept nowhere
+        # credentials are redacted before anything is written: the raw text is kept nowhere (and scanned once)
         dumped = [json.dumps(item) for item in items]
-        entries: list[tuple[Any, ...]] = [(redact_value(json.loads(text)), now) for text in dumped]
-        report(find_secrets("\n".join(dumped)), where=self.path, who=f"session {self.session_id}")
+        redacted, found = redact_values([json.loads(text) for text in dumped])
+        entries: list[tuple[Any, ...]] = [(item, now) for item in redacted]
+        report(found, where=self.path, who=f"session {self.session_id}")
         message = f"session: {self.session_id} +{len(items)} message{'s' if len(items) > 1 else ''}"
         manager = self.manager
         if manager is not None:
