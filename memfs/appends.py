@@ -108,7 +108,7 @@ class Appends:
     def append(self, rel: str, data: bytes, *, expect: tuple[int, int] | None = None) -> int:
         """Append ``data`` to an existing file, all or nothing; returns the file's new size.
 
-        Not committed: the caller commits when its policy says (:meth:`commit`); until then
+        Not committed: the caller commits when its policy says (:meth:`WriteEngine.commit`); until then
         the file is recorded as memfs's own uncommitted write. If anything fails (a short write
         then ``EFBIG``/``ENOSPC``, an I/O error, the record of the write), the file is cut back
         to where it was and the error raised: no part of ``data`` stays.

@@ -7,16 +7,17 @@ is not async. Appends write only the new entries, under the vault lock, with one
 ``O_APPEND`` file; reads of the last N items read the file from its end.
 
 An editor that saves by writing a new file and renaming it over the transcript while an agent
-appends would silently drop the agent's messages. The sessions of a process therefore remember
-the entries they appended lately; if the file changed since memfs last wrote it and ends before
-the last of them, the missing ones are appended again before anything else. A file that is
-exactly as memfs last left it (the engine records its stat) and is shorter was popped or cleared
-by memfs itself, through any session object or process: nothing is put back then.
+appends would silently drop the agent's messages. The sessions of a process therefore remember the
+entries they appended lately (in the engine's :class:`~memfs.appends.Appends`); if the file changed
+since memfs last wrote it and ends before the last of them, the missing ones are appended again
+before anything else. A file that is exactly as memfs last left it (the engine records its stat)
+and is shorter was popped or cleared by memfs itself, through any session object or process:
+nothing is put back then.
 
-Every append, pop and clear is all or nothing: it runs in an engine rewind block with the commit
-its policy calls for, so a failure anywhere leaves the file (and memfs's records of it) as before.
-A conversation manager decides outside the vault lock (a summarizer calls a model); the decision
-is recorded only if the view it was made on is still the file's.
+Every append, pop and clear is all or nothing: it runs in a rewind block (``engine.appends``) with
+the commit its policy calls for, so a failure anywhere leaves the file (and memfs's records of it)
+as before. A conversation manager decides outside the vault lock (a summarizer calls a model); the
+decision is recorded only if the view it was made on is still the file's.
 """
 
 from __future__ import annotations
