@@ -105,7 +105,7 @@ def examine(engine: WriteEngine) -> list[Finding]:
             )
         own = engine.own_uncommitted()
         prefix = engine.history.prefix
-        edits = set(engine.outside_edits())
+        edits = set(engine.edits.outside_edits())
         edits -= {rel for rel in edits if on_disk.get(rel, (0, 0))[1] > read_limit(rel)}  # listed as files above
         for rel, size in _big_attachments(engine, edits):
             findings.append(

@@ -140,7 +140,7 @@ class WriteEngine:
         self.root = root
         self.author = author
         self._person = person
-        self.durable = durable
+        self._durable = durable
         self.state_dir = root / STATE_DIR
         _private_folder(self.state_dir)
         self._lock = _fs.VaultLock(self.state_dir / "lock", timeout=lock_timeout)
@@ -219,6 +219,15 @@ class WriteEngine:
         if self._index_failed:  # a full collection costs a fraction of a second in a large program: only then
             _close_leaked_files()
         self.history.close()
+
+    @property
+    def durable(self) -> bool:
+        """Whether every write is fsynced: the engine's, its journal's and its transcripts'."""
+        return self._durable
+
+    @durable.setter
+    def durable(self, value: bool) -> None:
+        self._durable = self.journal.durable = self.appends.durable = value
 
     @property
     def person(self) -> Identity:
@@ -604,13 +613,7 @@ class WriteEngine:
                 return
             folder = parent
 
-    # -- files written in place (transcripts) ---------------------------------------------
-
-    # -- what the collaborators hold, for the engine's callers -----------------------------
-
-    def recover(self) -> None:
-        """Finish a transaction a killed process left half done (:meth:`Journal.recover`)."""
-        self.journal.recover()
+    # -- what the collaborators hold, under the names tests and callers use -----------------------
 
     def append(self, rel: str, data: bytes, *, expect: tuple[int, int] | None = None) -> int:
         """Append to a transcript, all or nothing; not committed (:meth:`Appends.append`)."""
@@ -631,10 +634,6 @@ class WriteEngine:
     def own_uncommitted(self) -> dict[str, Stat]:
         """The files memfs changed and has not committed yet (:meth:`Appends.own_uncommitted`)."""
         return self.appends.own_uncommitted()
-
-    def outside_edits(self) -> list[str]:
-        """People's edits not committed yet, as vault paths (:meth:`Edits.outside_edits`)."""
-        return self.edits.outside_edits()
 
     @property
     def held_secrets(self) -> dict[str, list[tuple[str, int]]]:
@@ -705,7 +704,7 @@ class WriteEngine:
     ) -> str | None:
         """Commit those of ``paths`` that differ from the last commit, as the person's edit.
 
-        With ``paths`` None, every edit :meth:`outside_edits` lists. Files memfs itself changed
+        With ``paths`` None, every edit :meth:`Edits.outside_edits` lists. Files memfs itself changed
         and has not committed yet (a session's pending messages) are not a person's edit and are
         left for their session to commit, unless the file changed again since memfs wrote it.
         Files over the indexing size limit are left uncommitted (a stray 50 MB paste should not

@@ -128,3 +128,10 @@ def test_the_put_back_memory_is_the_engines_not_a_module_global(tmp_path: Path) 
         a.session("chat").append(MESSAGE)
         assert a.engine.appends.tail("sessions/chat.md").n == 1
         assert b.engine.appends.tail("sessions/chat.md").n == 0
+
+
+def test_durable_set_on_an_open_engine_reaches_its_journal_and_transcripts(vault: memfs.Vault) -> None:
+    engine = vault.engine
+    for value in (not engine.durable, engine.durable):
+        engine.durable = value
+        assert (engine.durable, engine.journal.durable, engine.appends.durable) == (value, value, value)
