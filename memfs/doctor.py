@@ -17,13 +17,14 @@ from dataclasses import dataclass
 
 from . import _fs, proposals
 from .credentials import secret_advice
-from .engine import WriteEngine, read_limit
+from .engine import WriteEngine
 from .errors import FileTooLargeError, SettingsError
 from .history import has_conflict_markers
 from .layout import MEMORIES_DIR, is_attachment, label
 from .links import MAX_BROKEN_LISTED, broken
 from .notes import Link
 from .settings import load as load_settings
+from .statefiles import read_limit
 from .sync import conflicts, links_in_content
 
 MAX_LISTED = 20  # uncommitted edits named one by one
@@ -104,7 +105,7 @@ def examine(engine: WriteEngine) -> list[Finding]:
             )
         own = engine.own_uncommitted()
         prefix = engine.history.prefix
-        edits = set(engine.outside_edits())
+        edits = set(engine.edits.outside_edits())
         edits -= {rel for rel in edits if on_disk.get(rel, (0, 0))[1] > read_limit(rel)}  # listed as files above
         for rel, size in _big_attachments(engine, edits):
             findings.append(
@@ -127,7 +128,7 @@ def examine(engine: WriteEngine) -> list[Finding]:
                     f"policy); first: {sorted(own)[0]}",
                 )
             )
-        secret = {rel: found for rel in sorted(edits) if (found := engine.new_secrets(rel))}
+        secret = {rel: found for rel in sorted(edits) if (found := engine.edits.new_secrets(rel))}
         for rel, found in secret.items():
             findings.append(Finding("error", "secret", f"{rel}: not committed: {secret_advice(rel, found)}"))
         edits -= set(secret)

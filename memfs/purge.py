@@ -762,7 +762,7 @@ def purge(
     started = time.monotonic()
     with engine.locked():
         if not dry_run:
-            engine.recover()  # a crashed write's journal holds old bytes: finish it before rewriting
+            engine.journal.recover()  # a crashed write's journal holds old bytes: finish it before rewriting
         job = _Purge(engine, rule, dry_run=dry_run, rewrite_remotes=rewrite_remotes)
         try:
             report = job.run()

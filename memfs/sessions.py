@@ -7,16 +7,17 @@ is not async. Appends write only the new entries, under the vault lock, with one
 ``O_APPEND`` file; reads of the last N items read the file from its end.
 
 An editor that saves by writing a new file and renaming it over the transcript while an agent
-appends would silently drop the agent's messages. The sessions of a process therefore remember
-the entries they appended lately; if the file changed since memfs last wrote it and ends before
-the last of them, the missing ones are appended again before anything else. A file that is
-exactly as memfs last left it (the engine records its stat) and is shorter was popped or cleared
-by memfs itself, through any session object or process: nothing is put back then.
+appends would silently drop the agent's messages. The sessions of a process therefore remember the
+entries they appended lately (in the engine's :class:`~memfs.appends.Appends`); if the file changed
+since memfs last wrote it and ends before the last of them, the missing ones are appended again
+before anything else. A file that is exactly as memfs last left it (the engine records its stat)
+and is shorter was popped or cleared by memfs itself, through any session object or process:
+nothing is put back then.
 
-Every append, pop and clear is all or nothing: it runs in an engine rewind block with the commit
-its policy calls for, so a failure anywhere leaves the file (and memfs's records of it) as before.
-A conversation manager decides outside the vault lock (a summarizer calls a model); the decision
-is recorded only if the view it was made on is still the file's.
+Every append, pop and clear is all or nothing: it runs in a rewind block (``engine.appends``) with
+the commit its policy calls for, so a failure anywhere leaves the file (and memfs's records of it)
+as before. A conversation manager decides outside the vault lock (a summarizer calls a model); the
+decision is recorded only if the view it was made on is still the file's.
 """
 
 from __future__ import annotations
@@ -30,21 +31,22 @@ import os
 import re
 import time
 import unicodedata
-import weakref
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from . import _fs, transcript
+from .appends import Tail
 from .conversation import ConversationManager, Decision, View, extend_view, items_needed, read_view
-from .credentials import check_clean, find_secrets, redact_value, report
+from .credentials import check_clean, find_secrets, redact_value, redact_values, report
 from .documents import timestamp
-from .engine import Stat, WriteEngine, engine_of
+from .engine import WriteEngine, engine_of
 from .errors import ConflictError, DocumentError, InvalidArgumentError, PathError, SessionError
 from .index import MessageHit
 from .layout import SESSIONS_DIR
 from .paths import clean_relpath, slugify
+from .statefiles import Stat
 
 log = logging.getLogger(__name__)
 
@@ -71,21 +73,6 @@ def session_file(session_id: str, folder: str = "") -> str:
         name = f"{slugify(session_id, max_length=40)}-{digest}"
     base = f"{SESSIONS_DIR}/{clean_relpath(folder.strip('/'), what='session folder')}" if folder else SESSIONS_DIR
     return f"{base}/{name}.md"
-
-
-@dataclass
-class _Tail:
-    """What this process last wrote to one transcript, shared by every session object on it."""
-
-    stat: Stat | None = None  # the file after this process's last write (None: none yet)
-    n: int = 0  # the position of the last entry then
-    entries: dict[int, tuple[Any, ...]] = field(default_factory=dict)  # its latest entries, to put back
-
-    def copy(self) -> _Tail:
-        return _Tail(self.stat, self.n, dict(self.entries))
-
-
-_TAILS: weakref.WeakKeyDictionary[WriteEngine, dict[str, _Tail]] = weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True)
@@ -261,10 +248,11 @@ class MarkdownSession:
         if not items:
             return
         now = timestamp()
-        # credentials are redacted before anything is written: the raw text is kept nowhere
+        # credentials are redacted before anything is written: the raw text is kept nowhere (and scanned once)
         dumped = [json.dumps(item) for item in items]
-        entries: list[tuple[Any, ...]] = [(redact_value(json.loads(text)), now) for text in dumped]
-        report(find_secrets("\n".join(dumped)), where=self.path, who=f"session {self.session_id}")
+        redacted, found = redact_values([json.loads(text) for text in dumped])
+        entries: list[tuple[Any, ...]] = [(item, now) for item in redacted]
+        report(found, where=self.path, who=f"session {self.session_id}")
         message = f"session: {self.session_id} +{len(items)} message{'s' if len(items) > 1 else ''}"
         manager = self.manager
         if manager is not None:
@@ -306,7 +294,7 @@ class MarkdownSession:
                     os.close(fd)
                 if not entries:
                     return None
-                self.engine.truncate(self.path, entries[-1].offset)
+                self.engine.appends.truncate(self.path, entries[-1].offset)
                 self._wrote(entries[-1].n - 1)
                 self._changed(f"session: {self.session_id} -1 message")
                 return entries[-1].item
@@ -316,12 +304,12 @@ class MarkdownSession:
         with self.engine.locked():
             if not self.file.exists():
                 return
-            self.engine.repair_tail(self.path)  # an interrupted append is kept in salvage, not dropped
+            self.engine.appends.repair_tail(self.path)  # an interrupted append is kept in salvage, not dropped
             with self._all_or_nothing():
                 data = self.engine.read_bytes(self.path)
                 offset = transcript.body_offset(data)
                 transcript.parse(data[:offset], path=self.path)  # a transcript's front matter, or DocumentError
-                self.engine.truncate(self.path, offset)
+                self.engine.appends.truncate(self.path, offset)
                 self._wrote(0)
                 self._changed(f"session: {self.session_id} cleared")
 
@@ -524,7 +512,7 @@ class MarkdownSession:
         if self.keys:
             meta["keys"] = self.keys
         meta.update({k: v for k, v in self.metadata.items() if k not in ("memfs", "session_id")})
-        self.engine.replace(self.path, transcript.new_head(meta).encode("utf-8"))
+        self.engine.appends.replace(self.path, transcript.new_head(meta).encode("utf-8"))
         self._wrote(0)
 
     def _count(self) -> int:
@@ -538,8 +526,8 @@ class MarkdownSession:
             os.close(fd)
         return entries[-1].n if entries else 0
 
-    def _tail(self) -> _Tail:
-        return _TAILS.setdefault(self.engine, {}).setdefault(self.path, _Tail())
+    def _tail(self) -> Tail:
+        return self.engine.appends.tail(self.path)
 
     def _wrote(self, last_n: int, batch: Sequence[tuple[Any, ...]] = ()) -> None:
         """Remember this process's write: the last position now, and the entries it added."""
@@ -552,20 +540,20 @@ class MarkdownSession:
         for old in [n for n in tail.entries if n <= last_n - RECOVERY_WINDOW]:
             del tail.entries[old]
         tail.n = last_n
-        tail.stat = self.engine.last_write(self.path)
+        tail.stat = self.engine.appends.last_write(self.path)
 
     @contextlib.contextmanager
     def _all_or_nothing(self) -> Iterator[None]:
         """The block's changes to the transcript (and the commit) happen whole or not at all."""
         tail = self._tail()
-        saved, known = tail.copy(), self.engine.last_write(self.path)
+        saved, known = tail.copy(), self.engine.appends.last_write(self.path)
         try:
-            with self.engine.rewinding(self.path):
+            with self.engine.appends.rewinding(self.path):
                 yield
         except BaseException:
             tail.stat, tail.n, tail.entries = saved.stat, saved.n, saved.entries
             if saved.stat is not None and saved.stat == known:  # the rewind gave the file a new stat
-                tail.stat = self.engine.last_write(self.path)
+                tail.stat = self.engine.appends.last_write(self.path)
             raise
 
     def _view(self, limit: int | None) -> View:
@@ -644,11 +632,11 @@ class MarkdownSession:
         tail = self._tail()
         for _ in range(20):
             current = _stat_of(self.file)
-            record = self.engine.last_write(self.path)
+            record = self.engine.appends.last_write(self.path)
             if current is not None and current == tail.stat == record:
                 on_disk, last = tail.n, b"\n\n"  # exactly as this process left it: nothing to read
             else:
-                self.engine.repair_tail(self.path)
+                self.engine.appends.repair_tail(self.path)
                 fd = self.engine.open_file(self.path)
                 try:
                     st = os.fstat(fd)
@@ -657,7 +645,7 @@ class MarkdownSession:
                 finally:
                     os.close(fd)
                 on_disk = entries[-1].n if entries else 0
-                record = self.engine.last_write(self.path)
+                record = self.engine.appends.last_write(self.path)
                 current = (st.st_ino, st.st_size, st.st_mtime_ns)
             known = record if record is not None else tail.stat
             lost: list[tuple[Any, ...]] = []
@@ -681,7 +669,9 @@ class MarkdownSession:
             data = b"".join(_render(entry, on_disk + 1 + i) for i, entry in enumerate(batch))
             if data:
                 try:
-                    self.engine.append(self.path, transcript.separator(last) + data, expect=(current[0], current[1]))
+                    self.engine.appends.append(
+                        self.path, transcript.separator(last) + data, expect=(current[0], current[1])
+                    )
                 except (ConflictError, FileNotFoundError):
                     log.warning("%s was replaced during an append; appending again", self.path)
                     self._ensure_file()
@@ -692,7 +682,7 @@ class MarkdownSession:
         raise SessionError(f"{self.path} keeps being replaced by another program; could not append")
 
     def _changed(self, message: str) -> None:
-        self.engine.mark_pending([self.path])
+        # the write before it marked the transcript for the index (appends mark what they write)
         policy = self.commit_policy
         due = not isinstance(policy, str) and time.monotonic() - self._last_commit >= policy
         if policy == "turn" or due:

@@ -163,7 +163,7 @@ class MemfsConversationStore(ConversationStore):
             data = _RECORD.dump_python(record, mode="json")
             meta = {"session_id": record.conversation_id, "pydantic_ai": data}
             rel = self._record_path(record.conversation_id)
-            engine.replace(rel, transcript.new_head(meta).encode("utf-8"))
+            engine.appends.replace(rel, transcript.new_head(meta).encode("utf-8"))
             count = f"+{len(items)} message{'s' if len(items) != 1 else ''}"
             engine.commit(
                 [messages.path, rel],
