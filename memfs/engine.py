@@ -40,13 +40,14 @@ from pathlib import Path
 from typing import Any
 
 from . import _fs
+from .content import MAX_CONTENT_BYTES as MAX_CONTENT_BYTES  # its home is content.py; callers import it here too
+from .content import check_content as check_content  # sync checks what it merges with it
 from .credentials import find_secrets, secret_advice
 from .documents import Document, dumps, load_bytes, timestamp
 from .errors import (
     AlreadyExistsError,
     ConflictError,
     ConflictMarkersError,
-    ContentError,
     DocumentError,
     FileTooLargeError,
     GitLockError,
@@ -94,7 +95,6 @@ from .transcript import classify_tail, partial_heading
 
 log = logging.getLogger(__name__)
 
-MAX_CONTENT_BYTES = 1024 * 1024
 DEFAULT_FRESHNESS = 2.0  # seconds: a file changed by hand is found by searches this much later at most
 #: Obsidian's window layout and caches (one person's, changed on every click) are never committed; its
 #: shareable settings (``app.json``, plugins, themes) may be.
@@ -1735,25 +1735,6 @@ def check_count(name: str, value: Any) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
         raise InvalidArgumentError(f"{name} must be a non-negative integer, got {value!r}")
     return value
-
-
-def check_content(text: Any) -> bytes:
-    """The UTF-8 bytes of text memfs will store as a file, or ContentError saying why not."""
-    if not isinstance(text, str):
-        raise ContentError(f"content must be text (str), got {type(text).__name__}")
-    try:
-        data = text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise ContentError("content is not valid Unicode text (it contains a lone surrogate)") from exc
-    if len(data) > MAX_CONTENT_BYTES:
-        raise ContentError(f"content is {len(data)} bytes; the limit is {MAX_CONTENT_BYTES} bytes")
-    if "\x00" in text:
-        raise ContentError("content contains NUL bytes; memories are Markdown text, not binary data")
-    try:
-        load_bytes(data)
-    except DocumentError as exc:
-        raise ContentError(f"content would be a malformed memory file: {exc.reason}") from exc
-    return data
 
 
 def _refuse_conflict_markers(rel: str, data: bytes | None) -> None:

@@ -22,13 +22,16 @@ import os
 import re
 import reprlib
 import stat
+import threading
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from . import lifecycle
+from .content import MAX_CONTENT_BYTES, check_text
 from .credentials import describe, find_secrets, redact
-from .engine import MAX_CONTENT_BYTES, engine_of
+from .documents import body_of
+from .engine import engine_of
 from .errors import (
     AlreadyExistsError,
     ConflictError,
@@ -206,6 +209,7 @@ class MemoryTools:
         self.overwrite = overwrite
         self.writable = tuple(s.namespace for s in self.scopes if s.writable)
         self._seen: dict[str, str] = {}
+        self._call = threading.local()  # what one call resolved (calls may run in several threads)
 
     # -- calling -----------------------------------------------------------------
 
@@ -237,6 +241,7 @@ class MemoryTools:
             return ToolResult("The arguments must be a JSON object.", True)
         args = dict(arguments)
         command = args.pop("command", None)
+        self._call.targets = {}
         try:
             if not isinstance(command, str) or command not in self.commands:
                 offered = ", ".join(self.commands)
@@ -256,6 +261,8 @@ class MemoryTools:
         except Exception:  # a bug must not end the agent's turn: log it, tell the model
             log.exception("memory tool %r failed", command)
             return ToolResult(f"Error: the {command} command failed unexpectedly; the memory is unchanged.", True)
+        finally:
+            self._call.targets = None
 
     def explain(self, error: MemfsError, command: Any, args: Mapping[str, Any]) -> str:
         """The sentence a model reads for an error: what failed and what to do, in /memories paths only."""
@@ -323,7 +330,16 @@ class MemoryTools:
     # -- paths -------------------------------------------------------------------
 
     def _resolve(self, path: Any) -> _Target:
-        """The namespace and name behind a /memories path."""
+        """The namespace and name behind a /memories path, resolved once per call (the write check shares it)."""
+        targets: dict[str, _Target] | None = getattr(self._call, "targets", None)
+        if targets is not None and isinstance(path, str) and path in targets:
+            return targets[path]
+        target = self._resolve_now(path)
+        if targets is not None:
+            targets[path] = target
+        return target
+
+    def _resolve_now(self, path: Any) -> _Target:
         if not isinstance(path, str):
             raise ToolCallError(f"path must be a string, got {type(path).__name__}.")
         try:
@@ -421,12 +437,10 @@ class MemoryTools:
             data = self.engine.read_bytes(self._rel(target))
         except FileTooLargeError as exc:
             raise ToolCallError(f"The file {path} is {exc.size:,} bytes, too large to show.") from None
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            raise ToolCallError(f"The file {path} is not UTF-8 text; memory tools only show text files.") from None
-        if "\x00" in text:
-            raise ToolCallError(f"The file {path} contains NUL bytes; it is binary, not a memory.")
+        try:  # the one content check; the size was bounded by the read
+            text, _ = check_text(data, limit=None, what=f"The file {path}", read=True)
+        except ContentError as exc:
+            raise ToolCallError(str(exc)) from None
         return text, data
 
     @_command(
@@ -571,7 +585,7 @@ class MemoryTools:
             raise ToolCallError(f"File {path} already exists")
         with self.engine.locked():
             expect = self.engine.read_bytes(self._rel(target)) if exists else None
-            target.store.write_text(
+            final = target.store.write_text(
                 target.name,
                 file_text,
                 create=not exists,
@@ -584,10 +598,10 @@ class MemoryTools:
             f"File created successfully at: {path}"
             + self._proposed(target)
             + _redaction_note(file_text)
-            + self._similar_note(target)
+            + self._similar_note(target, final)
         )
 
-    def _similar_note(self, target: _Target) -> str:
+    def _similar_note(self, target: _Target, written: str) -> str:
         """A sentence naming a memory that already says what the new file says ("" if none).
 
         The file stays created (the command keeps its meaning); the model is told where the same
@@ -596,9 +610,8 @@ class MemoryTools:
         assert target.store is not None
         if not target.name.endswith(".md"):
             return ""
-        try:
-            created = target.store.get(target.name)
-            near = target.store.similar(created.body, k=1, exclude=created.path)
+        try:  # the body of the text written (parsed by the write): not read and parsed again
+            near = target.store.similar(body_of(written), k=1, exclude=self._rel(target))
         except MemfsError as exc:
             log.info("no near-duplicate check after create (%s)", exc)
             return ""
@@ -644,7 +657,7 @@ class MemoryTools:
             pos = positions[0]
             edited = content[:pos] + new_str + content[pos + len(old_str) :]
             final = self._write_edit(target, edited, content, raw, "str_replace")
-        changed = content.count("\n", 0, pos) + front_matter_lines(final) - front_matter_lines(edited)
+        changed = content.count("\n", 0, pos) + _head_lines(final) - _head_lines(edited)
         new_lines = final.split("\n")
         first, last = max(0, changed - 2), min(len(new_lines), changed + 3)
         snippet = [f"{str(n).rjust(LINE_NUMBER_WIDTH)}\t{new_lines[n - 1]}" for n in range(first + 1, last + 1)]
@@ -1264,6 +1277,11 @@ def _redaction_note(text: str) -> str:
     return (
         f" A credential in it ({describe(findings)}) was replaced by [REDACTED:<kind>]: memory never keeps credentials."
     )
+
+
+def _head_lines(text: str) -> int:
+    """How many lines the front matter of ``text`` takes, found by its fences (the write parsed it already)."""
+    return text.count("\n") - body_of(text).count("\n")
 
 
 def _sha(data: bytes) -> str:
