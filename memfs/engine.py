@@ -89,7 +89,7 @@ from .layout import (
     is_transcript,
     label,
 )
-from .paths import clean_relpath
+from .paths import clean_relpath, is_plain
 from .semantic import EMBED_BUDGET_SECONDS, SEMANTIC_WEIGHT, Embedder, VectorStore, embed_missing, embed_text
 from .transcript import classify_tail, partial_heading
 
@@ -1873,11 +1873,7 @@ def _inside(root: Path, rel: str) -> bool:
     if rel == TOMBSTONES:
         return True
     parts = rel.split("/")
-    return (
-        parts[0] in (*CONTENT_DIRS, CONFLICTS_DIR, ARCHIVE_DIR, PROPOSALS_DIR)
-        and len(parts) > 1
-        and all(p not in ("", ".", "..") for p in parts)
-    )
+    return parts[0] in (*CONTENT_DIRS, CONFLICTS_DIR, ARCHIVE_DIR, PROPOSALS_DIR) and len(parts) > 1 and is_plain(rel)
 
 
 def _is_content(rel: str) -> bool:

@@ -27,7 +27,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import lifecycle
+from . import _fs, lifecycle
 from .content import MAX_CONTENT_BYTES, check_text
 from .credentials import describe, find_secrets, redact
 from .documents import body_of
@@ -392,17 +392,11 @@ class MemoryTools:
             ) from None
 
     def _check_no_links(self, rel: str, shown: str) -> None:
-        current = self.engine.root
-        for part in rel.split("/"):
-            current = current / part
-            try:
-                info = os.lstat(current)
-            except (FileNotFoundError, NotADirectoryError):
-                return
-            if stat.S_ISLNK(info.st_mode):
-                raise ToolCallError(f"The path {shown} goes through a symbolic link, which memory tools never follow.")
-            if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
-                raise ToolCallError(f"The file {shown} has other hard links; memory tools refuse to touch it.")
+        found = _fs.link_in(self.engine.root, rel)  # the path gate's walk, refused before the command starts
+        if found == _fs.SYMBOLIC_LINK:
+            raise ToolCallError(f"The path {shown} goes through a symbolic link, which memory tools never follow.")
+        if found == _fs.HARD_LINK:
+            raise ToolCallError(f"The file {shown} has other hard links; memory tools refuse to touch it.")
 
     def _virtual(self, rel: str) -> str:
         inner = rel[len(MEMORIES_DIR) + 1 :]
