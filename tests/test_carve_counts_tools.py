@@ -19,6 +19,7 @@ from memfs import _fs, content, credentials, documents, paths
 from memfs.tools import MemoryTools
 
 NS = "users/alice"
+SCANNED: list[str] = []  # the texts find_secrets was given, in the test running
 
 
 def count(monkeypatch: pytest.MonkeyPatch, counts: Counter[str], module: Any, name: str) -> None:
@@ -27,6 +28,8 @@ def count(monkeypatch: pytest.MonkeyPatch, counts: Counter[str], module: Any, na
 
     def counted(*args: Any, **kwargs: Any) -> Any:
         counts[name] += 1
+        if name == "find_secrets":
+            SCANNED.append(args[0])
         return original(*args, **kwargs)
 
     for mod in list(sys.modules.values()):
@@ -47,6 +50,7 @@ def count_method(monkeypatch: pytest.MonkeyPatch, counts: Counter[str], cls: typ
 @pytest.fixture
 def counts(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
     found: Counter[str] = Counter()
+    SCANNED.clear()
     count_method(monkeypatch, found, _fs.VaultLock, "_acquire_file")  # the lock taken (not re-entered)
     count_method(monkeypatch, found, MemoryTools, "_resolve_now")  # a /memories path resolved
     count(monkeypatch, found, paths, "split_virtual")
@@ -72,13 +76,16 @@ def test_str_replace_takes_the_lock_once_resolves_once_and_parses_once(
     )
 
     assert not result.is_error, result.text
-    assert "aisle seat" in (vault.root / "memories" / NS / "seat.md").read_text("utf-8")
+    written = (vault.root / "memories" / NS / "seat.md").read_text("utf-8")
+    assert "aisle seat" in written
     assert counts["_acquire_file"] == 1
     assert counts["_resolve_now"] == counts["split_virtual"] == 1  # the write check and the edit share it
     assert counts["_load_yaml"] == counts["parse_text"] == 1  # the edited text, once: not the stamped one again
     # the memory's text is scanned once (stamp); the others are the file name, the commit's
     # message, trailers and identities (history), the model's new_str (the redaction note) and the answer
     assert counts["find_secrets"] == 9
+    scanned = SCANNED[:]
+    assert scanned.count(written) == 1 and not [t for t in scanned if t != written and t.startswith("---")]
 
 
 @pytest.mark.parametrize("old, new", [("window", "aisle\nseat"), ("She flies from Lyon.", "")])
