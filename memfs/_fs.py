@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import FileTooLargeError, LinkError, LockTimeoutError
+from .paths import is_plain
 
 TEMP_PREFIX = ".memfs-tmp-"
 FAULTS = ("enospc", "eio", "short", "full", "kill", "stall")
@@ -502,7 +503,7 @@ def open_folder(root: Path, rel: str, *, create: bool = False, modes: Modes = PR
     fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         for part in rel.split("/") if rel else ():
-            if part in ("", ".", ".."):
+            if not is_plain(part):
                 raise LinkError(f"{rel}: not a plain vault path")
             try:
                 inner = _open_component(fd, part, rel)
@@ -700,6 +701,51 @@ def holds_at(dir_fd: int, name: str, data: bytes | None) -> bool:
     if data is None:
         return found is None and not exists_at(dir_fd, name)
     return found is not None and found[0] == data
+
+
+#: What :func:`link_in` finds: a symbolic link (a folder on the way, or the file), or a file with other hard links.
+SYMBOLIC_LINK, HARD_LINK = "symbolic link", "hard link"
+
+
+def link_in(root: Path, rel: str) -> str | None:
+    """The link the vault path ``rel`` meets, walked through the gate: :data:`SYMBOLIC_LINK`, :data:`HARD_LINK` or None.
+
+    Each component is looked at without following it (a folder on the way is then opened with
+    ``O_NOFOLLOW``, relative to the one before): a symbolic link anywhere, or a regular file with
+    other hard links, is named; the walk ends at the first component that is missing or not a
+    folder. For a caller that refuses such a path before it starts (the memory tools); whatever
+    changes afterwards, every open goes through :func:`open_folder` again.
+    """
+    parts = rel.split("/")
+    if not is_plain(rel):
+        raise LinkError(f"{rel}: not a plain vault path")
+    try:
+        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        for depth, part in enumerate(parts, 1):
+            try:
+                st = os.stat(part, dir_fd=fd, follow_symlinks=False)
+            except (FileNotFoundError, NotADirectoryError):
+                return None
+            if stat.S_ISLNK(st.st_mode):
+                return SYMBOLIC_LINK
+            if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+                return HARD_LINK
+            if not stat.S_ISDIR(st.st_mode) or depth == len(parts):
+                return None
+            try:
+                inner = _open_component(fd, part, rel)
+            except LinkError:  # swapped for a link since the stat
+                return SYMBOLIC_LINK
+            except (FileNotFoundError, NotADirectoryError):
+                return None
+            os.close(fd)
+            fd = inner
+        return None
+    finally:
+        os.close(fd)
 
 
 def linked(root: Path, rel: str) -> bool:

@@ -37,13 +37,14 @@ from typing import Any
 
 from . import _fs
 from .appends import Appends
+from .content import MAX_CONTENT_BYTES as MAX_CONTENT_BYTES  # its home is content.py; callers import it here too
+from .content import check_content as check_content  # sync checks what it merges with it
 from .documents import Document, dumps, load_bytes, timestamp
 from .edits import Edits
 from .errors import (
     AlreadyExistsError,
     ConflictError,
     ConflictMarkersError,
-    ContentError,
     DocumentError,
     FileTooLargeError,
     GitLockError,
@@ -83,7 +84,7 @@ from .layout import (
     is_transcript,
     label,
 )
-from .paths import clean_relpath
+from .paths import clean_relpath, is_plain
 from .semantic import EMBED_BUDGET_SECONDS, SEMANTIC_WEIGHT, Embedder, VectorStore, embed_missing, embed_text
 from .statefiles import (
     MAX_STATE_BYTES,
@@ -99,7 +100,6 @@ from .statefiles import (
 
 log = logging.getLogger(__name__)
 
-MAX_CONTENT_BYTES = 1024 * 1024
 DEFAULT_FRESHNESS = 2.0  # seconds: a file changed by hand is found by searches this much later at most
 #: Obsidian's window layout and caches (one person's, changed on every click) are never committed; its
 #: shareable settings (``app.json``, plugins, themes) may be.
@@ -1174,25 +1174,6 @@ def check_count(name: str, value: Any) -> int:
     return value
 
 
-def check_content(text: Any) -> bytes:
-    """The UTF-8 bytes of text memfs will store as a file, or ContentError saying why not."""
-    if not isinstance(text, str):
-        raise ContentError(f"content must be text (str), got {type(text).__name__}")
-    try:
-        data = text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise ContentError("content is not valid Unicode text (it contains a lone surrogate)") from exc
-    if len(data) > MAX_CONTENT_BYTES:
-        raise ContentError(f"content is {len(data)} bytes; the limit is {MAX_CONTENT_BYTES} bytes")
-    if "\x00" in text:
-        raise ContentError("content contains NUL bytes; memories are Markdown text, not binary data")
-    try:
-        load_bytes(data)
-    except DocumentError as exc:
-        raise ContentError(f"content would be a malformed memory file: {exc.reason}") from exc
-    return data
-
-
 def _refuse_conflict_markers(rel: str, data: bytes | None) -> None:
     if data is not None and has_conflict_markers(data):
         raise ConflictMarkersError(
@@ -1241,8 +1222,4 @@ def _inside(root: Path, rel: str) -> bool:
     if rel == TOMBSTONES:
         return True
     parts = rel.split("/")
-    return (
-        parts[0] in (*CONTENT_DIRS, CONFLICTS_DIR, ARCHIVE_DIR, PROPOSALS_DIR)
-        and len(parts) > 1
-        and all(p not in ("", ".", "..") for p in parts)
-    )
+    return parts[0] in (*CONTENT_DIRS, CONFLICTS_DIR, ARCHIVE_DIR, PROPOSALS_DIR) and len(parts) > 1 and is_plain(rel)

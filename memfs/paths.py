@@ -63,6 +63,17 @@ def clean_relpath(path: str, *, what: str = "path") -> str:
     return path
 
 
+def is_plain(path: str) -> bool:
+    """True for a relative path whose every component is a name: none empty, ``.`` or ``..``.
+
+    The rule every path from outside meets before it is joined to a folder: :func:`clean_relpath`
+    words it for a caller, the file-system gate (``_fs.open_folder``) and the engine (a journal's
+    or a sync's paths) ask it. It holds for the paths memfs writes itself, which
+    :func:`clean_relpath` may refuse (a person's file named ``100%.md``).
+    """
+    return bool(path) and all(part not in ("", ".", "..") for part in path.split("/"))
+
+
 def _check_component(part: str, path: str, what: str) -> None:
     if part == "":
         raise PathError(f"{what} {path!r} has an empty component ('//' or a trailing '/')")

@@ -20,10 +20,11 @@ from datetime import datetime, timezone
 from typing import Any
 
 from . import lifecycle, proposals
+from .content import MAX_CONTENT_BYTES, check_text, parse_text, vouched
 from .credentials import check_clean, describe, find_secrets, redact, redact_value, report
 from .dates import iso, iso_range
 from .documents import Document, dumps, load_bytes, loads, normalize_time, tags_of, timestamp
-from .engine import MAX_CONTENT_BYTES, WriteEngine, engine_of
+from .engine import WriteEngine, engine_of
 from .errors import (
     AlreadyExistsError,
     ConflictError,
@@ -706,7 +707,7 @@ class MemoryStore:
         with self.engine.locked():
             if create:
                 self._check_case_clash(rel)
-            final = self.stamp(
+            final, doc = self._stamp(
                 text,
                 name=name,
                 creating=create,
@@ -718,7 +719,7 @@ class MemoryStore:
                 as_written=as_written,
             )
             op = "create" if create else "update"
-            written = loads(final).metadata if rel.endswith(".md") else {}
+            written = {} if doc is None else doc.metadata
             if any(key in written for key in lifecycle.KEYS):  # most writes have none: no read of the file
                 self._check_validity(written, {} if create else self._metadata_now(rel), arriving=arriving)
             if not create:
@@ -730,7 +731,12 @@ class MemoryStore:
                 )
                 return final
             self.engine.write(
-                rel, final, message=f"memory: {op} {label(rel)}", create=create, expect=expect, trailers=doc_trailers
+                rel,
+                final if doc is None else vouched(doc),
+                message=f"memory: {op} {label(rel)}",
+                create=create,
+                expect=expect,
+                trailers=doc_trailers,
             )
         return final
 
@@ -841,29 +847,44 @@ class MemoryStore:
                 matter, or an edit of ``before`` that would remove the closing ``---`` of its
                 front matter.
         """
-        if not isinstance(text, str):
-            raise ContentError(f"content must be text (str), got {type(text).__name__}")
-        if "\x00" in text:
-            raise ContentError("The content contains NUL bytes; memories are text, not binary data.")
-        try:
-            size = len(text.encode("utf-8"))
-        except UnicodeEncodeError:
-            raise ContentError("The content is not valid Unicode text (it has a lone surrogate).") from None
-        if size > max_bytes:
-            raise ContentError(f"The content is {size} bytes; the limit for a memory file is {max_bytes} bytes.")
+        return self._stamp(
+            text,
+            name=name,
+            creating=creating,
+            before=before,
+            max_bytes=max_bytes,
+            provenance=provenance,
+            session=session,
+            on_secret=on_secret,
+            as_written=as_written,
+        )[0]
+
+    def _stamp(
+        self,
+        text: str,
+        *,
+        name: str,
+        creating: bool,
+        before: str | None,
+        max_bytes: int,
+        provenance: str | None,
+        session: str | None,
+        on_secret: str,
+        as_written: bool,
+    ) -> tuple[str, Document | None]:
+        """:meth:`stamp`'s text and, for a memory, the document it is: the text is parsed once, here."""
+        check_text(text, limit=max_bytes)
         where, who = f"{namespace_prefix(self.namespace)}{name}", self._who(provenance, session)
         if not name.endswith(".md"):
-            return screen_text(text, on_secret, where=where, who=who)
-        try:
-            doc = loads(text)
-        except DocumentError as exc:
-            raise ContentError(f"The front matter would be invalid: {exc.reason}.") from None
+            return screen_text(text, on_secret, where=where, who=who), None
+        doc = parse_text(text)
         if before is not None and not doc.has_front_matter and front_matter_lines(before):
             raise ContentError(
                 "The edit would remove the closing --- of the front matter; keep the front matter's fences as they are."
             )
         if as_written:
-            return dumps(screen_secrets(doc, on_secret, where=where, who=who))
+            doc = screen_secrets(doc, on_secret, where=where, who=who)
+            return dumps(doc), doc
         now = timestamp()
         stamps: dict[str, Any] = {}
         if doc.metadata.get("id") is None:
@@ -876,10 +897,11 @@ class MemoryStore:
             stamps.update(_provenance(provenance, session))
             remove = () if session is not None else ("session",)
         doc = doc.with_metadata(stamps, remove=remove) if doc.has_front_matter else Document.new(stamps, doc.body)
-        stamped = dumps(screen_secrets(doc, on_secret, where=where, who=who))
+        doc = screen_secrets(doc, on_secret, where=where, who=who)
+        stamped = dumps(doc)
         if len(stamped.encode("utf-8")) > max_bytes:
             raise ContentError(f"The content with its front matter exceeds the limit of {max_bytes} bytes.")
-        return stamped
+        return stamped, doc
 
     def delete_file(self, name: str, *, trailers: Mapping[str, str] | None = None) -> None:
         """Delete any file of the namespace by name (a memory or not) and commit it."""
