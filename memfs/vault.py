@@ -646,18 +646,6 @@ class Vault:
         """The bytes of the vault file at ``path``."""
         return self.engine.read_bytes(path)
 
-    def write(self, path: str, content: Document | str, *, message: str, **options: Any) -> str | None:
-        """Write a vault file and commit it; see :meth:`WriteEngine.write`."""
-        return self.engine.write(path, content, message=message, **options)
-
-    def delete(self, path: str, *, message: str, trailers: dict[str, str] | None = None) -> str | None:
-        """Delete a vault file and commit the deletion."""
-        return self.engine.delete(path, message=message, trailers=trailers)
-
-    def move(self, src: str, dst: str, *, message: str, trailers: dict[str, str] | None = None) -> str | None:
-        """Rename a vault file (never over an existing one) and commit the rename."""
-        return self.engine.move(src, dst, message=message, trailers=trailers)
-
     def reconcile(
         self, paths: Iterable[str] | None = None, *, commit: bool = True, progress: Progress | None = None
     ) -> SyncReport:
