@@ -101,7 +101,7 @@ DEFAULT_FRESHNESS = 2.0  # seconds: a file changed by hand is found by searches 
 _GITIGNORE_LINES = (".memfs/", _fs.TEMP_PREFIX + "*", "**/.obsidian/workspace*.json", "**/.obsidian/cache")
 _MARKER_TEXT = b"memfs vault: this file keeps memories/ in git, so a clone of a vault with no memories yet opens\n"
 
-Stat = tuple[int, int, int]  # (inode, size, mtime_ns): how memfs recognises a file it wrote
+OwnStat = tuple[int, int, int]  # (inode, size, mtime_ns): how memfs recognises a file it wrote
 MAX_STATE_BYTES = 16 * 1024 * 1024  # a record under .memfs/ (pending, found, own, held) is never larger
 OWN_KEPT = 64  # committed transcripts whose last write the own record keeps (besides every uncommitted one)
 
@@ -110,16 +110,16 @@ OWN_KEPT = 64  # committed transcripts whose last write the own record keeps (be
 class _Rewind:
     """How to put a transcript back as it was when a :meth:`WriteEngine.rewinding` block began."""
 
-    stat: Stat | None  # the file as memfs last left it inside the block (None: no file)
+    stat: OwnStat | None  # the file as memfs last left it inside the block (None: no file)
     existed: bool
-    began: Stat | None
+    began: OwnStat | None
     low: int  # the bytes [0, low) are still as they were
     saved: bytes  # the bytes [low, size) as they were
     own: list[int] | None  # memfs's record of the file when the block began
 
 
 @dataclass
-class Change:
+class Transaction:
     """One commit's worth of changes in progress (a single write, or a whole ``batch()``)."""
 
     message: str
@@ -180,12 +180,12 @@ class WriteEngine:
         self.held_secrets: dict[str, list[tuple[str, int]]] = {}
         self._seen_file = self.state_dir / "seen-edits"
         self.salvage_dir = self.state_dir / "salvage"
-        self._change: Change | None = None
+        self._change: Transaction | None = None
         self._rewinds: dict[str, _Rewind] = {}
         # Transcripts written inside a rewind block and not fsynced yet: the commit that ends the
         # block fsyncs them with its own objects (one wait for the disk), else the block's end does.
         self._unsynced: set[str] = set()
-        self._own_cache: tuple[Stat, dict[str, list[int]]] | None = None  # see _own_record
+        self._own_cache: tuple[OwnStat, dict[str, list[int]]] | None = None  # see _own_record
         self._freshness: float | None = None
         self._index_failed = False  # a Whoosh write failed: its open files are collected at close
         with self._lock.hold():
@@ -287,7 +287,7 @@ class WriteEngine:
             yield
 
     @contextlib.contextmanager
-    def batch(self, message: str, *, trailers: dict[str, str] | None = None) -> Iterator[Change]:
+    def batch(self, message: str, *, trailers: dict[str, str] | None = None) -> Iterator[Transaction]:
         """Group many writes into one commit.
 
         If the block raises, every file it wrote is put back as it was and nothing is
@@ -297,7 +297,9 @@ class WriteEngine:
             yield change
 
     @contextlib.contextmanager
-    def _transaction(self, message: str, trailers: dict[str, str] | None, *, summary: bool = False) -> Iterator[Change]:
+    def _transaction(
+        self, message: str, trailers: dict[str, str] | None, *, summary: bool = False
+    ) -> Iterator[Transaction]:
         """One commit's worth of changes: committed on success, rolled back on any error.
 
         Before a file is first changed, its old bytes go into ``.memfs/journal``; a process
@@ -314,7 +316,7 @@ class WriteEngine:
                 return
             self.history.check_can_commit()  # refuse before touching a file, not at the commit
             self.recover()
-            change = self._change = Change(message, trailers=dict(trailers or {}))
+            change = self._change = Transaction(message, trailers=dict(trailers or {}))
             try:
                 yield change
                 body = change.message
@@ -331,7 +333,7 @@ class WriteEngine:
             finally:
                 self._change = None
 
-    def _roll_back(self, change: Change) -> None:
+    def _roll_back(self, change: Transaction) -> None:
         """Put back the files a failed transaction changed, created ones first (frees room on a full disk).
 
         Only files that still hold what memfs wrote are put back: a save another program made
@@ -353,7 +355,7 @@ class WriteEngine:
         return {self.root / f for f in folders if not _fs.linked(self.root, f)}
 
     def _remember(
-        self, change: Change, rel: str, original: bytes | None, new: bytes | None, mode: int | None = None
+        self, change: Transaction, rel: str, original: bytes | None, new: bytes | None, mode: int | None = None
     ) -> None:
         """Before a file changes: its old bytes and mode and a hash of the new ones, in memory and in the journal."""
         change.paths.add(rel)
@@ -568,7 +570,7 @@ class WriteEngine:
         finally:
             os.close(dfd)
 
-    def _swap_in(self, change: Change, dfd: int, rel: str, data: bytes, original: bytes | None) -> None:
+    def _swap_in(self, change: Transaction, dfd: int, rel: str, data: bytes, original: bytes | None) -> None:
         """Put ``data`` at ``rel`` (in the open folder ``dfd``) if the file is still ``original`` (None: no file).
 
         The new file keeps the mode of the one it replaces; a new one gets the vault's modes.
@@ -702,7 +704,7 @@ class WriteEngine:
             self.mark_pending(rel for rel in files if _is_content(rel))
         return change.sha
 
-    def _integrate_one(self, change: Change, rel: str, expected: bytes | None, data: bytes | None) -> None:
+    def _integrate_one(self, change: Transaction, rel: str, expected: bytes | None, data: bytes | None) -> None:
         """Put ``data`` at ``rel`` (None: remove it) if the file is still ``expected``, in its open folder."""
         parent, name = _fs.split(rel)
         try:
@@ -1054,11 +1056,11 @@ class WriteEngine:
             self._forget_own(paths)
             return sha
 
-    def own_uncommitted(self) -> dict[str, Stat]:
+    def own_uncommitted(self) -> dict[str, OwnStat]:
         """The files memfs changed and has not committed yet, with their stat after memfs's write."""
         return {rel: (v[0], v[1], v[2]) for rel, v in self._own_record().items() if v[3]}
 
-    def last_write(self, rel: str) -> Stat | None:
+    def last_write(self, rel: str) -> OwnStat | None:
         """The stat of transcript ``rel`` after memfs's last write of it (committed or not), if recorded.
 
         If the file's stat is this, the file is exactly as memfs left it, whichever process or
@@ -1099,7 +1101,7 @@ class WriteEngine:
                 own[rel] = [*seen, 1]
         self._save_own(own)
 
-    def _restamp_own(self, rel: str, was: Stat, fd: int) -> None:
+    def _restamp_own(self, rel: str, was: OwnStat, fd: int) -> None:
         """The file open as ``fd`` is back to what memfs recorded as ``was``: record its new stat the same way.
 
         Only while ``rel`` still names that file: if another program renamed a new file over it,
@@ -1784,7 +1786,7 @@ def _line_endings_of(original: bytes | None, data: bytes) -> bytes:
     return data.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
 
 
-def _stat(path: Path) -> Stat | None:
+def _stat(path: Path) -> OwnStat | None:
     try:
         st = os.lstat(path)
     except OSError:

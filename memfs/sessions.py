@@ -40,7 +40,7 @@ from . import _fs, transcript
 from .conversation import ConversationManager, Decision, View, extend_view, items_needed, read_view
 from .credentials import check_clean, find_secrets, redact_value, report
 from .documents import timestamp
-from .engine import Stat, WriteEngine, engine_of
+from .engine import OwnStat, WriteEngine, engine_of
 from .errors import ConflictError, DocumentError, InvalidArgumentError, PathError, SessionError
 from .index import MessageHit
 from .layout import SESSIONS_DIR
@@ -77,7 +77,7 @@ def session_file(session_id: str, folder: str = "") -> str:
 class _Tail:
     """What this process last wrote to one transcript, shared by every session object on it."""
 
-    stat: Stat | None = None  # the file after this process's last write (None: none yet)
+    stat: OwnStat | None = None  # the file after this process's last write (None: none yet)
     n: int = 0  # the position of the last entry then
     entries: dict[int, tuple[Any, ...]] = field(default_factory=dict)  # its latest entries, to put back
 
@@ -578,7 +578,7 @@ class MarkdownSession:
         finally:
             os.close(fd)
 
-    def _settled_view(self, limit: int | None) -> tuple[View, Stat | None]:
+    def _settled_view(self, limit: int | None) -> tuple[View, OwnStat | None]:
         """The view once torn tails are cut and dropped entries put back, with the file's stat.
 
         The repairs need the vault lock, and a bounded view (``limit`` items) is read under it: a
@@ -601,7 +601,7 @@ class MarkdownSession:
                 self._write_entries([])
             return self._view(limit), _stat_of(self.file)
 
-    def _check_unchanged(self, view: View, stat: Stat | None, limit: int | None) -> None:
+    def _check_unchanged(self, view: View, stat: OwnStat | None, limit: int | None) -> None:
         """ConflictError if the transcript's view is no longer ``view`` (read when the file was ``stat``).
 
         A whole view is not read again under the lock (that costs as much as the session is
@@ -616,7 +616,7 @@ class MarkdownSession:
         if _stat_of(self.file) != stat and self._view(limit) != view:
             raise ConflictError(f"{self.path} changed while its manager decided")
 
-    def _record_on(self, decision: Decision, view: View, stat: Stat | None, limit: int | None) -> None:
+    def _record_on(self, decision: Decision, view: View, stat: OwnStat | None, limit: int | None) -> None:
         """Record a decision made on ``view``, unless the transcript no longer shows that view."""
         with self.engine.locked():
             self._check_unchanged(view, stat, limit)
@@ -752,7 +752,7 @@ def _decision_entries(decision: Decision | None, path: str) -> list[tuple[Any, .
     return [(redact_value(item), timestamp(), decision.kind, dict(decision.meta))]
 
 
-def _stat_of(path: Path) -> Stat | None:
+def _stat_of(path: Path) -> OwnStat | None:
     try:
         st = os.lstat(path)
     except OSError:

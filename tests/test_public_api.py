@@ -1,9 +1,11 @@
 """The one public door: `memfs.__all__` names every type the API returns, and no internals."""
 
+import ast
 import importlib
 import inspect
 import re
 import typing
+from pathlib import Path
 
 import pytest
 
@@ -90,3 +92,36 @@ def test_memory_files_are_written_through_the_store_only() -> None:
     for name in ("write", "delete", "move"):
         assert not hasattr(memfs.Vault, name), name
     assert {"add", "update", "delete", "move", "write_text"} <= set(vars(memfs.MemoryStore))
+
+
+def _defined_types(tree: ast.Module) -> list[str]:
+    names = []
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            names.append(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if isinstance(node.value, ast.Name) and node.value.id == "Any":
+                continue  # a stand-in for a class defined elsewhere, named as it is there
+            names += [t.id for t in targets if isinstance(t, ast.Name)]
+    return [name for name in names if name[:1].isupper() and not name.isupper()]
+
+
+def test_one_name_per_meaning() -> None:
+    # Three `Stat`s, two `Finding`s and two `Change`s once meant different things: a type's name
+    # is defined in one module only.
+    where: dict[str, list[str]] = {}
+    for path in sorted(Path(memfs.__file__).parent.rglob("*.py")):
+        for name in _defined_types(ast.parse(path.read_text(encoding="utf-8"))):
+            where.setdefault(name, []).append(path.name)
+    assert {name: files for name, files in where.items() if len(files) > 1} == {}
+    from memfs import changes, credentials, doctor, engine, freshness, indexed
+
+    assert memfs.Change is changes.Change and memfs.Finding is doctor.Finding
+    assert (engine.OwnStat, freshness.FileStamp, indexed.IndexedStamp) == (
+        tuple[int, int, int],
+        tuple[int, int],
+        tuple[typing.Any, ...],
+    )
+    assert credentials.find_secrets("no secret here") == [] and engine.Transaction.__name__ == "Transaction"
+    assert not hasattr(credentials, "Finding") and not hasattr(engine, "Change")
