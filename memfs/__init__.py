@@ -65,7 +65,7 @@ from .errors import (
     ValidityError,
     VaultNotFoundError,
 )
-from .exchange import Imported, ImportReport, Skipped
+from .exchange import Imported, ImportReport
 from .extract import ModelExtractor, Operation, RuleExtractor
 from .history import Identity, Revision
 from .index import Hit, MessageHit
@@ -79,6 +79,7 @@ from .scopes import Scope
 from .semantic import E5Embedder, Embedder, FastEmbedEmbedder, SentenceTransformerEmbedder, VectorStore
 from .sessions import MarkdownSession, SessionInfo
 from .settings import ReviewPolicy, Settings
+from .sources import Skipped
 from .store import Memory, MemoryStore, Similar
 from .sync import ConflictCopy, SyncResult
 from .tools import MemoryTools, ToolResult

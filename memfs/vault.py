@@ -37,7 +37,7 @@ from .errors import (
     ProposalError,
     VaultNotFoundError,
 )
-from .exchange import ImportReport, Skipped, export_lines, import_source
+from .exchange import ImportReport, export_lines, import_source
 from .history import DEFAULT_AGENT, GitHistory, Identity, Revision
 from .index import Hit, MessageHit, Problem, Progress, SearchIndex, SyncReport
 from .layout import (
@@ -57,6 +57,7 @@ from .semantic import Embedder, check_embedder, default_embedder
 from .sessions import MarkdownSession, SessionInfo, keys_id, read_info
 from .settings import Settings
 from .settings import load as load_settings
+from .sources import Skipped
 from .store import Memory, MemoryStore, awaits_review, linked_hits
 from .sync import ConflictCopy, SyncResult, commit_removed_links, conflicts, remove_links, resolve, sync
 from .usage import UsageLog
