@@ -22,7 +22,6 @@ from .conversation import (
 from .credentials import find_secrets, redact
 from .doctor import Finding
 from .documents import Document
-from .engine import WriteEngine
 from .errors import (
     AlreadyExistsError,
     ConflictError,
@@ -66,11 +65,13 @@ from .errors import (
     ValidityError,
     VaultNotFoundError,
 )
-from .exchange import ImportReport
+from .exchange import Imported, ImportReport
 from .extract import ModelExtractor, Operation, RuleExtractor
 from .history import Identity, Revision
-from .index import Hit, MessageHit, Problem, SyncReport
-from .longterm import LongTermMemory
+from .index import Hit, MessageHit
+from .lifecycle import Validity
+from .links import Resolved
+from .longterm import Injected, LongTermMemory
 from .models import Model, Reply, ScriptedModel, ToolCall, run_agent
 from .proposals import Proposal
 from .purge import PurgeReport
@@ -78,10 +79,13 @@ from .scopes import Scope
 from .semantic import E5Embedder, Embedder, FastEmbedEmbedder, SentenceTransformerEmbedder, VectorStore
 from .sessions import MarkdownSession, SessionInfo
 from .settings import ReviewPolicy, Settings
+from .sources import Skipped
 from .store import Memory, MemoryStore, Similar
 from .sync import ConflictCopy, SyncResult
 from .tools import MemoryTools, ToolResult
-from .vault import Vault
+from .usage import UsageLog
+from .vault import Pruned, Vault
+from .watch import Watcher
 
 __version__ = "0.1.0"
 
@@ -110,6 +114,8 @@ __all__ = [
     "Identity",
     "ImportReport",
     "ImportSourceError",
+    "Imported",
+    "Injected",
     "InvalidArgumentError",
     "InvalidExtractionError",
     "LinkError",
@@ -132,15 +138,16 @@ __all__ = [
     "NullConversationManager",
     "Operation",
     "PathError",
-    "Problem",
     "Proposal",
     "ProposalError",
+    "Pruned",
     "PurgeError",
     "PurgeReport",
     "QueryTooLongError",
     "ReadOnlyError",
     "Reply",
     "RepositoryStateError",
+    "Resolved",
     "ReviewPolicy",
     "Revision",
     "RevisionNotFound",
@@ -159,22 +166,24 @@ __all__ = [
     "SettingsError",
     "ShallowHistoryError",
     "Similar",
+    "Skipped",
     "SlidingWindowConversationManager",
     "SummarizingConversationManager",
     "SyncError",
-    "SyncReport",
     "SyncResult",
     "TokenWindowConversationManager",
     "ToolCall",
     "ToolCallError",
     "ToolResult",
     "UnsafeRepositoryError",
+    "UsageLog",
+    "Validity",
     "ValidityError",
     "Vault",
     "VaultNotFoundError",
     "VectorStore",
     "View",
-    "WriteEngine",
+    "Watcher",
     "find_secrets",
     "redact",
     "run_agent",

@@ -31,7 +31,7 @@ from typing import Any
 
 from . import _fs
 from .errors import ConflictError, LinkError
-from .statefiles import Stat, _private_folder, _read_state, _stat, _write_private, holding
+from .statefiles import OwnStat, _private_folder, _read_state, _stat, _write_private, holding
 from .transcript import classify_tail, partial_heading
 
 log = logging.getLogger(__name__)
@@ -43,9 +43,9 @@ OWN_KEPT = 64  # committed transcripts whose last write the own record keeps (be
 class _Rewind:
     """How to put a transcript back as it was when a :meth:`Appends.rewinding` block began."""
 
-    stat: Stat | None  # the file as memfs last left it inside the block (None: no file)
+    stat: OwnStat | None  # the file as memfs last left it inside the block (None: no file)
     existed: bool
-    began: Stat | None
+    began: OwnStat | None
     low: int  # the bytes [0, low) are still as they were
     saved: bytes  # the bytes [low, size) as they were
     own: list[int] | None  # memfs's record of the file when the block began
@@ -55,7 +55,7 @@ class _Rewind:
 class Tail:
     """What this process last wrote to one transcript, shared by every session object on it."""
 
-    stat: Stat | None = None  # the file after this process's last write (None: none yet)
+    stat: OwnStat | None = None  # the file after this process's last write (None: none yet)
     n: int = 0  # the position of the last entry then
     entries: dict[int, tuple[Any, ...]] = field(default_factory=dict)  # its latest entries, to put back
 
@@ -98,7 +98,7 @@ class Appends:
         # Transcripts written inside a rewind block and not fsynced yet: the commit that ends the
         # block fsyncs them with its own objects (one wait for the disk), else the block's end does.
         self.unsynced: set[str] = set()
-        self._own_cache: tuple[Stat, dict[str, list[int]]] | None = None  # see _own_record
+        self._own_cache: tuple[OwnStat, dict[str, list[int]]] | None = None  # see _own_record
         self._tails: dict[str, Tail] = {}  # see tail
 
     def tail(self, rel: str) -> Tail:
@@ -367,11 +367,11 @@ class Appends:
         except OSError as exc:
             log.error("could not put %s back after a failed write: %s", rel, exc)
 
-    def own_uncommitted(self) -> dict[str, Stat]:
+    def own_uncommitted(self) -> dict[str, OwnStat]:
         """The files memfs changed and has not committed yet, with their stat after memfs's write."""
         return {rel: (v[0], v[1], v[2]) for rel, v in self._own_record().items() if v[3]}
 
-    def last_write(self, rel: str) -> Stat | None:
+    def last_write(self, rel: str) -> OwnStat | None:
         """The stat of transcript ``rel`` after memfs's last write of it (committed or not), if recorded.
 
         If the file's stat is this, the file is exactly as memfs left it, whichever process or
@@ -412,7 +412,7 @@ class Appends:
                 own[rel] = [*seen, 1]
         self._save_own(own)
 
-    def _restamp_own(self, rel: str, was: Stat, fd: int) -> None:
+    def _restamp_own(self, rel: str, was: OwnStat, fd: int) -> None:
         """The file open as ``fd`` is back to what memfs recorded as ``was``: record its new stat the same way.
 
         Only while ``rel`` still names that file: if another program renamed a new file over it,

@@ -38,7 +38,7 @@ PLACEHOLDER = "[REDACTED:{kind}]"
 
 
 @dataclass(frozen=True)
-class Finding:
+class SecretFinding:
     """One credential found in a text: its kind and where it is (never its value).
 
     Attributes:
@@ -129,7 +129,7 @@ _KINDS: list[tuple[str, tuple[str, ...], re.Pattern[str], Callable[[str], bool]]
 KINDS = tuple(kind for kind, _, _, _ in _KINDS)
 
 
-def find_secrets(text: str, *, allow_marked: bool = False) -> list[Finding]:
+def find_secrets(text: str, *, allow_marked: bool = False) -> list[SecretFinding]:
     """The credentials in ``text``, in order, none overlapping another.
 
     Costs one substring test per prefix on text that holds none (the common case); a pattern runs
@@ -140,17 +140,17 @@ def find_secrets(text: str, *, allow_marked: bool = False) -> list[Finding]:
         allow_marked: Skip findings on a line that holds :data:`ALLOW_MARKER` (a person's
             deliberate choice; never set for what an agent or extractor writes).
     """
-    found: list[Finding] = []
+    found: list[SecretFinding] = []
     for kind, prefixes, pattern, check in _KINDS:
         if not any(prefix in text for prefix in prefixes):
             continue
         for match in pattern.finditer(text):
             if check(match.group()):
-                found.append(Finding(kind, match.start(), match.end()))
+                found.append(SecretFinding(kind, match.start(), match.end()))
     if not found:
         return found
     found.sort(key=lambda f: (f.start, -f.end))
-    kept: list[Finding] = []
+    kept: list[SecretFinding] = []
     for finding in found:  # a JWT inside a private key block, say: the outer one is enough
         if not kept or finding.start >= kept[-1].end:
             kept.append(finding)
@@ -159,13 +159,13 @@ def find_secrets(text: str, *, allow_marked: bool = False) -> list[Finding]:
     return kept
 
 
-def redact(text: str) -> tuple[str, list[Finding]]:
+def redact(text: str) -> tuple[str, list[SecretFinding]]:
     """``text`` with every credential replaced by ``[REDACTED:<kind>]``, and what was replaced."""
     findings = find_secrets(text)
     return _replaced(text, findings), findings
 
 
-def _replaced(text: str, findings: list[Finding]) -> str:
+def _replaced(text: str, findings: list[SecretFinding]) -> str:
     """``text`` with each of ``findings`` (in order, none overlapping) replaced by its placeholder."""
     if not findings:
         return text
@@ -192,7 +192,7 @@ def redact_value(value: Any) -> Any:
     return value
 
 
-def redact_values(values: Sequence[Any]) -> tuple[list[Any], list[Finding]]:
+def redact_values(values: Sequence[Any]) -> tuple[list[Any], list[SecretFinding]]:
     """Each of ``values`` as :func:`redact_value` gives it, and the credentials found: their text scanned once.
 
     Every string of ``values`` (dictionary keys too: found, reported, kept) is scanned as one text,
@@ -220,10 +220,12 @@ def redact_values(values: Sequence[Any]) -> tuple[list[Any], list[Finding]]:
     if not findings:
         return list(values), findings  # nothing to redact: each value as it is
     starts = list(itertools.accumulate((len(s) + 1 for s in strings[:-1]), initial=0))
-    inside: dict[int, list[Finding]] = {}
+    inside: dict[int, list[SecretFinding]] = {}
     for finding in findings:
         at = bisect.bisect_right(starts, finding.start) - 1
-        inside.setdefault(at, []).append(Finding(finding.kind, finding.start - starts[at], finding.end - starts[at]))
+        inside.setdefault(at, []).append(
+            SecretFinding(finding.kind, finding.start - starts[at], finding.end - starts[at])
+        )
     position = itertools.count()
 
     def rebuild(value: Any) -> Any:
@@ -260,7 +262,7 @@ def check_clean(what: str, text: str) -> str:
     return text
 
 
-def report(findings: list[Finding], *, where: str, who: str) -> None:
+def report(findings: list[SecretFinding], *, where: str, who: str) -> None:
     """Tell the operator that credentials were redacted from what ``who`` wrote to ``where`` (never the value)."""
     if findings:  # where and who are redacted too: an author's name may be the very token
         log.warning("redacted %s from %s, written by %s", describe(findings), redact(where)[0], redact(who)[0])
@@ -278,7 +280,7 @@ def hide_url_credentials(text: str) -> str:
     return redact(_URL_USERINFO.sub(r"\1***@", text))[0]
 
 
-def describe(findings: list[Finding], text: str | None = None) -> str:
+def describe(findings: list[SecretFinding], text: str | None = None) -> str:
     """The kinds found (and their lines when ``text`` is given), for a message: never the values."""
     if text is None:
         kinds = sorted({f.kind for f in findings})
@@ -299,7 +301,7 @@ def secret_advice(rel: str, found: list[tuple[str, int]]) -> str:
     )
 
 
-def _marked(text: str, finding: Finding) -> bool:
+def _marked(text: str, finding: SecretFinding) -> bool:
     start = text.rfind("\n", 0, finding.start) + 1
     end = text.find("\n", finding.end)
     return ALLOW_MARKER in text[start : end if end != -1 else len(text)]

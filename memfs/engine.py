@@ -70,7 +70,7 @@ from .index import (
     check_query,
     index_key,
 )
-from .journal import Change, Journal
+from .journal import Journal, Transaction
 from .layout import (
     ARCHIVE_DIR,
     CONFLICTS_DIR,
@@ -88,7 +88,7 @@ from .paths import clean_relpath, is_plain
 from .semantic import EMBED_BUDGET_SECONDS, SEMANTIC_WEIGHT, Embedder, VectorStore, embed_missing, embed_text
 from .statefiles import (
     MAX_STATE_BYTES,
-    Stat,
+    OwnStat,
     _is_content,
     _private_folder,
     _read_regular,
@@ -147,7 +147,7 @@ class WriteEngine:
         self._pending_file = self.state_dir / "pending"
         self._found_file = self.state_dir / "found"  # edits by hand a search indexed, for the next commit
         self._seen_file = self.state_dir / "seen-edits"
-        self._change: Change | None = None
+        self._change: Transaction | None = None
         self._freshness: float | None = None
         self._index_failed = False  # a Whoosh write failed: its open files are collected at close
         with self._lock.hold():
@@ -274,7 +274,7 @@ class WriteEngine:
             yield
 
     @contextlib.contextmanager
-    def batch(self, message: str, *, trailers: dict[str, str] | None = None) -> Iterator[Change]:
+    def batch(self, message: str, *, trailers: dict[str, str] | None = None) -> Iterator[Transaction]:
         """Group many writes into one commit.
 
         If the block raises, every file it wrote is put back as it was and nothing is
@@ -284,7 +284,9 @@ class WriteEngine:
             yield change
 
     @contextlib.contextmanager
-    def _transaction(self, message: str, trailers: dict[str, str] | None, *, summary: bool = False) -> Iterator[Change]:
+    def _transaction(
+        self, message: str, trailers: dict[str, str] | None, *, summary: bool = False
+    ) -> Iterator[Transaction]:
         """One commit's worth of changes: committed on success, rolled back on any error.
 
         Before a file is first changed, its old bytes go into ``.memfs/journal``; a process
@@ -301,7 +303,7 @@ class WriteEngine:
                 return
             self.history.check_can_commit()  # refuse before touching a file, not at the commit
             self.journal.recover()
-            change = self._change = Change(message, trailers=dict(trailers or {}))
+            change = self._change = Transaction(message, trailers=dict(trailers or {}))
             try:
                 yield change
                 body = change.message
@@ -437,7 +439,7 @@ class WriteEngine:
         finally:
             os.close(dfd)
 
-    def _swap_in(self, change: Change, dfd: int, rel: str, data: bytes, original: bytes | None) -> None:
+    def _swap_in(self, change: Transaction, dfd: int, rel: str, data: bytes, original: bytes | None) -> None:
         """Put ``data`` at ``rel`` (in the open folder ``dfd``) if the file is still ``original`` (None: no file).
 
         The new file keeps the mode of the one it replaces; a new one gets the vault's modes.
@@ -571,7 +573,7 @@ class WriteEngine:
             self.mark_pending(rel for rel in files if _is_content(rel))
         return change.sha
 
-    def _integrate_one(self, change: Change, rel: str, expected: bytes | None, data: bytes | None) -> None:
+    def _integrate_one(self, change: Transaction, rel: str, expected: bytes | None, data: bytes | None) -> None:
         """Put ``data`` at ``rel`` (None: remove it) if the file is still ``expected``, in its open folder."""
         parent, name = _fs.split(rel)
         try:
@@ -631,7 +633,7 @@ class WriteEngine:
         """The bytes cut off transcripts after interrupted appends (:meth:`Appends.salvage_files`)."""
         return self.appends.salvage_files()
 
-    def own_uncommitted(self) -> dict[str, Stat]:
+    def own_uncommitted(self) -> dict[str, OwnStat]:
         """The files memfs changed and has not committed yet (:meth:`Appends.own_uncommitted`)."""
         return self.appends.own_uncommitted()
 

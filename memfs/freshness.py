@@ -28,12 +28,12 @@ from pathlib import Path
 from ._fs import TEMP_PREFIX
 from .layout import CONTENT_DIRS
 
-Stat = tuple[int, int]  # (mtime_ns, size)
+FileStamp = tuple[int, int]  # (mtime_ns, size)
 
 EXTRA_CHECKS = 8  # looked at per search beyond what is due, so checks keep spreading out over time
 
 
-def walk(root: Path, tops: Sequence[str] = CONTENT_DIRS) -> Iterator[tuple[str, Stat]]:
+def walk(root: Path, tops: Sequence[str] = CONTENT_DIRS) -> Iterator[tuple[str, FileStamp]]:
     """Every Markdown file under ``tops`` with its ``(mtime_ns, size)``, by vault path.
 
     Hidden names, memfs's temporary files and symbolic links are skipped: a link could point
@@ -46,7 +46,7 @@ def walk(root: Path, tops: Sequence[str] = CONTENT_DIRS) -> Iterator[tuple[str, 
 
 def _folders(
     root: Path, tops: Sequence[str], leftovers: list[str] | None = None
-) -> Iterator[tuple[str, dict[str, Stat], set[str]]]:
+) -> Iterator[tuple[str, dict[str, FileStamp], set[str]]]:
     """Each folder under ``tops``, depth first: its Markdown files with their stat, and its sub-folder names.
 
     ``leftovers``, if given, gets the vault path of every temporary file of memfs's writers passed.
@@ -70,7 +70,7 @@ def _list(root: Path | str, rel_dir: str) -> tuple[set[str] | None, set[str]]:
 
 def _list_stats(
     root: str, rel_dir: str, leftovers: list[str] | None, *, stats: bool = True
-) -> tuple[dict[str, Stat] | None, set[str]]:
+) -> tuple[dict[str, FileStamp] | None, set[str]]:
     """The Markdown files of a folder with their ``(mtime_ns, size)``, and its sub-folder names.
 
     None for a folder that is gone, not a folder or not readable; a file gone before its stat
@@ -79,7 +79,7 @@ def _list_stats(
     files map to a placeholder. Temporary files of memfs's writers are added to ``leftovers``
     (by vault path) if it is given.
     """
-    files: dict[str, Stat] = {}
+    files: dict[str, FileStamp] = {}
     dirs: set[str] = set()
     S_ISREG = stat.S_ISREG  # noqa: N806 - bound once, for the loop below
     try:
@@ -105,10 +105,10 @@ def _list_stats(
     return files, dirs
 
 
-_UNSEEN: Stat = (-1, -1)  # a file listed without its stat
+_UNSEEN: FileStamp = (-1, -1)  # a file listed without its stat
 
 
-def file_stat(root: Path | str, rel: str) -> Stat | None:
+def file_stat(root: Path | str, rel: str) -> FileStamp | None:
     """``(mtime_ns, size)`` of a regular file (not a link) at ``root / rel``; None if there is none."""
     try:
         st = os.stat(f"{os.fspath(root)}/{rel}", follow_symlinks=False)  # a pathlib join costs more than the stat
@@ -129,7 +129,7 @@ class ChangeFinder:
         self.root = root
         self._base = os.fspath(root)
         self.tops = tuple(tops)
-        self._files: dict[str, Stat] = {}
+        self._files: dict[str, FileStamp] = {}
         self._dirs: dict[str, tuple[set[str], set[str]]] = {}  # folder -> (file names, sub-folder names)
         self._when: dict[str, float] = {}  # file or folder ("a/b/" for folders) -> when last checked
         self._queue: deque[tuple[float, str]] = deque()  # oldest check first
@@ -152,7 +152,7 @@ class ChangeFinder:
         self._files, self._dirs, self._when, self._queue = {}, {}, {}, deque()
         self.seeded = False
 
-    def scan(self) -> dict[str, Stat]:
+    def scan(self) -> dict[str, FileStamp]:
         """Look at every file now; returns ``{vault path: (mtime_ns, size)}`` and starts tracking them.
 
         The checks are recorded as made at times spread over the ``delay`` before now (a check
@@ -162,7 +162,7 @@ class ChangeFinder:
         with self.mutex:
             return self._scan()
 
-    def _scan(self) -> dict[str, Stat]:
+    def _scan(self) -> dict[str, FileStamp]:
         self._forget()
         started = time.monotonic()
         found: list[str] = []

@@ -70,7 +70,7 @@ from . import _fs, indexed, transcript
 from .dates import date_words, iso, written_date
 from .documents import MAX_FRONT_MATTER_BYTES, Document, body_of, load_bytes, normalize_time, timestamp
 from .errors import DocumentError, FileTooLargeError, LinkError, QueryTooLongError, SearchIndexError, ValidityError
-from .freshness import ChangeFinder, Stat, file_stat, walk
+from .freshness import ChangeFinder, FileStamp, file_stat, walk
 from .items import text_of
 from .layout import CONTENT_DIRS, in_namespace, is_transcript, split_memory_path
 from .lifecycle import CURRENT, Validity, check, validity
@@ -1053,7 +1053,7 @@ class SearchIndex:
         *,
         progress: Progress | None = None,
         known: dict[str, tuple[Any, ...]] | None = None,
-        walked: dict[str, Stat] | None = None,
+        walked: dict[str, FileStamp] | None = None,
     ) -> SyncReport:
         """Bring the index up to date with the files (all of them, or just ``paths``).
 
@@ -1114,7 +1114,7 @@ class SearchIndex:
             self._committed()
             return report
 
-    def walk(self) -> tuple[dict[str, Stat], list[str]]:
+    def walk(self) -> tuple[dict[str, FileStamp], list[str]]:
         """Stat every file now (no lock needed), for :meth:`stage` and :meth:`sync` to share.
 
         Returns the ``(mtime_ns, size)`` of every Markdown file under the content folders, and
@@ -1138,7 +1138,7 @@ class SearchIndex:
         *,
         fresh: bool = False,
         progress: Progress | None = None,
-        walked: dict[str, Stat] | None = None,
+        walked: dict[str, FileStamp] | None = None,
     ) -> Staged | None:
         """Do the expensive part of :meth:`sync` without the vault lock; :meth:`publish` finishes it.
 
@@ -1174,7 +1174,7 @@ class SearchIndex:
             raise
         return staged
 
-    def _heavy(self, paths: list[str] | None, walked: dict[str, Stat] | None = None) -> list[str]:
+    def _heavy(self, paths: list[str] | None, walked: dict[str, FileStamp] | None = None) -> list[str]:
         """Those of ``paths`` (None: every file, as ``walked`` saw it) whose indexing reads them whole, if a lot."""
         if not self.refresh():
             return []  # the pass under the lock rebuilds it, and says so
@@ -2219,7 +2219,7 @@ class SearchIndex:
         return body_of(head.decode("utf-8", "ignore")) if head else ""  # valid when indexed: not parsed again
 
 
-def _differing(walked: dict[str, Stat], known: dict[str, tuple[Any, ...]]) -> list[str]:
+def _differing(walked: dict[str, FileStamp], known: dict[str, tuple[Any, ...]]) -> list[str]:
     """The files ``walked`` saw with another ``(mtime_ns, size)`` than ``known``, then those of ``known`` it missed."""
     get = known.get
     return [p for p, (mtime, size) in walked.items() if (k := get(p)) is None or k[1] != size or k[0] != mtime] + [

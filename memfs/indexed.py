@@ -30,7 +30,7 @@ SUFFIX = ".files"
 FORMAT = 1
 FILE_KINDS = ("memory", "invalid", "transcript")  # the documents that stand for a whole file
 
-Stat = tuple[Any, ...]  # (mtime_ns, size, sha256) as the index stored it
+IndexedStamp = tuple[Any, ...]  # (mtime_ns, size, sha256) as the index stored it
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ class SegmentFiles:
     sizes: tuple[int, ...]
     digests: tuple[str, ...]
 
-    def live(self, deleted: Iterable[int]) -> Iterator[tuple[str, Stat]]:
+    def live(self, deleted: Iterable[int]) -> Iterator[tuple[str, IndexedStamp]]:
         """``(path, (mtime_ns, size, sha256))`` of each listed file whose document is not in ``deleted``."""
         gone = set(deleted)
         pairs = zip(self.paths, zip(self.mtimes, self.sizes, self.digests, strict=True), strict=True)

@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 
 
 @dataclass
-class Change:
+class Transaction:
     """One commit's worth of changes in progress (a single write, or a whole ``batch()``)."""
 
     message: str
@@ -79,7 +79,7 @@ class Journal:
         self.mark_pending = mark_pending
         self.inside = inside
 
-    def roll_back(self, change: Change) -> None:
+    def roll_back(self, change: Transaction) -> None:
         """Put back the files a failed transaction changed, created ones first (frees room on a full disk).
 
         Only files that still hold what memfs wrote are put back: a save another program made
@@ -101,7 +101,7 @@ class Journal:
         return {self.root / f for f in folders if not _fs.linked(self.root, f)}
 
     def remember(
-        self, change: Change, rel: str, original: bytes | None, new: bytes | None, mode: int | None = None
+        self, change: Transaction, rel: str, original: bytes | None, new: bytes | None, mode: int | None = None
     ) -> None:
         """Before a file changes: its old bytes and mode and a hash of the new ones, in memory and in the journal."""
         change.paths.add(rel)

@@ -46,7 +46,7 @@ from .errors import ConflictError, DocumentError, InvalidArgumentError, PathErro
 from .index import MessageHit
 from .layout import SESSIONS_DIR
 from .paths import clean_relpath, slugify
-from .statefiles import Stat
+from .statefiles import OwnStat
 
 log = logging.getLogger(__name__)
 
@@ -566,7 +566,7 @@ class MarkdownSession:
         finally:
             os.close(fd)
 
-    def _settled_view(self, limit: int | None) -> tuple[View, Stat | None]:
+    def _settled_view(self, limit: int | None) -> tuple[View, OwnStat | None]:
         """The view once torn tails are cut and dropped entries put back, with the file's stat.
 
         The repairs need the vault lock, and a bounded view (``limit`` items) is read under it: a
@@ -589,7 +589,7 @@ class MarkdownSession:
                 self._write_entries([])
             return self._view(limit), _stat_of(self.file)
 
-    def _check_unchanged(self, view: View, stat: Stat | None, limit: int | None) -> None:
+    def _check_unchanged(self, view: View, stat: OwnStat | None, limit: int | None) -> None:
         """ConflictError if the transcript's view is no longer ``view`` (read when the file was ``stat``).
 
         A whole view is not read again under the lock (that costs as much as the session is
@@ -604,7 +604,7 @@ class MarkdownSession:
         if _stat_of(self.file) != stat and self._view(limit) != view:
             raise ConflictError(f"{self.path} changed while its manager decided")
 
-    def _record_on(self, decision: Decision, view: View, stat: Stat | None, limit: int | None) -> None:
+    def _record_on(self, decision: Decision, view: View, stat: OwnStat | None, limit: int | None) -> None:
         """Record a decision made on ``view``, unless the transcript no longer shows that view."""
         with self.engine.locked():
             self._check_unchanged(view, stat, limit)
@@ -742,7 +742,7 @@ def _decision_entries(decision: Decision | None, path: str) -> list[tuple[Any, .
     return [(redact_value(item), timestamp(), decision.kind, dict(decision.meta))]
 
 
-def _stat_of(path: Path) -> Stat | None:
+def _stat_of(path: Path) -> OwnStat | None:
     try:
         st = os.lstat(path)
     except OSError:

@@ -2,7 +2,7 @@
 
 The records (``pending``, ``found``, ``own``, ``held``, ``seen-edits``) are small files in the vault
 folder: read bounded (one too large is ignored, unread), written private (0600), in a folder that is
-always private (0700). A file memfs wrote is recognised by its :data:`Stat`. Vault files are read
+always private (0700). A file memfs wrote is recognised by its :data:`OwnStat`. Vault files are read
 through the path gate, bounded by :func:`read_limit`.
 """
 
@@ -21,11 +21,11 @@ from .layout import CONTENT_DIRS, MAX_ATTACHMENT_BYTES, is_attachment, is_transc
 
 log = logging.getLogger(__name__)
 
-Stat = tuple[int, int, int]  # (inode, size, mtime_ns): how memfs recognises a file it wrote
+OwnStat = tuple[int, int, int]  # (inode, size, mtime_ns): how memfs recognises a file it wrote
 MAX_STATE_BYTES = 16 * 1024 * 1024  # a record under .memfs/ (pending, found, own, held) is never larger
 
 
-def _stat(path: Path) -> Stat | None:
+def _stat(path: Path) -> OwnStat | None:
     try:
         st = os.lstat(path)
     except OSError:

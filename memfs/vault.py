@@ -11,19 +11,16 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from . import lifecycle, proposals
 from ._fs import PRIVATE, SHARED, make_folders
-from .changes import Changes, collect
-from .dates import day_range, iso_range, time_range
-from .doctor import Finding, examine
-from .documents import Document, loads
+from .documents import loads
 from .engine import DEFAULT_FRESHNESS, WriteEngine
 from .errors import (
     AlreadyExistsError,
@@ -33,19 +30,17 @@ from .errors import (
     MemfsError,
     MemoryNotFoundError,
     NotFoundError,
-    PathError,
     ProposalError,
     VaultNotFoundError,
 )
-from .exchange import ImportReport, Skipped, export_lines, import_source
+from .exchange import ImportReport, export_lines, import_source
 from .history import DEFAULT_AGENT, GitHistory, Identity, Revision
-from .index import Hit, MessageHit, Problem, Progress, SearchIndex, SyncReport
+from .index import Progress
 from .layout import (
     ARCHIVE_DIR,
     MEMORIES_DIR,
     SESSIONS_DIR,
     is_attachment,
-    is_transcript,
     label,
     name_in,
     split_memory_path,
@@ -54,13 +49,10 @@ from .paths import clean_memory_path, clean_namespace, clean_relpath
 from .proposals import Proposal
 from .purge import PurgeReport, purge
 from .semantic import Embedder, check_embedder, default_embedder
-from .sessions import MarkdownSession, SessionInfo, keys_id, read_info
-from .settings import Settings
-from .settings import load as load_settings
-from .store import Memory, MemoryStore, awaits_review, linked_hits
+from .sources import Skipped
+from .store import Memory, awaits_review
 from .sync import ConflictCopy, SyncResult, commit_removed_links, conflicts, remove_links, resolve, sync
-from .usage import UsageLog
-from .watch import Watcher
+from .vaultbase import VaultBase
 
 
 @dataclass(frozen=True)
@@ -80,15 +72,12 @@ class Pruned:
     last_used: str | None = None
 
 
-class Vault:
+class Vault(VaultBase):
     """A memfs vault: Markdown memory files, their git history and their search index.
 
     Open one with :meth:`Vault.open`; it is a context manager that closes its index and git
     helpers on exit.
     """
-
-    def __init__(self, engine: WriteEngine) -> None:
-        self.engine = engine
 
     @classmethod
     def open(
@@ -183,76 +172,7 @@ class Vault:
         """Index what is pending, then release the index and git helper processes."""
         self.engine.close()
 
-    def __repr__(self) -> str:
-        return f"Vault({str(self.root)!r})"
-
-    # -- what the engine knows -------------------------------------------------------
-
-    @property
-    def root(self) -> Path:
-        """The vault folder."""
-        return self.engine.root
-
-    @property
-    def author(self) -> Identity:
-        """Who writes through this vault object (an agent, unless told otherwise)."""
-        return self.engine.author
-
-    @property
-    def person(self) -> Identity:
-        """Whose name edits found on disk are committed under (now: git's config is read each time)."""
-        return self.engine.person
-
-    @property
-    def durable(self) -> bool:
-        """Whether writes are fsynced."""
-        return self.engine.durable
-
-    @property
-    def freshness(self) -> float | None:
-        """How stale a search may be about files changed by hand, in seconds (default 2).
-
-        With no watcher running, a file created, edited, deleted or renamed by hand is found by
-        every search that starts this long after the change (files not looked at for this long
-        are stat'ed before a search). 0 checks every file before every search; None never
-        checks (memfs's own writes are always seen). A hit is checked against its file whatever
-        the setting. Set it on a long-lived vault: ``vault.freshness = 0.5``.
-        """
-        return self.engine.freshness
-
-    @freshness.setter
-    def freshness(self, value: float | None) -> None:
-        self.engine.freshness = value
-
-    @property
-    def history(self) -> GitHistory:
-        """The git repository behind the vault."""
-        return self.engine.history
-
-    @property
-    def index(self) -> SearchIndex:
-        """The search index (derived state under ``.memfs/``)."""
-        return self.engine.index
-
-    # -- factories -----------------------------------------------------------------------
-
-    def memories(
-        self, namespace: str, *, propose: bool | None = None, writer: str | None = None, session: str | None = None
-    ) -> MemoryStore:
-        """The memories of one namespace, such as ``users/alice``.
-
-        ``propose=True`` makes every write through the store a proposal a person accepts or
-        rejects (``memfs review``); ``False`` never; ``None`` follows the vault's review policy
-        (``memfs.toml``) for ``writer`` (``agent``, ``extractor``, ``import``; None: a person).
-        ``session``: the session writing, recorded on its proposals (see :class:`MemoryStore`).
-        """
-        return MemoryStore(self.engine, clean_namespace(namespace), propose=propose, writer=writer, session=session)
-
     # -- review -----------------------------------------------------------------------------
-
-    def settings(self) -> Settings:
-        """What the vault's ``memfs.toml`` says (defaults without one); SettingsError if it is malformed."""
-        return load_settings(self.root)
 
     def proposals(self, *, session: str | None = None, namespace: str | None = None) -> list[Proposal]:
         """The changes waiting for a person's review, oldest first (all, or a session's, or a namespace's)."""
@@ -415,140 +335,6 @@ class Vault:
             into = self.memories(split_memory_path(proposal.to)[0], propose=False)
             store.move_file(name, name_in(proposal.to, into.namespace), into=into, trailers=trailers)
 
-    def resolve(self, ref: str) -> tuple[MemoryStore, str]:
-        """The store and vault path of a memory named vault-wide: by id, or as ``users/alice/x.md``.
-
-        A path is not checked for existence (it may name a deleted memory); an id must exist.
-
-        Raises:
-            PathError: The path is unsafe or not a Markdown file in a namespace folder.
-            MemoryNotFoundError: No memory has that id.
-        """
-        if isinstance(ref, str) and (ref.endswith(".md") or "/" in ref):
-            rel = MEMORIES_DIR + "/" + clean_memory_path(ref.removeprefix(MEMORIES_DIR + "/"))
-            namespace, _ = split_memory_path(rel)
-            if not namespace:
-                raise PathError(f"{ref}: memories live in a namespace folder, like users/alice/x.md")
-            return self.memories(namespace), rel
-        found = self.engine.path_of(ref) if isinstance(ref, str) and ref else None
-        if found is None:
-            raise MemoryNotFoundError(f"no memory with id {ref!r}; `memfs ls` lists what exists")
-        return self.memories(split_memory_path(found)[0]), found
-
-    def namespaces(self) -> list[str]:
-        """Every folder under ``memories/`` that holds memory files, sorted."""
-        found = {split_memory_path(rel)[0] for rel in self.engine.files(MEMORIES_DIR + "/")}
-        return sorted(found - {""})
-
-    def session(
-        self, session_id: str | None = None, *, keys: Mapping[str, Any] | None = None, **options: Any
-    ) -> MarkdownSession:
-        """A conversation stored as a transcript: by id, or by context keys (same keys, same session).
-
-        Options go to :class:`memfs.MarkdownSession` (``folder``, ``session_settings``, ``commit``,
-        ``manager``).
-        """
-        if session_id is None:
-            if not keys:
-                raise InvalidArgumentError("a session needs a session_id or keys")
-            session_id = keys_id(keys)
-        return MarkdownSession(self.engine, session_id, keys=keys, **options)
-
-    def sessions(self, **keys: Any) -> list[SessionInfo]:
-        """Every session in the vault whose context keys include ``keys``, by path."""
-        found = []
-        for rel in self.engine.files():
-            if is_transcript(rel):
-                info = read_info(self.root, rel)
-                if info is not None and all(info.keys.get(k) == v for k, v in keys.items()):
-                    found.append(info)
-        return found
-
-    def watch(self, **options: Any) -> Watcher:
-        """Start a watcher that picks up edits made in an editor (see :class:`memfs.watch.Watcher`).
-
-        Use it as a context manager: ``with vault.watch(): ...`` stops it on exit.
-        """
-        return Watcher(self.engine, **options).start()
-
-    # -- searching -----------------------------------------------------------------------
-
-    def search(
-        self,
-        query: str,
-        *,
-        k: int = 10,
-        namespace: str | None = None,
-        type: str | None = None,
-        tags: Iterable[str] = (),
-        since: str | datetime | None = None,
-        until: str | datetime | None = None,
-        history: bool = False,
-        semantic: bool | None = None,
-        follow_links: int = 0,
-    ) -> list[Hit]:
-        """Search every current memory in the vault; see :meth:`MemoryStore.search` (dates: :mod:`memfs.dates`).
-
-        ``history=True`` finds superseded, expired and future memories too (``Hit.state`` says which).
-        ``semantic``: by words and meaning when the vault has a model (None), by words alone (False).
-        ``follow_links=N`` brings up to N notes the hits link to (one hop), after them.
-        """
-        if namespace is not None:
-            namespace = clean_namespace(namespace)
-        since, until = iso_range(since, until)
-        hits = self.engine.search(
-            query,
-            k=k,
-            namespace=namespace,
-            type=type,
-            tags=list(tags),
-            since=since,
-            until=until,
-            history=history,
-            semantic=semantic,
-        )
-        return hits + linked_hits(self.engine, hits, follow_links, namespace=namespace)
-
-    @property
-    def semantic(self) -> str | None:
-        """The embedding model memory search ranks by meaning with (its ``model_id``), or None: by words alone."""
-        vectors = self.engine.vectors
-        return vectors.embedder.model_id if vectors is not None else None
-
-    def document_frequencies(self, text: str, *, namespaces: Iterable[str] = ()) -> tuple[int, dict[str, int]]:
-        """How common the words of ``text`` are among the vault's memories.
-
-        Returns how many memories were counted, and each of ``text``'s terms (what search looks
-        for: stems, stop words left out, the first 32 distinct ones, in order) with how many of
-        them hold it in their title or body. ``namespaces`` counts only the memories of those
-        namespaces and the folders below them; none counts them all. Injection's relevance floor
-        weighs a question's words by it (a word few memories hold says more than a common one).
-        """
-        if isinstance(namespaces, (str, bytes)) or not isinstance(namespaces, Iterable):
-            raise InvalidArgumentError(f"namespaces must be a list of namespaces, got {namespaces!r:.100}")
-        return self.engine.document_frequencies(text, namespaces=[clean_namespace(ns) for ns in namespaces])
-
-    def search_messages(
-        self,
-        query: str,
-        *,
-        k: int = 10,
-        session: str | None = None,
-        since: str | datetime | None = None,
-        until: str | datetime | None = None,
-    ) -> list[MessageHit]:
-        """Search the messages of every session (or of one transcript, by vault path).
-
-        ``since`` and ``until`` (the syntax of :mod:`memfs.dates`) keep messages whose session
-        took place within those days (``MessageHit.day``); one whose date reads as no day is left out then.
-        """
-        first, last = day_range(since, until)
-        return self.engine.search_messages(query, k=k, session=session, since=first, until=last)
-
-    def path_of(self, memory_id: str) -> str | None:
-        """The vault path of the memory with this id, or None."""
-        return self.engine.path_of(memory_id)
-
     # -- lifecycle: supersede, expiry, usage ---------------------------------------------------
 
     def supersede(self, ref: str, body: str | None = None, **options: Any) -> Memory:
@@ -560,11 +346,6 @@ class Vault:
         """
         store, rel = self.resolve(ref)
         return store.supersede(rel, body, **options)
-
-    @property
-    def usage(self) -> UsageLog:
-        """What was used when (injection records it): derived state under ``.memfs/``, never committed."""
-        return UsageLog(self.engine.state_dir)
 
     def prune(self, *, apply: bool = False, now: datetime | None = None, namespace: str | None = None) -> list[Pruned]:
         """The memories that expired, moved to ``archive/`` in one commit when ``apply`` is True.
@@ -618,10 +399,6 @@ class Vault:
                 return candidate
         raise AlreadyExistsError(f"too many archived memories named {inner}")
 
-    def problems(self) -> list[Problem]:
-        """Files the index skipped as malformed."""
-        return self.engine.problems()
-
     # -- files and transactions ---------------------------------------------------------------
 
     @contextlib.contextmanager
@@ -634,107 +411,7 @@ class Vault:
         with self.engine.batch(message, trailers=trailers):
             yield self
 
-    def locked(self) -> contextlib.AbstractContextManager[None]:
-        """Hold the vault lock (re-entrant) for a ``with`` block."""
-        return self.engine.locked()
-
-    def read(self, path: str) -> Document:
-        """Parse the vault file at ``path`` (a vault path)."""
-        return self.engine.read(path)
-
-    def read_bytes(self, path: str) -> bytes:
-        """The bytes of the vault file at ``path``."""
-        return self.engine.read_bytes(path)
-
-    def write(self, path: str, content: Document | str, *, message: str, **options: Any) -> str | None:
-        """Write a vault file and commit it; see :meth:`WriteEngine.write`."""
-        return self.engine.write(path, content, message=message, **options)
-
-    def delete(self, path: str, *, message: str, trailers: dict[str, str] | None = None) -> str | None:
-        """Delete a vault file and commit the deletion."""
-        return self.engine.delete(path, message=message, trailers=trailers)
-
-    def move(self, src: str, dst: str, *, message: str, trailers: dict[str, str] | None = None) -> str | None:
-        """Rename a vault file (never over an existing one) and commit the rename."""
-        return self.engine.move(src, dst, message=message, trailers=trailers)
-
-    def reconcile(
-        self, paths: Iterable[str] | None = None, *, commit: bool = True, progress: Progress | None = None
-    ) -> SyncReport:
-        """Bring the index (and git, unless ``commit=False``) up to date with files changed by hand."""
-        return self.engine.reconcile(paths, commit=commit, progress=progress)
-
-    def commit(self, message: str | None = None, *, allow_secrets: Iterable[str] = ()) -> str | None:
-        """Commit every edit made outside memfs and not committed yet, as the person's.
-
-        An edit that brings in a credential is left uncommitted (``engine.held_secrets`` says
-        where; ``doctor`` lists it), unless its vault path is in ``allow_secrets``.
-
-        Returns:
-            The commit id, or None when there was nothing to commit.
-        """
-        if message is not None and (not isinstance(message, str) or not message.strip()):
-            raise InvalidArgumentError(f"a commit message must be non-empty text, got {message!r}")
-        if isinstance(allow_secrets, str):
-            raise InvalidArgumentError("allow_secrets must be a list of vault paths, not one string")
-        with self.engine.locked():
-            self.engine.reconcile(commit=False)
-            return self.engine.commit_outside_edits(None, message=message, allow_secrets=allow_secrets)
-
-    def outside_edits(self) -> list[str]:
-        """The vault paths of edits made outside memfs and not committed yet."""
-        return self.engine.edits.outside_edits()
-
-    def reindex(self, *, full: bool = False, progress: Progress | None = None) -> SyncReport:
-        """Update the index from the files (``full=True``: rebuild it from scratch), and embed every memory.
-
-        With an embedding model, every memory without a vector is embedded (``SyncReport.embedded``
-        says how many), outside the vault lock; ``full=True`` also drops the vectors of contents no
-        longer in the vault.
-        """
-        report = self.engine.reindex(full=full, progress=progress)
-        report.embedded, _ = self.engine.embed(budget=None, compact=full)
-        return report
-
-    def doctor(self) -> list[Finding]:
-        """Check the index against the files, git's state and malformed files."""
-        return examine(self.engine)
-
     # -- history -----------------------------------------------------------------------------
-
-    def log(
-        self,
-        path: str | None = None,
-        *,
-        since: str | datetime | None = None,
-        until: str | datetime | None = None,
-        **options: Any,
-    ) -> list[Revision]:
-        """Commits touching ``path`` (a vault path, followed across renames) or the vault.
-
-        ``since`` and ``until`` take the syntax of :mod:`memfs.dates` (``2026-11-01``, ``2 days
-        ago``...); other options go to :meth:`GitHistory.log` (``author``, ``limit``, ``grep``).
-        """
-        start, stop = time_range(since, until)
-        return self.engine.history.log(path, since=_git_time(start), until=_git_time(stop), **options)
-
-    def changes(
-        self,
-        since: str | datetime,
-        *,
-        namespace: str | None = None,
-        diff: bool = False,
-        limit: int = 500,
-        skip_session: str | None = None,
-    ) -> Changes:
-        """What changed since ``since`` (a date or time in memfs's syntax, or a revision), by who changed it.
-
-        ``namespace`` keeps the memories of that namespace (and those under it); otherwise every
-        memory and transcript counts. ``diff`` adds each file's diff. ``skip_session`` leaves out
-        what that session wrote. Groups, and how a commit is placed in one: :mod:`memfs.changes`.
-        """
-        prefix = MEMORIES_DIR + "/" + clean_namespace(namespace) + "/" if namespace else ""
-        return collect(self.engine.history, since, prefix=prefix, diff=diff, limit=limit, skip_session=skip_session)
 
     def export(
         self, namespace: str | None = None, *, progress: Progress | None = None
@@ -749,14 +426,6 @@ class Vault:
     def import_from(self, source: str | os.PathLike[str], **options: Any) -> ImportReport:
         """Import memories from a folder or file in one commit (see :func:`memfs.exchange.import_source`)."""
         return import_source(self, source, **options)
-
-    def show(self, path: str, rev: str) -> bytes:
-        """The bytes of ``path`` at revision ``rev``."""
-        return self.engine.history.show(path, rev)
-
-    def diff(self, path: str | None, rev_a: str, rev_b: str | None = None) -> str:
-        """A unified diff from ``rev_a`` to ``rev_b`` (or to the files on disk)."""
-        return self.engine.history.diff(path, rev_a, rev_b)
 
     def restore(self, path: str, rev: str, *, trailers: dict[str, str] | None = None) -> str | None:
         """Put ``path`` back as it was at ``rev``, as a new commit (works for deleted files)."""
@@ -908,11 +577,6 @@ class Vault:
 
 def _count(chosen: list[Proposal]) -> str:
     return "1 proposal" if len(chosen) == 1 else f"{len(chosen)} proposals"
-
-
-def _git_time(moment: datetime | None) -> str | None:
-    # a form git reads exactly one way, whatever its approxidate makes of other text
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S +0000") if moment else None
 
 
 def _matches(rev: Revision, author: str | None, session: str | None) -> bool:

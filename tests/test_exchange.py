@@ -15,7 +15,7 @@ import memfs
 from memfs import _fs
 from memfs.cli import cli
 from memfs.errors import ImportSourceError, InvalidArgumentError
-from memfs.exchange import split_instructions
+from memfs.sources import split_instructions
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
@@ -427,7 +427,7 @@ def test_a_case_twin_or_a_credential_in_a_name_is_skipped_before_anything_is_wri
 
 
 def test_auto_detection(tmp_path: Path) -> None:
-    from memfs.exchange import detect
+    from memfs.sources import detect
 
     (tmp_path / "notes").mkdir()
     (tmp_path / "notes" / "a.md").write_text("x")

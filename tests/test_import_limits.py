@@ -13,7 +13,7 @@ from click.testing import CliRunner
 import memfs
 from memfs.cli import cli
 from memfs.errors import ImportSourceError
-from memfs.exchange import MAX_ITEMS, MAX_NESTING
+from memfs.sources import MAX_ITEMS, MAX_NESTING
 
 
 def nested(depth: int) -> object:

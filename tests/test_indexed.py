@@ -290,13 +290,13 @@ def test_the_lists_say_what_the_stored_fields_say_through_many_changes(tmp_path:
                 names.append(store.add(f"note {step} about {rng.choice(['tea', 'jazz', 'rust'])}").path)
             elif action < 0.6:
                 path = rng.choice(names)
-                vault.write(path, f"---\ntitle: t{step}\n---\nrewritten {step}\n", message="rewrite")
+                vault.engine.write(path, f"---\ntitle: t{step}\n---\nrewritten {step}\n", message="rewrite")
             elif action < 0.7:
-                vault.delete(names.pop(rng.randrange(len(names))), message="delete")
+                vault.engine.delete(names.pop(rng.randrange(len(names))), message="delete")
             elif action < 0.78:
                 src = names.pop(rng.randrange(len(names)))
                 dst = f"memories/moved/m{step}.md"
-                vault.move(src, dst, message="move")
+                vault.engine.move(src, dst, message="move")
                 names.append(dst)
             elif action < 0.86:
                 (root / rng.choice(names)).write_text(f"by hand {step}\n")  # malformed or plain: both indexed

@@ -19,8 +19,8 @@ from helpers import wait_for
 
 import memfs
 from memfs.cli import cli
-from memfs.exchange import detect
 from memfs.paths import keepable_name
+from memfs.sources import detect
 
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256))
 NFD_NAME = unicodedata.normalize("NFD", "Café Crème.md")

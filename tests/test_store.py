@@ -201,5 +201,5 @@ def test_update_detects_a_concurrent_edit(store: memfs.MemoryStore, vault: memfs
     raw = vault.read_bytes("memories/users/alice/race.md")
     (vault.root / "memories/users/alice/race.md").write_text(raw.decode().replace("v1", "edited by hand"))
     with pytest.raises(memfs.ConflictError):
-        vault.write("memories/users/alice/race.md", raw.decode(), message="x", expect=raw)
+        vault.engine.write("memories/users/alice/race.md", raw.decode(), message="x", expect=raw)
     assert "edited by hand" in store.get(m.id).body  # type: ignore[arg-type]

@@ -418,7 +418,7 @@ class MemfsSessionRepository(SessionRepository):
         rel = self._record_path(session_id)
         record = json.loads(json.dumps(record))  # plain data: Strands' enums are strings
         meta = {"session_id": session_id, "created": record["session"].get("created_at"), "strands": record}
-        self.vault.write(
+        self.vault.engine.write(
             rel,
             transcript.new_head(meta),
             message=f"session: {session_id} {what}",
