@@ -19,18 +19,16 @@ import hashlib
 import logging
 import os
 import re
-import shlex
-import stat
-import subprocess
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import git
 
+from . import gitrun
 from ._fs import checkpoint, fsync_together, read_vault_file
 from .credentials import find_secrets, hide_url_credentials, redact, report
 from .errors import (
@@ -41,9 +39,20 @@ from .errors import (
     RevisionNotFoundError,
     ShallowHistoryError,
     SyncError,
-    UnsafeRepositoryError,
+)
+from .gitenv import (
+    LOCAL_RECEIVE,
+    PRIVATE_REPOSITORY,
+    GitEnvironment,
+    check_git_version,
+    check_ownership,
+    fixed_overrides,
+    git_refusal,
+    local_folder,
+    make_git_private,
 )
 from .gitstore import (
+    GITLINK_MODE,
     TREE_MODE,
     GitIndex,
     LooseObjects,
@@ -59,14 +68,11 @@ from .layout import one_line
 log = logging.getLogger(__name__)
 
 ZERO_SHA = "0" * 40
-_GITLINK_MODE = b"160000"  # a submodule's entry in a tree: a commit, not a file
-_LOCK_MESSAGE = re.compile(r"Unable to create '([^']+\.lock)': File exists")
 _TRAILER = re.compile(r"^([A-Za-z][A-Za-z0-9-]*): (.*)$")
 _CHUNK = 500  # paths per git command line
 _FEW_PATHS = 16  # changed(): up to this many paths are compared with HEAD by memfs before asking git
 _FAST_COMPARE_BYTES = 8 << 20  # ...each read whole for that only up to this size
 _INCOMING = "refs/memfs/incoming/"  # where a sync's fetch waits until it is accepted
-_WRITING_COMMANDS = frozenset({"read-tree", "update-index", "write-tree", "commit-tree", "update-ref", "hash-object"})
 _TREES_KEPT = 64  # trees kept parsed by id: the folders a run of commits touches
 _OLD_PRIVATE_INDEX = ("git-index", "git-index.head")  # what memfs before 2026-11-23 kept under .memfs/
 
@@ -116,438 +122,10 @@ def has_conflict_markers(data: bytes) -> bool:
     return middle is not None and _MARKER_END.search(data, middle.end()) is not None
 
 
-# -- git that runs nothing it was not asked to ---------------------------------------------
-# A vault can come from someone else: an archive, a shared folder, a clone. Its repository's own
-# files (`.git/config` and every file it includes, `.git/hooks/`, `.git/info/attributes`,
-# `.gitattributes`) can name programs that git runs as a side effect of ordinary commands, so
-# even `memfs ls` would run the sender's code. Every git command memfs runs (through GitPython
-# or a subprocess) gets the environment of `GitEnvironment.overrides()`, which neutralises them:
-#
-#   hooks (.git/hooks/*, core.hooksPath)       core.hooksPath=/dev/null: no hook is ever found
-#   core.fsmonitor                             false (it names a program git asks what changed)
-#   filter.<d>.clean/smudge/process            emptied, with required=false, for every driver any
-#     (attributes name the driver)               config defines: files are stored as their exact bytes
-#   diff.<d>.textconv                          cat; and --no-textconv on diff and log
-#   diff.external, diff.<d>.command,           --no-ext-diff on diff and log (an empty value would
-#     GIT_EXTERNAL_DIFF                          not switch them off)
-#   merge.<d>.driver                           git merge-file: git's own text merge
-#   core.pager, pager.*, GIT_PAGER             GIT_PAGER=cat (memfs reads git's output; never a tty)
-#   core.editor, sequence.editor               GIT_EDITOR=: and GIT_SEQUENCE_EDITOR=: (git's no-op)
-#   a password prompt on the terminal          GIT_TERMINAL_PROMPT=0 (memfs has nobody to ask)
-#   log.showSignature (runs gpg.program)       false, and --no-show-signature on log; memfs's commits
-#                                                are made with --no-gpg-sign
-#   a submodule's own config and hooks         --ignore-submodules=all on status and diff
-#   remote.<name>.uploadpack/.receivepack      --upload-pack=git-upload-pack, --receive-pack=
-#     (run here for a remote that is a path;     git-receive-pack on fetch, ls-remote and push (git
-#     later config cannot replace them)          takes the first value it reads, so -c cannot)
-#
-# Remote operations (purge --rewrite-remotes, a sync) run with the person's own settings, never
-# the repository's: when the repository's config (scope local or worktree, includes too) sets one
-# of these, it is replaced by the value of the global or system config, else by git's default:
-# core.sshCommand, core.askPass, credential helpers (credential.helper and
-# credential.<url>.helper: the list is emptied, then the global helpers are given again),
-# core.alternateRefsCommand, protocol.allow and protocol.<name>.allow (a received repository
-# must not allow `ext::` commands); core.gitProxy, where git takes the first value it reads, is
-# switched off with an empty GIT_PROXY_COMMAND (unless the person's environment sets one).
-# url.<base>.insteadOf cannot be undone by later config; it can only rewrite a URL into one the
-# protocol policy above allows. A remote that is a folder on this machine is a repository of its
-# own: a push into it runs its hooks, as any git push there would (git clears the config
-# variables for the other side).
-#
-# Drivers are neutralised by name rather than by hiding the attributes files: git's
-# --attr-source (2.40) and GIT_ATTR_SOURCE (2.42) are newer than the git memfs supports, and
-# neither would hide `.git/info/attributes`. A driver no config defines runs nothing anyway.
-#
-# The settings travel as GIT_CONFIG_COUNT/KEY_n/VALUE_n: read after every config file (so they
-# win over the repository's), and inherited by every git process git itself starts. They are
-# worked out from `git config --list` (which runs nothing) and read again when any config file
-# git read changes. git's ownership check (safe.directory) is kept as git applies it: a
-# repository owned by another user is refused unless the person's global config trusts it.
-
-_HOOKS_OFF = "/dev/null"
-_FLAGS = {  # put after the subcommand, whatever the caller passed
-    "diff": ("--no-ext-diff", "--no-textconv", "--ignore-submodules=all"),
-    "log": ("--no-ext-diff", "--no-textconv", "--no-show-signature"),
-    "status": ("--ignore-submodules=all",),
-    "fetch": ("--upload-pack=git-upload-pack",),
-    "ls-remote": ("--upload-pack=git-upload-pack",),
-    "push": ("--receive-pack=git-receive-pack",),
-    "clone": ("--upload-pack=git-upload-pack",),
-}
-_FIXED_CONFIG = (("core.hooksPath", _HOOKS_OFF), ("core.fsmonitor", "false"), ("log.showSignature", "false"))
-_FIXED_ENV = {"GIT_PAGER": "cat", "GIT_EDITOR": ":", "GIT_SEQUENCE_EDITOR": ":", "GIT_TERMINAL_PROMPT": "0"}
-_DRIVER_KEYS = {  # the keys of a driver that name a program, and what they become
-    "filter": (("clean", ""), ("smudge", ""), ("process", ""), ("required", "false")),
-    "diff": (("textconv", "cat"),),
-    "merge": (("driver", "git merge-file --marker-size=%L %A %O %B"),),
-}
-_REPOSITORY_SCOPES = ("local", "worktree")
-_PERSON_SCOPES = ("system", "global", "command")
-# git's protocol policy when nothing is configured (transport.c): known safe, ext never, others the user's.
-_PROTOCOL_DEFAULTS = {"http": "always", "https": "always", "git": "always", "ssh": "always", "ext": "never"}
-_DUBIOUS = "dubious ownership"
-# GIT_CONFIG_COUNT arrived in git 2.31: an older git would ignore every setting above, silently.
-OLDEST_GIT = (2, 31)
-
-
-@dataclass(frozen=True)
-class ConfigEntry:
-    """One value of git's config as git reads it: where from (scope and origin), key and value."""
-
-    scope: str
-    origin: str
-    key: str  # section and name lower-case, a subsection as written
-    value: str
-
-
-def _read_config(top: Path, env: Mapping[str, str]) -> list[ConfigEntry]:
-    """Every config value git reads in ``top`` (includes followed), in git's order; [] if git cannot say."""
-    try:
-        proc = subprocess.run(
-            ["git", "config", "--list", "--show-scope", "--show-origin", "-z"],
-            cwd=top,
-            env=dict(env),
-            capture_output=True,
-            check=False,
-            timeout=30,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return []
-    fields = proc.stdout.decode("utf-8", "surrogateescape").split("\0")
-    entries = []
-    for i in range(0, len(fields) - 2, 3):
-        key, _, value = fields[i + 2].partition("\n")
-        entries.append(ConfigEntry(fields[i], fields[i + 1], key, value))
-    return entries
-
-
-def _split_key(key: str) -> tuple[str, str | None, str]:
-    """``section.sub.section.name`` -> (section, subsection or None, name), as git splits keys."""
-    section, _, rest = key.partition(".")
-    sub, dot, name = rest.rpartition(".")
-    return section.lower(), (sub if dot else None), name.lower()
-
-
-def neutralising_config(entries: Sequence[ConfigEntry], environ: Mapping[str, str]) -> list[tuple[str, str]]:
-    """The ``(key, value)`` settings that keep git from running a program the repository names.
-
-    ``entries`` is git's config as :func:`_read_config` lists it; ``environ`` the person's
-    environment (``GIT_SSH``, ``SSH_ASKPASS`` count as theirs). See the table above.
-    """
-    settings: list[tuple[str, str]] = list(_FIXED_CONFIG)
-    drivers: dict[tuple[str, str], None] = {}
-    for entry in entries:
-        section, sub, _ = _split_key(entry.key)
-        if section in _DRIVER_KEYS and sub is not None:
-            drivers[(section, sub)] = None
-    for section, sub in drivers:
-        settings += [(f"{section}.{sub}.{name}", value) for name, value in _DRIVER_KEYS[section]]
-    return settings + _remote_settings(entries, environ)
-
-
-def _remote_settings(entries: Sequence[ConfigEntry], environ: Mapping[str, str]) -> list[tuple[str, str]]:
-    """Settings replacing what the repository's own config says about reaching remotes (see above)."""
-    own = [e for e in entries if e.scope in _REPOSITORY_SCOPES]
-    person = [e for e in entries if e.scope in _PERSON_SCOPES]
-
-    def theirs(key: str) -> str | None:  # the person's last value of a single-valued key
-        values = [e.value for e in person if e.key.lower() == key.lower()]
-        return values[-1] if values else None
-
-    settings: list[tuple[str, str]] = []
-    own_keys = {e.key.lower(): e.key for e in own}
-    if "core.sshcommand" in own_keys:
-        ssh = environ.get("GIT_SSH")
-        settings.append(("core.sshCommand", theirs("core.sshCommand") or (shlex.quote(ssh) if ssh else "ssh")))
-    if "core.askpass" in own_keys:  # empty: no askpass program (SSH_ASKPASS is read only when unset)
-        settings.append(("core.askPass", theirs("core.askPass") or environ.get("SSH_ASKPASS", "")))
-    if "core.alternaterefscommand" in own_keys:  # ":" lists no alternate refs; fetching still works
-        settings.append(("core.alternateRefsCommand", theirs("core.alternateRefsCommand") or ":"))
-    helpers = [e for e in entries if _split_key(e.key)[0] == "credential" and _split_key(e.key)[2] == "helper"]
-    if any(e.scope in _REPOSITORY_SCOPES for e in helpers):  # an empty helper empties the list
-        settings += [("credential.helper", "")] + [(e.key, e.value) for e in helpers if e.scope in _PERSON_SCOPES]
-    for key in own_keys:
-        section, sub, name = _split_key(key)
-        if section == "protocol" and name == "allow":
-            settings += _protocol_settings(sub, theirs)
-    return settings
-
-
-def _protocol_settings(protocol: str | None, theirs: Callable[[str], str | None]) -> list[tuple[str, str]]:
-    """The person's protocol policy, for a protocol (or, None, all of them) the repository set one for."""
-    if protocol is not None:
-        value = theirs(f"protocol.{protocol}.allow") or theirs("protocol.allow")
-        return [(f"protocol.{protocol}.allow", value or _PROTOCOL_DEFAULTS.get(protocol.lower(), "user"))]
-    # protocol.allow is what a protocol without a policy of its own gets: put the person's back,
-    # and git's defaults for the protocols that have one (so `ext::` stays forbidden).
-    every = theirs("protocol.allow")
-    settings = [("protocol.allow", every or "user")]
-    for name, default in _PROTOCOL_DEFAULTS.items():
-        settings.append((f"protocol.{name}.allow", theirs(f"protocol.{name}.allow") or every or default))
-    return settings
-
-
-def _config_env(settings: Sequence[tuple[str, str]], environ: Mapping[str, str]) -> dict[str, str]:
-    """``settings`` as GIT_CONFIG_COUNT/KEY/VALUE variables, after any the person's environment holds."""
-    try:
-        start = int(environ.get("GIT_CONFIG_COUNT", "0"))
-    except ValueError:
-        start = 0
-    env = {"GIT_CONFIG_COUNT": str(start + len(settings))}
-    for i, (key, value) in enumerate(settings, start):
-        env[f"GIT_CONFIG_KEY_{i}"] = key
-        env[f"GIT_CONFIG_VALUE_{i}"] = value
-    return env
-
-
-def _subcommand(args: Sequence[str]) -> str:
-    """The git subcommand of ``args``, after any ``-c key=value`` pairs."""
-    i = 0
-    while i < len(args) and args[i] == "-c":
-        i += 2
-    return args[i] if i < len(args) else ""
-
-
-# How a push to a folder on this machine is received: the checked-out branch moves with its files
-# (when they hold no uncommitted edit), and no hook of that repository runs.
-_LOCAL_RECEIVE = f"git -c core.hooksPath={_HOOKS_OFF} -c receive.denyCurrentBranch=updateInstead receive-pack"
-_URL_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
-
-
-def local_folder(url: str) -> Path | None:
-    """The folder a remote URL names on this machine (a path or ``file://``), else None."""
-    if url.startswith("file://"):
-        return Path(url[len("file://") :])
-    if not url or _URL_SCHEME.match(url) or (":" in url.split("/", 1)[0]):  # a URL, or scp-like host:path
-        return None
-    return Path(url).expanduser()
-
-
-# git's refusals a person can act on, each as a sentence with the fix: (what git says, the sentence)
-_REFUSALS = (
-    (
-        ("refusing to update checked out branch", "is currently checked out"),
-        "{where} has {branch} checked out and refuses pushes to it; make it a bare repository "
-        "(`git clone --bare`), or run `git config receive.denyCurrentBranch updateInstead` in it, then sync again",
-    ),
-    (
-        ("Working directory has unstaged changes", "Up-to-date check failed", "would be overwritten"),
-        "{where} holds edits not committed yet, so its files cannot take what this sync sends; commit them "
-        "there (`memfs commit --vault {where}`), then sync again",
-    ),
-    (
-        ("does not appear to be a git repository", "not a git repository"),
-        "{where} is not a git repository: check the remote's URL (`git remote -v`), or `git remote set-url` it",
-    ),
-    (
-        (
-            "Could not read from remote repository",
-            "Permission denied",
-            "Authentication failed",
-            "could not read Username",
-        ),
-        "{where} refused access: check the URL and that your ssh key or credential helper works for it "
-        "(`git ls-remote {where}` says more)",
-    ),
-    (
-        ("Could not resolve host", "Connection refused", "Connection timed out", "unable to access"),
-        "{where} cannot be reached: check the URL and the network, then sync again",
-    ),
-)
-
-
-def git_refusal(err: str, where: str, branch: str) -> str | None:
-    """The refusal ``err`` of git (a push or fetch to ``where``) as a sentence with its fix, or None if unknown."""
-    for signs, sentence in _REFUSALS:
-        if any(sign in err for sign in signs):
-            return sentence.format(where=where, branch=branch)
-    return None
-
-
-def safe_args(args: Sequence[str]) -> list[str]:
-    """``git`` arguments with the flags of :data:`_FLAGS` put after the subcommand."""
-    i = 0
-    while i < len(args) and args[i] == "-c":
-        i += 2
-    if i >= len(args):
-        return list(args)
-    return [*args[: i + 1], *_FLAGS.get(args[i], ()), *args[i + 1 :]]
-
-
-def _safe_overrides(settings: Sequence[tuple[str, str]]) -> dict[str, str]:
-    """The variables to add to the person's environment for ``settings`` and the fixed variables."""
-    return {**_FIXED_ENV, **_config_env(settings, os.environ)}
-
-
-def base_env() -> dict[str, str]:
-    """The environment for a git command that reads no repository's programs: the fixed part only."""
-    return {**os.environ, **_safe_overrides(_FIXED_CONFIG)}
-
-
-_STATE_VARIABLES = (
-    "HOME",
-    "XDG_CONFIG_HOME",
-    "GIT_CONFIG_GLOBAL",
-    "GIT_CONFIG_SYSTEM",
-    "GIT_CONFIG_NOSYSTEM",
-    "GIT_CONFIG_COUNT",
-    "GIT_SSH",
-    "SSH_ASKPASS",
-    "GIT_PROXY_COMMAND",
-)
-
-
-def _signature(path: str) -> tuple[int, int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_mtime_ns, st.st_size, st.st_ino
-
-
-class GitEnvironment:
-    """The environment every git command in one repository runs with (the table above).
-
-    Worked out once and kept while the config files git reads (and those it would read if they
-    appeared) and the variables naming them are unchanged: a few ``stat`` calls per command.
-    """
-
-    def __init__(self, top: Path, git_dir: Path) -> None:
-        self.top = top
-        self._git_dir = git_dir
-        self._key: tuple[object, ...] | None = None
-        self._variables: tuple[str | None, ...] | None = None
-        self._candidates: list[str] = []
-        self._files: list[str] = []
-        self._settings: list[tuple[str, str]] = list(_FIXED_CONFIG)
-        self._overrides: dict[str, str] = {}
-        self._values: dict[str, str] = {}
-        self._lock = threading.Lock()
-
-    def settings(self) -> list[tuple[str, str]]:
-        """The config settings in force now, read again when a config file changed."""
-        with self._lock:
-            self._refresh()
-            return self._settings
-
-    def overrides(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
-        """What one git command gets on top of the person's environment: the settings, then ``extra``."""
-        with self._lock:
-            self._refresh()
-            return {**self._overrides, **(extra or {})}
-
-    def value(self, key: str) -> str | None:
-        """The value git reads for ``key`` (``section.name``, the last one set wins), or None."""
-        with self._lock:
-            self._refresh()
-            return self._values.get(key.lower())
-
-    def _refresh(self) -> None:
-        variables = tuple(os.environ.get(name) for name in _STATE_VARIABLES)
-        if variables != self._variables:
-            self._variables, self._candidates = variables, self._config_files()
-        key = (variables, tuple(_signature(path) for path in [*self._candidates, *self._files]))
-        if key == self._key:
-            return
-        entries = _read_config(self.top, base_env())
-        # The files read beyond the candidates (includes): those the key did not cover, so while
-        # there are none the key keeps its shape and the next command does not read again.
-        candidates = {os.path.realpath(path) for path in self._candidates}
-        files = {str(self.top / e.origin[5:]) for e in entries if e.origin.startswith("file:")}
-        self._files = sorted(file for file in files if os.path.realpath(file) not in candidates)
-        self._settings = neutralising_config(entries, os.environ)
-        self._values = {e.key.lower(): e.value for e in entries if e.key.count(".") == 1}
-        own_proxy = any(e.key.lower() == "core.gitproxy" for e in entries if e.scope in _REPOSITORY_SCOPES)
-        proxy = {"GIT_PROXY_COMMAND": ""} if own_proxy and "GIT_PROXY_COMMAND" not in os.environ else {}
-        self._overrides = {**_safe_overrides(self._settings), **proxy}
-        self._key = key  # as it was before reading: a change meanwhile is read next time
-
-    def _config_files(self) -> list[str]:
-        """Where git looks for config, whether or not the files exist yet."""
-        home = Path(os.environ.get("HOME", "~")).expanduser()
-        xdg = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
-        files = [
-            self._git_dir / "config",
-            self._git_dir / "config.worktree",
-            home / ".gitconfig",
-            xdg / "git" / "config",
-            Path(os.environ.get("GIT_CONFIG_GLOBAL") or home / ".gitconfig"),
-            Path(os.environ.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig"),
-        ]
-        return [str(file) for file in files]
-
-
 def _write_state(path: Path, text: str) -> None:
     """Replace a state file under ``.memfs/`` with ``text``; a new one is the owner's alone (0600)."""
     with open(path, "w", encoding="utf-8", opener=lambda name, flags: os.open(name, flags, 0o600)) as handle:
         handle.write(text)
-
-
-_PRIVATE_REPOSITORY = "0600"  # core.sharedRepository: every file git writes is 0600, every folder 0700
-
-
-def make_git_private(git_dir: Path) -> None:
-    """Make a repository memfs created (init, clone) private: git's files 0600 from now on, and those it has now.
-
-    ``core.sharedRepository=0600`` makes git write its index, objects, refs and logs for the
-    owner alone whatever the umask; what ``git init`` already wrote is narrowed the same way.
-    """
-    subprocess.run(
-        ["git", "--git-dir", str(git_dir), "config", "core.sharedRepository", _PRIVATE_REPOSITORY],
-        capture_output=True,
-        check=False,
-        env=base_env(),
-    )
-    os.chmod(git_dir, 0o700)
-    for folder, dirs, files in os.walk(git_dir):
-        for name in dirs:
-            with contextlib.suppress(OSError):
-                os.chmod(os.path.join(folder, name), 0o700, follow_symlinks=False)
-        for name in files:
-            path = os.path.join(folder, name)
-            with contextlib.suppress(OSError):
-                if not os.path.islink(path):
-                    os.chmod(path, stat.S_IMODE(os.lstat(path).st_mode) & 0o700)
-
-
-def check_git_version(version: tuple[int, ...]) -> None:
-    """Raise HistoryError for a git older than :data:`OLDEST_GIT`, which would not take the settings."""
-    if tuple(version[:2]) < OLDEST_GIT:
-        found = ".".join(str(part) for part in version)
-        raise HistoryError(
-            f"memfs needs git {OLDEST_GIT[0]}.{OLDEST_GIT[1]} or newer (found {found}): an older git cannot be "
-            f"told to ignore a repository's hooks, filters and other programs"
-        )
-
-
-def check_ownership(folder: Path) -> None:
-    """Raise UnsafeRepositoryError if git refuses the repository at ``folder`` as another user's.
-
-    git's own rule (``safe.directory``): a repository whose folders belong to another user is
-    used only if the person's global (or system) config lists it; its config and hooks would
-    otherwise be that user's to choose.
-    """
-    try:
-        proc = subprocess.run(
-            ["git", "rev-parse", "--git-dir"],
-            cwd=folder,
-            env={**base_env(), "LC_ALL": "C"},
-            capture_output=True,
-            check=False,
-            timeout=30,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return
-    err = proc.stderr.decode("utf-8", "replace")
-    if proc.returncode and _DUBIOUS in err:
-        where = re.search(r"dubious ownership in repository at '([^']*)'", err)
-        place = where.group(1) if where else str(folder)
-        raise UnsafeRepositoryError(
-            f"{place} belongs to another user, and git refuses to work in a repository another user "
-            f"owns (its config and hooks would be theirs to choose). If you trust it, add it to your "
-            f"global git config: git config --global --add safe.directory {shlex.quote(place)}",
-            place,
-        )
 
 
 def _screened(
@@ -620,15 +198,10 @@ def configured_identity(folder: str | os.PathLike[str]) -> Identity | None:
     while not here.is_dir() and here != here.parent:
         here = here.parent
     try:
-        proc = subprocess.run(
-            ["git", "config", "-z", "--get-regexp", r"^user\.(name|email)$"],
-            cwd=here,
-            capture_output=True,
-            check=False,
-            timeout=10,
-            env=base_env(),
+        proc = gitrun.run(
+            ["config", "-z", "--get-regexp", r"^user\.(name|email)$"], cwd=here, overrides=fixed_overrides(), timeout=10
         )
-    except (OSError, subprocess.SubprocessError):
+    except gitrun.NOT_RUN:
         return None
     found: dict[str, str] = {}
     for record in proc.stdout.decode("utf-8", "replace").split("\0"):
@@ -693,13 +266,14 @@ class GitHistory:
         self._lock_timeout = lock_timeout
         self.repo = self._open_or_init(vault_root, shared)
         try:
-            check_git_version(self.repo.git.version_info)
+            check_git_version(gitrun.version(fixed_overrides()))
             check_ownership(vault_root)
         except HistoryError:
             self.repo.close()
             raise
         top = Path(self.repo.working_tree_dir or vault_root).resolve()
         self._env = GitEnvironment(top, Path(self.repo.git_dir))
+        self._git = gitrun.Git(top, self._env.overrides, lock_timeout)
         rel = vault_root.resolve().relative_to(top).as_posix()
         self.top = top
         self.prefix = "" if rel == "." else rel + "/"
@@ -719,10 +293,11 @@ class GitHistory:
 
     @staticmethod
     def _open_or_init(root: Path, shared: bool = False) -> git.Repo:
-        """The repository holding ``root`` (or a new one there), its GitPython commands run safely.
+        """The repository holding ``root`` (or a new one there).
 
-        Only the fixed part of the safe settings applies to GitPython's own commands (a
-        ``check-ignore``, ``init``): every other command goes through :meth:`_run`.
+        GitPython only finds the repository's folders; the commands (``check-ignore``, ``init``) run
+        through :mod:`memfs.gitrun` with the fixed part of the safe settings (the repository's own
+        config is not read yet).
         """
         try:
             repo = git.Repo(root, search_parent_directories=True)
@@ -731,26 +306,23 @@ class GitHistory:
         except git.NoSuchPathError as exc:
             raise HistoryError(f"{root}: folder does not exist") from exc
         if repo is not None and repo.working_tree_dir is not None:
-            repo.git.update_environment(**_safe_overrides(_FIXED_CONFIG))
             top = Path(repo.working_tree_dir).resolve()
-            if top == root.resolve() or not _is_ignored(repo, root):
+            if top == root.resolve() or not _is_ignored(top, root):
                 return repo
             repo.close()  # an ignored folder of another repo gets a repo of its own
-        try:
-            if shared:  # git keeps its own files group-writable too (core.sharedRepository=group)
-                repo = git.Repo.init(root, initial_branch="main", shared="group", env=_safe_overrides(_FIXED_CONFIG))
-            else:
-                repo = git.Repo.init(root, initial_branch="main", env=_safe_overrides(_FIXED_CONFIG))
-        except git.GitCommandError as exc:
-            raise HistoryError(f"{root}: git init failed: {_stderr(exc)}") from exc
-        repo.git.update_environment(**_safe_overrides(_FIXED_CONFIG))
+        # shared: git keeps its own files group-writable too (core.sharedRepository=group)
+        init = ["init", "--initial-branch=main", *(["--shared=group"] if shared else [])]
+        proc = gitrun.run(init, cwd=root, overrides=fixed_overrides())
+        if proc.returncode:
+            raise HistoryError(f"{root}: git init failed: {gitrun.said(proc.stderr)}")
+        repo = git.Repo(root)
         if not shared:
             make_git_private(Path(repo.git_dir))  # a private vault's history is as private as its files
         return repo
 
     def _private_repository(self) -> bool:
         """True when git's own files are private here (``core.sharedRepository=0600``, set at init and clone)."""
-        return self._git("config", "--get", "core.sharedRepository", check=False).strip() == _PRIVATE_REPOSITORY
+        return self._git("config", "--get", "core.sharedRepository", check=False).strip() == PRIVATE_REPOSITORY
 
     def shared(self) -> bool:
         """True if the repository is shared with a group (``core.sharedRepository`` says so).
@@ -772,7 +344,7 @@ class GitHistory:
         if shared:
             self._git("config", "core.sharedRepository", "group")
         else:
-            self._git("config", "core.sharedRepository", _PRIVATE_REPOSITORY)
+            self._git("config", "core.sharedRepository", PRIVATE_REPOSITORY)
 
     def close(self) -> None:
         """Stop GitPython's helper processes and memfs's own git processes."""
@@ -1037,8 +609,8 @@ class GitHistory:
             GitLockError: git's lock of the ref stayed taken longer than the lock timeout.
         """
         checkpoint("git:update-ref")
-        deadline = time.monotonic() + self._lock_timeout
-        while True:
+
+        def attempt() -> gitrun.Locked | None:
             with self._refs_lock:
                 overrides = self._env.overrides()
                 refs = self._refs
@@ -1049,21 +621,16 @@ class GitHistory:
                     self._refs_pid = os.getpid()
                 try:
                     refs.update(new, old)
-                    return
+                    return None
                 except HistoryError as exc:
                     self._refs = None  # git's process ended with the refusal
                     refused = exc
-            lock = _LOCK_MESSAGE.search(str(refused))
-            if lock is None:
+            stopped = gitrun.locked(str(refused), refused)
+            if stopped is None:
                 raise refused
-            if self._clear_if_stale(Path(lock.group(1))):
-                continue
-            if time.monotonic() > deadline:
-                raise GitLockError(
-                    f"git lock file {lock.group(1)} is held. If no git command is running on "
-                    f"this repository, remove that file and try again."
-                ) from refused
-            time.sleep(0.05)
+            return stopped
+
+        gitrun.wait_for_locks(attempt, top=self.top, timeout=self._lock_timeout)
 
     def _tree_with(self, tree: str | None, blobs: Mapping[str, str | None]) -> str:
         """The id of ``tree`` (None: empty) with ``blobs`` put in (repository path -> blob id, None: removed).
@@ -1178,7 +745,7 @@ class GitHistory:
             return
         lock = self.git_index.lock
         try:
-            if lock.exists() and not self._clear_if_stale(lock):
+            if lock.exists() and not gitrun.clear_if_stale(lock, self.top):
                 raise GitLockError(f"git's index is locked ({lock})")
             if behind:
                 self._git("update-index", "-z", "--index-info", input=self._head_entries(behind))
@@ -1447,16 +1014,10 @@ class GitHistory:
     def show(self, path: str, rev: str) -> bytes:
         """The bytes of ``path`` (vault-relative) at ``rev``."""
         sha = self.resolve(rev)
-        try:
-            data = self.repo.git.execute(
-                ["git", "cat-file", "blob", f"{sha}:{self.prefix}{path}"],
-                stdout_as_string=False,
-                strip_newline_in_stdout=False,
-            )
-        except git.GitCommandError as exc:
-            raise RevisionNotFoundError(f"{path} did not exist at {rev}") from exc
-        assert isinstance(data, bytes)
-        return data
+        proc = self._git.completed("cat-file", "blob", f"{sha}:{self.prefix}{path}")
+        if proc.returncode:
+            raise RevisionNotFoundError(f"{path} did not exist at {rev}")
+        return proc.stdout
 
     def show_following_renames(self, path: str, rev: str) -> bytes:
         """The bytes of ``path`` at ``rev``, also when the file had another name at ``rev``."""
@@ -1552,15 +1113,10 @@ class GitHistory:
         if folder.exists() and any(folder.iterdir()):
             raise SyncError(f"{folder} exists and is not empty; clone into a new folder")
         # umask 077: what git checks out and writes is the owner's alone, as in a vault memfs made
-        proc = subprocess.run(
-            ["git", *safe_args(["clone", "--quiet", "--end-of-options", url, str(folder)])],
-            capture_output=True,
-            check=False,
-            env=base_env(),
-            umask=0o077,
-        )
+        clone = ["clone", "--quiet", "--end-of-options", url, str(folder)]
+        proc = gitrun.run(clone, cwd=None, overrides=fixed_overrides(), umask=0o077)
         if proc.returncode:
-            err = proc.stderr.decode("utf-8", "replace").strip()
+            err = gitrun.said(proc.stderr)
             raise SyncError(hide_url_credentials(f"could not clone {url}: {err}"))  # never the user or password
         make_git_private(folder / ".git")
 
@@ -1626,8 +1182,8 @@ class GitHistory:
         """
         ref = f"refs/heads/{branch}"
         url = self.remote_url(remote)
-        receive = [f"--receive-pack={_LOCAL_RECEIVE}"] if local_folder(url) is not None else []
-        proc = self._run_plain("push", "--porcelain", *receive, "--end-of-options", remote, f"{sha}:{ref}")
+        receive = [f"--receive-pack={LOCAL_RECEIVE}"] if local_folder(url) is not None else []
+        proc = self._git.completed("push", "--porcelain", *receive, "--end-of-options", remote, f"{sha}:{ref}")
         out = proc.stdout.decode("utf-8", "replace")
         if proc.returncode:
             for line in out.splitlines():
@@ -1647,7 +1203,7 @@ class GitHistory:
             return True
         if descendant is None:
             return False
-        return self._run_status("merge-base", "--is-ancestor", ancestor, descendant) == 0
+        return self._git.completed("merge-base", "--is-ancestor", ancestor, descendant).returncode == 0
 
     def merge_base(self, a: str, b: str) -> str | None:
         """The best common ancestor of two commits, or None when their histories never met."""
@@ -1699,7 +1255,7 @@ class GitHistory:
         """
         found = self._lookup(f"{rev}^{{tree}}")
         entry = self._entry_at(found[0], self.prefix + rel) if found is not None and found[1] == "tree" else None
-        return entry[1] if entry is not None and entry[0] not in (TREE_MODE, _GITLINK_MODE) else None
+        return entry[1] if entry is not None and entry[0] not in (TREE_MODE, GITLINK_MODE) else None
 
     def sizes_at(self, rev: str, paths: Sequence[str]) -> dict[str, int | None]:
         """The size in bytes of each of ``paths`` at ``rev`` (None: no such file), reading no content.
@@ -1744,19 +1300,6 @@ class GitHistory:
                     kind, data = reader.read(oid, limit=limit)
                     if kind == "blob":
                         yield data
-
-    def _run_status(self, *args: str) -> int:
-        return self._run_plain(*args).returncode
-
-    def _run_plain(self, *args: str) -> subprocess.CompletedProcess[bytes]:
-        """A git command in the safe environment, its exit status and both outputs kept (no retry)."""
-        return subprocess.run(
-            ["git", *safe_args(args)],
-            cwd=self.top,
-            capture_output=True,
-            check=False,
-            env={**os.environ, **self._env.overrides()},
-        )
 
     # -- rewriting history (memfs.purge only) ------------------------------------------
     # A purge is the one place memfs rewrites history. These give it git's plumbing and the
@@ -1804,96 +1347,10 @@ class GitHistory:
         if len(kept) != len(lagging):
             _write_state(self._lagging, "".join(f"{p}\n" for p in kept))
 
-    # -- plumbing --------------------------------------------------------------
 
-    def _git(
-        self, *args: str, env: dict[str, str] | None = None, input: str | bytes | None = None, check: bool = True
-    ) -> str:
-        deadline = time.monotonic() + self._lock_timeout
-        while True:
-            try:
-                return self._run(args, env, input)
-            except git.GitCommandError as exc:
-                err = _stderr(exc)
-                lock = _LOCK_MESSAGE.search(err)
-                if lock is None:
-                    if not check:
-                        return ""
-                    raise HistoryError(f"git {_subcommand(args)} failed: {err}") from exc
-                if self._clear_if_stale(Path(lock.group(1))):
-                    continue
-                if time.monotonic() > deadline:
-                    raise GitLockError(
-                        f"git lock file {lock.group(1)} is held. If no git command is running on "
-                        f"this repository, remove that file and try again."
-                    ) from exc
-                time.sleep(0.05)
-
-    def _run(self, args: Sequence[str], env: dict[str, str] | None, input: str | bytes | None) -> str:
-        command = _subcommand(args)
-        if command in _WRITING_COMMANDS:
-            checkpoint(f"git:{command}")
-        args = safe_args(args)
-        overrides = self._env.overrides(env)
-        if input is None:
-            out = self.repo.git.execute(["git", *args], env=overrides, with_extended_output=False)
-            return str(out)
-        # GitPython's execute takes no text for stdin
-        proc = subprocess.run(
-            ["git", *args],
-            input=input.encode("utf-8", "surrogateescape") if isinstance(input, str) else input,
-            capture_output=True,
-            cwd=self.top,
-            env={**os.environ, **overrides},
-            check=False,
-        )
-        if proc.returncode:
-            raise git.GitCommandError(["git", *args], proc.returncode, proc.stderr)
-        return proc.stdout.decode("utf-8", "surrogateescape")  # a file name may be any bytes
-
-    def _clear_if_stale(self, lock: Path, *, min_age: float = 10.0) -> bool:
-        """Remove a git lock file left by a killed process; never one a live git holds."""
-        try:
-            age = time.time() - lock.stat().st_mtime
-        except FileNotFoundError:
-            return True  # gone by itself: just retry
-        if age < min_age or not Path("/proc").is_dir() or _live_git_in(self.top):
-            return False
-        log.warning("removing stale git lock %s (%.0f s old, no git process running)", lock, age)
-        lock.unlink(missing_ok=True)
-        return True
-
-
-def _is_ignored(repo: git.Repo, path: Path) -> bool:
-    try:
-        repo.git.check_ignore("-q", str(path))
-    except git.GitCommandError:
-        return False
-    return True
-
-
-def _live_git_in(top: Path) -> bool:
-    """True if a git process that may hold a lock is running with its working folder inside ``top``.
-
-    ``git cat-file`` only reads, and a ``git update-ref --stdin`` waiting for its next update holds
-    nothing (it locks a ref only inside an update, a moment): the long-running ones every open vault
-    keeps (its own and other processes') do not count.
-    """
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            if (entry / "comm").read_text().strip() != "git":
-                continue
-            args = (entry / "cmdline").read_bytes().split(b"\0")
-            if args[1:2] == [b"cat-file"] or (args[1:2] == [b"update-ref"] and b"--stdin" in args):
-                continue
-            cwd = Path(os.readlink(entry / "cwd"))
-        except OSError:
-            continue
-        if cwd == top or top in cwd.parents:
-            return True
-    return False
+def _is_ignored(top: Path, path: Path) -> bool:
+    """True if git in the repository at ``top`` ignores ``path``."""
+    return gitrun.run(["check-ignore", "-q", str(path)], cwd=top, overrides=fixed_overrides()).returncode == 0
 
 
 def _identity_env(author: Identity, committer: Identity) -> dict[str, str]:
@@ -1915,12 +1372,6 @@ def _git_date(when: float) -> str:
 def _chunks(items: Sequence[str]) -> Iterable[Sequence[str]]:
     for i in range(0, len(items), _CHUNK):
         yield items[i : i + _CHUNK]
-
-
-def _stderr(exc: git.GitCommandError) -> str:
-    """What git said, on one line, with a remote URL's user and password hidden (a fetch repeats the URL)."""
-    err = exc.stderr if isinstance(exc.stderr, str) else (exc.stderr or b"").decode("utf-8", "replace")
-    return hide_url_credentials(" ".join(err.replace("stderr:", "").strip(" '\n").split()) or str(exc))
 
 
 @dataclass

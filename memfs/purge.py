@@ -50,7 +50,7 @@ from . import _fs
 from .documents import dumps, load_bytes
 from .engine import WriteEngine
 from .errors import DocumentError, HistoryError, InvalidArgumentError, LinkError, NotFoundError, PurgeError
-from .gitstore import ObjectReader, ObjectWriter
+from .gitstore import GITLINK_MODE, TREE_MODE, ObjectReader, ObjectWriter, Tree
 from .history import ZERO_SHA, GitHistory
 from .layout import MEMORIES_DIR, SESSIONS_DIR, STATE_DIR, TOMBSTONES, label
 from .paths import slugify
@@ -60,8 +60,6 @@ MIN_TEXT_CHARS = 4
 
 _PLACEHOLDER = PLACEHOLDER.encode("ascii")
 _TEMP_REFS = "refs/memfs-purge/"
-_TREE = b"40000"
-_GITLINK = b"160000"
 _SIGNATURE_HEADERS = (b"gpgsig", b"gpgsig-sha256", b"mergetag")
 # A transcript entry's heading, as memfs.transcript writes it.
 _ENTRY = re.compile(rb"^## [^\n]*?<!-- memfs:entry (\{[^\n]*\}) -->[ \t]*\r?\n", re.MULTILINE)
@@ -548,11 +546,11 @@ class _Rewriter:
             entries = self.entries(oid)
             result: str | None = oid
             for i, (mode, name, sub) in enumerate(entries):
-                if name == self.prefix_parts[depth] and mode == _TREE:
+                if name == self.prefix_parts[depth] and mode == TREE_MODE:
                     new = self._along(sub, depth + 1)
                     if new != sub:
                         rest = entries[:i] + ([(mode, name, new)] if new else []) + entries[i + 1 :]
-                        result = self.writer.write("tree", _format_tree(rest)) if rest else None
+                        result = self.writer.write("tree", Tree.of(rest).raw) if rest else None
                     break
             self.trees[key] = result
         return self.trees[key]
@@ -567,9 +565,9 @@ class _Rewriter:
         for mode, name, sub in entries:
             rel = folder + name.decode("utf-8", "surrogateescape")
             new: str | None
-            if mode == _TREE:
+            if mode == TREE_MODE:
                 new = self.vault_tree(sub, rel + "/") if self.rule.visits(rel + "/") else sub
-            elif mode == _GITLINK:
+            elif mode == GITLINK_MODE:
                 new = sub
             else:
                 new = self.blob(sub, rel)
@@ -579,7 +577,7 @@ class _Rewriter:
                 continue
             changed = changed or new != sub or new_name != name
             out.append((mode, new_name, new, new_name != name))
-        result = oid if not changed else (self.writer.write("tree", _format_tree(_unique(out))) if out else None)
+        result = oid if not changed else (self.writer.write("tree", Tree.of(_unique(out)).raw) if out else None)
         self.trees[key] = result
         return result
 
@@ -645,7 +643,7 @@ class _Rewriter:
         for part in self.prefix_parts:
             if tree is None:
                 return None
-            tree = next((oid for mode, name, oid in self.entries(tree) if name == part and mode == _TREE), None)
+            tree = next((oid for mode, name, oid in self.entries(tree) if name == part and mode == TREE_MODE), None)
         return tree
 
     def _diff_touches(self, a: str | None, b: str | None, folder: str) -> bool:
@@ -660,11 +658,11 @@ class _Rewriter:
             rel = folder + name.decode("utf-8", "surrogateescape")
             if self.rule.name(name) != name:
                 return True
-            trees = [side[1] if side and side[0] == _TREE else None for side in (x, y)]
+            trees = [side[1] if side and side[0] == TREE_MODE else None for side in (x, y)]
             if any(trees) and self.rule.visits(rel + "/") and self._diff_touches(trees[0], trees[1], rel + "/"):
                 return True
             for side in (x, y):
-                if side and side[0] not in (_TREE, _GITLINK) and self.blob(side[1], rel) != side[1]:
+                if side and side[0] not in (TREE_MODE, GITLINK_MODE) and self.blob(side[1], rel) != side[1]:
                     return True
         return False
 
@@ -673,7 +671,7 @@ class _Rewriter:
         if tree not in self.parsed:
             if len(self.parsed) > 50_000:
                 self.parsed.clear()
-            self.parsed[tree] = _parse_tree(self.read(tree, "tree"), self.id_bytes)
+            self.parsed[tree] = Tree.parse(self.read(tree, "tree"), self.id_bytes).entries()
         return self.parsed[tree]
 
     def map_ids(self, message: bytes) -> bytes:
@@ -1252,22 +1250,6 @@ def _raw_changes(out: str, prefix: str) -> tuple[list[tuple[str, str]], list[tup
         if status[:1] == "R" and rels[0] is not None and rels[1] is not None:
             renames.append((rels[0], rels[1]))
     return pairs, renames
-
-
-def _parse_tree(data: bytes, id_bytes: int) -> list[tuple[bytes, bytes, str]]:
-    entries = []
-    pos = 0
-    while pos < len(data):
-        space = data.index(b" ", pos)
-        nul = data.index(b"\0", space)
-        entries.append((data[pos:space], data[space + 1 : nul], data[nul + 1 : nul + 1 + id_bytes].hex()))
-        pos = nul + 1 + id_bytes
-    return entries
-
-
-def _format_tree(entries: Iterable[tuple[bytes, bytes, str]]) -> bytes:
-    ordered = sorted(entries, key=lambda e: e[1] + (b"/" if e[0] == _TREE else b""))  # git's order
-    return b"".join(mode + b" " + name + b"\0" + bytes.fromhex(oid) for mode, name, oid in ordered)
 
 
 def _unique(entries: list[tuple[bytes, bytes, str, bool]]) -> list[tuple[bytes, bytes, str]]:
