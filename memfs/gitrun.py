@@ -17,7 +17,7 @@ import os
 import re
 import subprocess
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, TypeVar
@@ -41,6 +41,7 @@ FLAGS = {  # put after the subcommand, whatever the caller passed (see memfs.git
     "push": ("--receive-pack=git-receive-pack",),
     "clone": ("--upload-pack=git-upload-pack",),
 }
+CHUNK = 500  # paths per git command line
 NOT_RUN = (OSError, subprocess.SubprocessError)  # git could not be started, or did not end in time
 T = TypeVar("T")
 
@@ -51,6 +52,12 @@ def subcommand(args: Sequence[str]) -> str:
     while i < len(args) and args[i] == "-c":
         i += 2
     return args[i] if i < len(args) else ""
+
+
+def chunks(items: Sequence[str]) -> Iterable[Sequence[str]]:
+    """``items`` in pieces of at most :data:`CHUNK`, each as many paths as one command line takes."""
+    for i in range(0, len(items), CHUNK):
+        yield items[i : i + CHUNK]
 
 
 def safe_args(args: Sequence[str]) -> list[str]:
