@@ -69,6 +69,8 @@ from .errors import HistoryError, UnsafeRepositoryError
 # worked out from `git config --list` (which runs nothing) and read again when any config file
 # git read changes. git's ownership check (safe.directory) is kept as git applies it: a
 # repository owned by another user is refused unless the person's global config trusts it.
+# The flags of the table (--no-ext-diff, --upload-pack=...) are put on every command by the
+# runner: memfs.gitrun.FLAGS.
 
 _HOOKS_OFF = "/dev/null"
 _FIXED_CONFIG = (("core.hooksPath", _HOOKS_OFF), ("core.fsmonitor", "false"), ("log.showSignature", "false"))
