@@ -1,8 +1,8 @@
 """git's object store and refs, spoken to directly: what a commit writes, and the processes it keeps.
 
-:mod:`memfs.history` commits by writing git objects itself instead of running ``git add`` and
-``git commit``; this module holds the parts of that which know git's formats, so that history
-reads as what a commit does rather than how bytes are laid out:
+:mod:`memfs.commits` commits by writing git objects itself instead of running ``git add`` and
+``git commit``; this module holds the parts of that which know git's formats, so that a commit
+reads as what it does rather than how bytes are laid out:
 
 - :class:`LooseObjects` writes a commit's new objects as loose objects and makes them durable
   together: every file is written first, then all of them are fsynced at once (the disk is waited
@@ -17,6 +17,8 @@ reads as what a commit does rather than how bytes are laid out:
   compare-and-swap per commit, git's own locking and reflog) instead of a process per commit.
 - :class:`ObjectReader` and :class:`ObjectWriter` read objects through one ``git cat-file --batch``
   and write many objects as one pack (a purge's rewrite).
+- :class:`Tree` is the one codec of git's tree objects (mode, name, NUL, id, in git's order): a
+  commit changes trees through it, and a purge's rewrite reads and writes them through it.
 
 Every git process here starts through :func:`memfs.gitrun.popen`, with the overrides its caller gives
 (memfs's hardened environment).
