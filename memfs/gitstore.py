@@ -1,8 +1,8 @@
 """git's object store and refs, spoken to directly: what a commit writes, and the processes it keeps.
 
-:mod:`memfs.history` commits by writing git objects itself instead of running ``git add`` and
-``git commit``; this module holds the parts of that which know git's formats, so that history
-reads as what a commit does rather than how bytes are laid out:
+:mod:`memfs.commits` commits by writing git objects itself instead of running ``git add`` and
+``git commit``; this module holds the parts of that which know git's formats, so that a commit
+reads as what it does rather than how bytes are laid out:
 
 - :class:`LooseObjects` writes a commit's new objects as loose objects and makes them durable
   together: every file is written first, then all of them are fsynced at once (the disk is waited
@@ -17,8 +17,11 @@ reads as what a commit does rather than how bytes are laid out:
   compare-and-swap per commit, git's own locking and reflog) instead of a process per commit.
 - :class:`ObjectReader` and :class:`ObjectWriter` read objects through one ``git cat-file --batch``
   and write many objects as one pack (a purge's rewrite).
+- :class:`Tree` is the one codec of git's tree objects (mode, name, NUL, id, in git's order): a
+  commit changes trees through it, and a purge's rewrite reads and writes them through it.
 
-Every git process here runs with the environment its caller gives (memfs's hardened one).
+Every git process here starts through :func:`memfs.gitrun.popen`, with the overrides its caller gives
+(memfs's hardened environment).
 """
 
 from __future__ import annotations
@@ -37,11 +40,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from . import gitrun
 from ._fs import checkpoint, fsync_together, write_all
 from .errors import FileTooLargeError, HistoryError
 
 ZERO_SHA = "0" * 40
 TREE_MODE = b"40000"  # a folder's mode in a tree object
+GITLINK_MODE = b"160000"  # a submodule's entry in a tree: a commit, not a file
 _LEVEL = 1  # zlib level of loose objects, as git's core.looseCompression defaults to
 _ZLIB_HEADER = b"\x78\x01"  # a zlib stream at level 1 with the default window
 _LAST_BLOCK = b"\x03\x00"  # an empty final deflate block (fixed Huffman codes: BFINAL, BTYPE 01, end of block)
@@ -253,6 +258,21 @@ class Tree:
             at = end
         return cls(keys, records, id_bytes)
 
+    @classmethod
+    def of(cls, entries: Iterable[tuple[bytes, bytes, str]], id_bytes: int = 20) -> Tree:
+        """The tree of ``entries`` (``(mode, name, id)``, distinct names), put in git's order."""
+        keyed = ((name + b"/" if mode == TREE_MODE else name, _record(mode, name, oid)) for mode, name, oid in entries)
+        ordered = sorted(keyed)  # git's order: a folder's name as if it ended in "/"
+        return cls([key for key, _ in ordered], [record for _, record in ordered], id_bytes)
+
+    def entries(self) -> list[tuple[bytes, bytes, str]]:
+        """Every entry in git's order: ``(mode, name, id)``."""
+        found = []
+        for at in range(len(self.records)):
+            name, mode, oid = self.entry(at)
+            found.append((mode, name, oid))
+        return found
+
     @property
     def raw(self) -> bytes:
         """The tree object's content."""
@@ -293,8 +313,13 @@ class Tree:
                 key = name + b"/" if mode == TREE_MODE else name
                 at = bisect.bisect_left(keys, key)
                 keys.insert(at, key)
-                records.insert(at, b"%s %s\0%s" % (mode, name, bytes.fromhex(oid)))
+                records.insert(at, _record(mode, name, oid))
         return new
+
+
+def _record(mode: bytes, name: bytes, oid: str) -> bytes:
+    """A tree entry as git writes it: the mode, a space, the name, a NUL, the id's bytes."""
+    return b"%s %s\0%s" % (mode, name, bytes.fromhex(oid))
 
 
 class RefUpdates:
@@ -307,14 +332,7 @@ class RefUpdates:
     """
 
     def __init__(self, top: Path, env: Mapping[str, str], message: str) -> None:
-        self._proc = subprocess.Popen(
-            ["git", "update-ref", "-m", message, "--stdin", "-z"],
-            cwd=top,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env={**os.environ, **env},
-        )
+        self._proc = gitrun.popen(["update-ref", "-m", message, "--stdin", "-z"], cwd=top, overrides=env)
         assert self._proc.stdin is not None and self._proc.stdout is not None
         self._in, self._out = self._proc.stdin, self._proc.stdout
         self.env = dict(env)
@@ -350,6 +368,7 @@ class RefUpdates:
         with contextlib.suppress(OSError, ValueError):
             said = self._proc.stderr.read().decode("utf-8", "replace")
         self.close()
+        # update-ref speaks of this repository's refs only: no remote URL to hide, nothing to scan
         return " ".join(said.replace("fatal:", "").split()) or "git update-ref ended"
 
     def close(self) -> None:
@@ -398,13 +417,8 @@ class ObjectReader:
     """Raw git objects through one long-running ``git cat-file --batch`` (replace refs ignored)."""
 
     def __init__(self, top: Path, env: Mapping[str, str]) -> None:
-        self._proc = subprocess.Popen(
-            ["git", "cat-file", "--batch"],
-            cwd=top,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            env={**os.environ, **env, "GIT_NO_REPLACE_OBJECTS": "1"},
-        )
+        overrides = {**env, "GIT_NO_REPLACE_OBJECTS": "1"}
+        self._proc = gitrun.popen(["cat-file", "--batch"], cwd=top, overrides=overrides, stderr=None)
         assert self._proc.stdin is not None and self._proc.stdout is not None
         self._in, self._out = self._proc.stdin, self._proc.stdout
 
@@ -514,7 +528,7 @@ class ObjectWriter:
 
     def __init__(self, top: Path, object_format: str, *, env: Mapping[str, str], dry: bool = False) -> None:
         self.top = top
-        self._env = {**os.environ, **env}
+        self._env = dict(env)
         self.algorithm = "sha256" if object_format == "sha256" else "sha1"
         self.dry = dry
         self.written = 0
@@ -563,13 +577,8 @@ class ObjectWriter:
             return
         with spool, tempfile.TemporaryFile() as errors:
             spool.seek(0)
-            proc = subprocess.Popen(
-                ["git", "index-pack", "--stdin"],
-                cwd=self.top,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.DEVNULL,
-                stderr=errors,
-                env=self._env,
+            proc = gitrun.popen(
+                ["index-pack", "--stdin"], cwd=self.top, overrides=self._env, stdout=subprocess.DEVNULL, stderr=errors
             )
             assert proc.stdin is not None
             digest = hashlib.new(self.algorithm)
@@ -583,7 +592,7 @@ class ObjectWriter:
                 pass
             if proc.wait():
                 errors.seek(0)
-                raise HistoryError(f"git index-pack failed: {errors.read().decode('utf-8', 'replace').strip()}")
+                raise HistoryError(f"git index-pack failed: {gitrun.said(errors.read())}")
 
 
 _Patch = tuple[list[bytes | memoryview], int, int, tuple[int, int, int]]  # see GitIndex._patched

@@ -1,15 +1,10 @@
-"""Git history for a vault: commits with authors and trailers, log, show, diff.
+"""Git history for a vault: log, show, diff, status, what changed, and the doors to commits and remotes.
 
-This is the only module that imports :mod:`git` (GitPython). A commit writes its blobs, the
-trees on the way to them and the commit object as git objects itself (the trees it starts from
-are read through one long-running ``git cat-file --batch``), moves HEAD by a compare-and-swap
-through one long-running ``git update-ref --stdin``, and puts the same entries into git's own
-index (patched in place when it can be, :mod:`memfs.gitstore`): no git process starts on the
-way and none reads or writes an index of every file, so a commit costs what the changed files
-and their folders cost, not what the repository holds, and it never sweeps up anything else a
-person staged in a larger repository that holds the vault. Identity is always passed
-explicitly, so commits work on a machine with no ``user.name`` configured and never change
-any git config.
+This is the only module that imports :mod:`git` (GitPython), and only to find the repository
+holding a vault (or make one); every command runs through :mod:`memfs.gitrun`, in the safe
+environment of :mod:`memfs.gitenv`. Commits are written by :class:`memfs.commits.Commits`
+and a sync's fetches and pushes go through :class:`memfs.gitremote.Remotes`; :class:`GitHistory`
+holds both and answers the questions a vault asks of its history.
 """
 
 from __future__ import annotations
@@ -19,83 +14,37 @@ import hashlib
 import logging
 import os
 import re
-import shlex
-import stat
-import subprocess
-import threading
-import time
-from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import git
 
-from ._fs import checkpoint, fsync_together, read_vault_file
-from .credentials import find_secrets, hide_url_credentials, redact, report
-from .errors import (
-    GitLockError,
-    HistoryError,
-    MemfsError,
-    RepositoryStateError,
-    RevisionNotFoundError,
-    ShallowHistoryError,
-    SyncError,
-    UnsafeRepositoryError,
+from . import gitrun
+from ._fs import read_vault_file
+from .commits import DEFAULT_AGENT as DEFAULT_AGENT
+from .commits import DEFAULT_PERSON as DEFAULT_PERSON
+from .commits import Commits, to_lf
+from .commits import Identity as Identity
+from .commits import configured_identity as configured_identity
+from .credentials import hide_url_credentials
+from .errors import HistoryError, MemfsError, RevisionNotFoundError, ShallowHistoryError
+from .gitenv import (
+    PRIVATE_REPOSITORY,
+    GitEnvironment,
+    check_git_version,
+    check_ownership,
+    fixed_overrides,
+    make_git_private,
 )
-from .gitstore import (
-    TREE_MODE,
-    GitIndex,
-    LooseObjects,
-    ObjectReader,
-    ObjectWriter,
-    RefUpdates,
-    Tree,
-    askable,
-    parse_header,
-)
-from .layout import one_line
+from .gitremote import Remotes
+from .gitstore import GITLINK_MODE, TREE_MODE, GitIndex, ObjectReader, ObjectWriter, askable, parse_header
 
 log = logging.getLogger(__name__)
 
-ZERO_SHA = "0" * 40
-_GITLINK_MODE = b"160000"  # a submodule's entry in a tree: a commit, not a file
-_LOCK_MESSAGE = re.compile(r"Unable to create '([^']+\.lock)': File exists")
 _TRAILER = re.compile(r"^([A-Za-z][A-Za-z0-9-]*): (.*)$")
-_CHUNK = 500  # paths per git command line
 _FEW_PATHS = 16  # changed(): up to this many paths are compared with HEAD by memfs before asking git
 _FAST_COMPARE_BYTES = 8 << 20  # ...each read whole for that only up to this size
-_INCOMING = "refs/memfs/incoming/"  # where a sync's fetch waits until it is accepted
-_WRITING_COMMANDS = frozenset({"read-tree", "update-index", "write-tree", "commit-tree", "update-ref", "hash-object"})
-_TREES_KEPT = 64  # trees kept parsed by id: the folders a run of commits touches
-_OLD_PRIVATE_INDEX = ("git-index", "git-index.head")  # what memfs before 2026-11-23 kept under .memfs/
-
-# Operations a person can leave a repository in, by the file or folder git keeps in the
-# (per-worktree) git folder while one runs: its name, what it is, and how to finish or abort it.
-# memfs commits nothing while one is in progress: its commit would land in the middle of it
-# (and, for a merge, drop the other side), and it would have to touch git's conflict state.
-# A bisect counts too: HEAD is an old commit then, and `git bisect reset` leaves behind any
-# commit made on it.
-_OPERATIONS = (
-    ("rebase-merge", "rebase", "a rebase", "finish it (git rebase --continue) or abort it (git rebase --abort)"),
-    ("rebase-apply/applying", "am", "a `git am`", "finish it (git am --continue) or abort it (git am --abort)"),
-    ("rebase-apply", "rebase", "a rebase", "finish it (git rebase --continue) or abort it (git rebase --abort)"),
-    ("MERGE_HEAD", "merge", "a merge", "finish it (git commit) or abort it (git merge --abort)"),
-    (
-        "CHERRY_PICK_HEAD",
-        "cherry-pick",
-        "a cherry-pick",
-        "finish it (git cherry-pick --continue) or abort it (git cherry-pick --abort)",
-    ),
-    ("REVERT_HEAD", "revert", "a revert", "finish it (git revert --continue) or abort it (git revert --abort)"),
-    (
-        "sequencer",
-        "cherry-pick",
-        "a cherry-pick or revert of several commits",
-        "finish it (git cherry-pick --continue, git revert --continue) or stop it (--abort or --quit)",
-    ),
-    ("BISECT_LOG", "bisect", "a bisect", "end it (git bisect reset)"),
-)
 
 # Conflict markers as git writes them into a file it could not merge (default marker size 7).
 _MARKER_START = re.compile(rb"^<{7}(?: |\r?$)", re.M)
@@ -114,531 +63,6 @@ def has_conflict_markers(data: bytes) -> bool:
         return False
     middle = _MARKER_MIDDLE.search(data, start.end())
     return middle is not None and _MARKER_END.search(data, middle.end()) is not None
-
-
-# -- git that runs nothing it was not asked to ---------------------------------------------
-# A vault can come from someone else: an archive, a shared folder, a clone. Its repository's own
-# files (`.git/config` and every file it includes, `.git/hooks/`, `.git/info/attributes`,
-# `.gitattributes`) can name programs that git runs as a side effect of ordinary commands, so
-# even `memfs ls` would run the sender's code. Every git command memfs runs (through GitPython
-# or a subprocess) gets the environment of `GitEnvironment.overrides()`, which neutralises them:
-#
-#   hooks (.git/hooks/*, core.hooksPath)       core.hooksPath=/dev/null: no hook is ever found
-#   core.fsmonitor                             false (it names a program git asks what changed)
-#   filter.<d>.clean/smudge/process            emptied, with required=false, for every driver any
-#     (attributes name the driver)               config defines: files are stored as their exact bytes
-#   diff.<d>.textconv                          cat; and --no-textconv on diff and log
-#   diff.external, diff.<d>.command,           --no-ext-diff on diff and log (an empty value would
-#     GIT_EXTERNAL_DIFF                          not switch them off)
-#   merge.<d>.driver                           git merge-file: git's own text merge
-#   core.pager, pager.*, GIT_PAGER             GIT_PAGER=cat (memfs reads git's output; never a tty)
-#   core.editor, sequence.editor               GIT_EDITOR=: and GIT_SEQUENCE_EDITOR=: (git's no-op)
-#   a password prompt on the terminal          GIT_TERMINAL_PROMPT=0 (memfs has nobody to ask)
-#   log.showSignature (runs gpg.program)       false, and --no-show-signature on log; memfs's commits
-#                                                are made with --no-gpg-sign
-#   a submodule's own config and hooks         --ignore-submodules=all on status and diff
-#   remote.<name>.uploadpack/.receivepack      --upload-pack=git-upload-pack, --receive-pack=
-#     (run here for a remote that is a path;     git-receive-pack on fetch, ls-remote and push (git
-#     later config cannot replace them)          takes the first value it reads, so -c cannot)
-#
-# Remote operations (purge --rewrite-remotes, a sync) run with the person's own settings, never
-# the repository's: when the repository's config (scope local or worktree, includes too) sets one
-# of these, it is replaced by the value of the global or system config, else by git's default:
-# core.sshCommand, core.askPass, credential helpers (credential.helper and
-# credential.<url>.helper: the list is emptied, then the global helpers are given again),
-# core.alternateRefsCommand, protocol.allow and protocol.<name>.allow (a received repository
-# must not allow `ext::` commands); core.gitProxy, where git takes the first value it reads, is
-# switched off with an empty GIT_PROXY_COMMAND (unless the person's environment sets one).
-# url.<base>.insteadOf cannot be undone by later config; it can only rewrite a URL into one the
-# protocol policy above allows. A remote that is a folder on this machine is a repository of its
-# own: a push into it runs its hooks, as any git push there would (git clears the config
-# variables for the other side).
-#
-# Drivers are neutralised by name rather than by hiding the attributes files: git's
-# --attr-source (2.40) and GIT_ATTR_SOURCE (2.42) are newer than the git memfs supports, and
-# neither would hide `.git/info/attributes`. A driver no config defines runs nothing anyway.
-#
-# The settings travel as GIT_CONFIG_COUNT/KEY_n/VALUE_n: read after every config file (so they
-# win over the repository's), and inherited by every git process git itself starts. They are
-# worked out from `git config --list` (which runs nothing) and read again when any config file
-# git read changes. git's ownership check (safe.directory) is kept as git applies it: a
-# repository owned by another user is refused unless the person's global config trusts it.
-
-_HOOKS_OFF = "/dev/null"
-_FLAGS = {  # put after the subcommand, whatever the caller passed
-    "diff": ("--no-ext-diff", "--no-textconv", "--ignore-submodules=all"),
-    "log": ("--no-ext-diff", "--no-textconv", "--no-show-signature"),
-    "status": ("--ignore-submodules=all",),
-    "fetch": ("--upload-pack=git-upload-pack",),
-    "ls-remote": ("--upload-pack=git-upload-pack",),
-    "push": ("--receive-pack=git-receive-pack",),
-    "clone": ("--upload-pack=git-upload-pack",),
-}
-_FIXED_CONFIG = (("core.hooksPath", _HOOKS_OFF), ("core.fsmonitor", "false"), ("log.showSignature", "false"))
-_FIXED_ENV = {"GIT_PAGER": "cat", "GIT_EDITOR": ":", "GIT_SEQUENCE_EDITOR": ":", "GIT_TERMINAL_PROMPT": "0"}
-_DRIVER_KEYS = {  # the keys of a driver that name a program, and what they become
-    "filter": (("clean", ""), ("smudge", ""), ("process", ""), ("required", "false")),
-    "diff": (("textconv", "cat"),),
-    "merge": (("driver", "git merge-file --marker-size=%L %A %O %B"),),
-}
-_REPOSITORY_SCOPES = ("local", "worktree")
-_PERSON_SCOPES = ("system", "global", "command")
-# git's protocol policy when nothing is configured (transport.c): known safe, ext never, others the user's.
-_PROTOCOL_DEFAULTS = {"http": "always", "https": "always", "git": "always", "ssh": "always", "ext": "never"}
-_DUBIOUS = "dubious ownership"
-# GIT_CONFIG_COUNT arrived in git 2.31: an older git would ignore every setting above, silently.
-OLDEST_GIT = (2, 31)
-
-
-@dataclass(frozen=True)
-class ConfigEntry:
-    """One value of git's config as git reads it: where from (scope and origin), key and value."""
-
-    scope: str
-    origin: str
-    key: str  # section and name lower-case, a subsection as written
-    value: str
-
-
-def _read_config(top: Path, env: Mapping[str, str]) -> list[ConfigEntry]:
-    """Every config value git reads in ``top`` (includes followed), in git's order; [] if git cannot say."""
-    try:
-        proc = subprocess.run(
-            ["git", "config", "--list", "--show-scope", "--show-origin", "-z"],
-            cwd=top,
-            env=dict(env),
-            capture_output=True,
-            check=False,
-            timeout=30,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return []
-    fields = proc.stdout.decode("utf-8", "surrogateescape").split("\0")
-    entries = []
-    for i in range(0, len(fields) - 2, 3):
-        key, _, value = fields[i + 2].partition("\n")
-        entries.append(ConfigEntry(fields[i], fields[i + 1], key, value))
-    return entries
-
-
-def _split_key(key: str) -> tuple[str, str | None, str]:
-    """``section.sub.section.name`` -> (section, subsection or None, name), as git splits keys."""
-    section, _, rest = key.partition(".")
-    sub, dot, name = rest.rpartition(".")
-    return section.lower(), (sub if dot else None), name.lower()
-
-
-def neutralising_config(entries: Sequence[ConfigEntry], environ: Mapping[str, str]) -> list[tuple[str, str]]:
-    """The ``(key, value)`` settings that keep git from running a program the repository names.
-
-    ``entries`` is git's config as :func:`_read_config` lists it; ``environ`` the person's
-    environment (``GIT_SSH``, ``SSH_ASKPASS`` count as theirs). See the table above.
-    """
-    settings: list[tuple[str, str]] = list(_FIXED_CONFIG)
-    drivers: dict[tuple[str, str], None] = {}
-    for entry in entries:
-        section, sub, _ = _split_key(entry.key)
-        if section in _DRIVER_KEYS and sub is not None:
-            drivers[(section, sub)] = None
-    for section, sub in drivers:
-        settings += [(f"{section}.{sub}.{name}", value) for name, value in _DRIVER_KEYS[section]]
-    return settings + _remote_settings(entries, environ)
-
-
-def _remote_settings(entries: Sequence[ConfigEntry], environ: Mapping[str, str]) -> list[tuple[str, str]]:
-    """Settings replacing what the repository's own config says about reaching remotes (see above)."""
-    own = [e for e in entries if e.scope in _REPOSITORY_SCOPES]
-    person = [e for e in entries if e.scope in _PERSON_SCOPES]
-
-    def theirs(key: str) -> str | None:  # the person's last value of a single-valued key
-        values = [e.value for e in person if e.key.lower() == key.lower()]
-        return values[-1] if values else None
-
-    settings: list[tuple[str, str]] = []
-    own_keys = {e.key.lower(): e.key for e in own}
-    if "core.sshcommand" in own_keys:
-        ssh = environ.get("GIT_SSH")
-        settings.append(("core.sshCommand", theirs("core.sshCommand") or (shlex.quote(ssh) if ssh else "ssh")))
-    if "core.askpass" in own_keys:  # empty: no askpass program (SSH_ASKPASS is read only when unset)
-        settings.append(("core.askPass", theirs("core.askPass") or environ.get("SSH_ASKPASS", "")))
-    if "core.alternaterefscommand" in own_keys:  # ":" lists no alternate refs; fetching still works
-        settings.append(("core.alternateRefsCommand", theirs("core.alternateRefsCommand") or ":"))
-    helpers = [e for e in entries if _split_key(e.key)[0] == "credential" and _split_key(e.key)[2] == "helper"]
-    if any(e.scope in _REPOSITORY_SCOPES for e in helpers):  # an empty helper empties the list
-        settings += [("credential.helper", "")] + [(e.key, e.value) for e in helpers if e.scope in _PERSON_SCOPES]
-    for key in own_keys:
-        section, sub, name = _split_key(key)
-        if section == "protocol" and name == "allow":
-            settings += _protocol_settings(sub, theirs)
-    return settings
-
-
-def _protocol_settings(protocol: str | None, theirs: Callable[[str], str | None]) -> list[tuple[str, str]]:
-    """The person's protocol policy, for a protocol (or, None, all of them) the repository set one for."""
-    if protocol is not None:
-        value = theirs(f"protocol.{protocol}.allow") or theirs("protocol.allow")
-        return [(f"protocol.{protocol}.allow", value or _PROTOCOL_DEFAULTS.get(protocol.lower(), "user"))]
-    # protocol.allow is what a protocol without a policy of its own gets: put the person's back,
-    # and git's defaults for the protocols that have one (so `ext::` stays forbidden).
-    every = theirs("protocol.allow")
-    settings = [("protocol.allow", every or "user")]
-    for name, default in _PROTOCOL_DEFAULTS.items():
-        settings.append((f"protocol.{name}.allow", theirs(f"protocol.{name}.allow") or every or default))
-    return settings
-
-
-def _config_env(settings: Sequence[tuple[str, str]], environ: Mapping[str, str]) -> dict[str, str]:
-    """``settings`` as GIT_CONFIG_COUNT/KEY/VALUE variables, after any the person's environment holds."""
-    try:
-        start = int(environ.get("GIT_CONFIG_COUNT", "0"))
-    except ValueError:
-        start = 0
-    env = {"GIT_CONFIG_COUNT": str(start + len(settings))}
-    for i, (key, value) in enumerate(settings, start):
-        env[f"GIT_CONFIG_KEY_{i}"] = key
-        env[f"GIT_CONFIG_VALUE_{i}"] = value
-    return env
-
-
-def _subcommand(args: Sequence[str]) -> str:
-    """The git subcommand of ``args``, after any ``-c key=value`` pairs."""
-    i = 0
-    while i < len(args) and args[i] == "-c":
-        i += 2
-    return args[i] if i < len(args) else ""
-
-
-# How a push to a folder on this machine is received: the checked-out branch moves with its files
-# (when they hold no uncommitted edit), and no hook of that repository runs.
-_LOCAL_RECEIVE = f"git -c core.hooksPath={_HOOKS_OFF} -c receive.denyCurrentBranch=updateInstead receive-pack"
-_URL_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
-
-
-def local_folder(url: str) -> Path | None:
-    """The folder a remote URL names on this machine (a path or ``file://``), else None."""
-    if url.startswith("file://"):
-        return Path(url[len("file://") :])
-    if not url or _URL_SCHEME.match(url) or (":" in url.split("/", 1)[0]):  # a URL, or scp-like host:path
-        return None
-    return Path(url).expanduser()
-
-
-# git's refusals a person can act on, each as a sentence with the fix: (what git says, the sentence)
-_REFUSALS = (
-    (
-        ("refusing to update checked out branch", "is currently checked out"),
-        "{where} has {branch} checked out and refuses pushes to it; make it a bare repository "
-        "(`git clone --bare`), or run `git config receive.denyCurrentBranch updateInstead` in it, then sync again",
-    ),
-    (
-        ("Working directory has unstaged changes", "Up-to-date check failed", "would be overwritten"),
-        "{where} holds edits not committed yet, so its files cannot take what this sync sends; commit them "
-        "there (`memfs commit --vault {where}`), then sync again",
-    ),
-    (
-        ("does not appear to be a git repository", "not a git repository"),
-        "{where} is not a git repository: check the remote's URL (`git remote -v`), or `git remote set-url` it",
-    ),
-    (
-        (
-            "Could not read from remote repository",
-            "Permission denied",
-            "Authentication failed",
-            "could not read Username",
-        ),
-        "{where} refused access: check the URL and that your ssh key or credential helper works for it "
-        "(`git ls-remote {where}` says more)",
-    ),
-    (
-        ("Could not resolve host", "Connection refused", "Connection timed out", "unable to access"),
-        "{where} cannot be reached: check the URL and the network, then sync again",
-    ),
-)
-
-
-def git_refusal(err: str, where: str, branch: str) -> str | None:
-    """The refusal ``err`` of git (a push or fetch to ``where``) as a sentence with its fix, or None if unknown."""
-    for signs, sentence in _REFUSALS:
-        if any(sign in err for sign in signs):
-            return sentence.format(where=where, branch=branch)
-    return None
-
-
-def safe_args(args: Sequence[str]) -> list[str]:
-    """``git`` arguments with the flags of :data:`_FLAGS` put after the subcommand."""
-    i = 0
-    while i < len(args) and args[i] == "-c":
-        i += 2
-    if i >= len(args):
-        return list(args)
-    return [*args[: i + 1], *_FLAGS.get(args[i], ()), *args[i + 1 :]]
-
-
-def _safe_overrides(settings: Sequence[tuple[str, str]]) -> dict[str, str]:
-    """The variables to add to the person's environment for ``settings`` and the fixed variables."""
-    return {**_FIXED_ENV, **_config_env(settings, os.environ)}
-
-
-def base_env() -> dict[str, str]:
-    """The environment for a git command that reads no repository's programs: the fixed part only."""
-    return {**os.environ, **_safe_overrides(_FIXED_CONFIG)}
-
-
-_STATE_VARIABLES = (
-    "HOME",
-    "XDG_CONFIG_HOME",
-    "GIT_CONFIG_GLOBAL",
-    "GIT_CONFIG_SYSTEM",
-    "GIT_CONFIG_NOSYSTEM",
-    "GIT_CONFIG_COUNT",
-    "GIT_SSH",
-    "SSH_ASKPASS",
-    "GIT_PROXY_COMMAND",
-)
-
-
-def _signature(path: str) -> tuple[int, int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_mtime_ns, st.st_size, st.st_ino
-
-
-class GitEnvironment:
-    """The environment every git command in one repository runs with (the table above).
-
-    Worked out once and kept while the config files git reads (and those it would read if they
-    appeared) and the variables naming them are unchanged: a few ``stat`` calls per command.
-    """
-
-    def __init__(self, top: Path, git_dir: Path) -> None:
-        self.top = top
-        self._git_dir = git_dir
-        self._key: tuple[object, ...] | None = None
-        self._variables: tuple[str | None, ...] | None = None
-        self._candidates: list[str] = []
-        self._files: list[str] = []
-        self._settings: list[tuple[str, str]] = list(_FIXED_CONFIG)
-        self._overrides: dict[str, str] = {}
-        self._values: dict[str, str] = {}
-        self._lock = threading.Lock()
-
-    def settings(self) -> list[tuple[str, str]]:
-        """The config settings in force now, read again when a config file changed."""
-        with self._lock:
-            self._refresh()
-            return self._settings
-
-    def overrides(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
-        """What one git command gets on top of the person's environment: the settings, then ``extra``."""
-        with self._lock:
-            self._refresh()
-            return {**self._overrides, **(extra or {})}
-
-    def value(self, key: str) -> str | None:
-        """The value git reads for ``key`` (``section.name``, the last one set wins), or None."""
-        with self._lock:
-            self._refresh()
-            return self._values.get(key.lower())
-
-    def _refresh(self) -> None:
-        variables = tuple(os.environ.get(name) for name in _STATE_VARIABLES)
-        if variables != self._variables:
-            self._variables, self._candidates = variables, self._config_files()
-        key = (variables, tuple(_signature(path) for path in [*self._candidates, *self._files]))
-        if key == self._key:
-            return
-        entries = _read_config(self.top, base_env())
-        # The files read beyond the candidates (includes): those the key did not cover, so while
-        # there are none the key keeps its shape and the next command does not read again.
-        candidates = {os.path.realpath(path) for path in self._candidates}
-        files = {str(self.top / e.origin[5:]) for e in entries if e.origin.startswith("file:")}
-        self._files = sorted(file for file in files if os.path.realpath(file) not in candidates)
-        self._settings = neutralising_config(entries, os.environ)
-        self._values = {e.key.lower(): e.value for e in entries if e.key.count(".") == 1}
-        own_proxy = any(e.key.lower() == "core.gitproxy" for e in entries if e.scope in _REPOSITORY_SCOPES)
-        proxy = {"GIT_PROXY_COMMAND": ""} if own_proxy and "GIT_PROXY_COMMAND" not in os.environ else {}
-        self._overrides = {**_safe_overrides(self._settings), **proxy}
-        self._key = key  # as it was before reading: a change meanwhile is read next time
-
-    def _config_files(self) -> list[str]:
-        """Where git looks for config, whether or not the files exist yet."""
-        home = Path(os.environ.get("HOME", "~")).expanduser()
-        xdg = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
-        files = [
-            self._git_dir / "config",
-            self._git_dir / "config.worktree",
-            home / ".gitconfig",
-            xdg / "git" / "config",
-            Path(os.environ.get("GIT_CONFIG_GLOBAL") or home / ".gitconfig"),
-            Path(os.environ.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig"),
-        ]
-        return [str(file) for file in files]
-
-
-def _write_state(path: Path, text: str) -> None:
-    """Replace a state file under ``.memfs/`` with ``text``; a new one is the owner's alone (0600)."""
-    with open(path, "w", encoding="utf-8", opener=lambda name, flags: os.open(name, flags, 0o600)) as handle:
-        handle.write(text)
-
-
-_PRIVATE_REPOSITORY = "0600"  # core.sharedRepository: every file git writes is 0600, every folder 0700
-
-
-def make_git_private(git_dir: Path) -> None:
-    """Make a repository memfs created (init, clone) private: git's files 0600 from now on, and those it has now.
-
-    ``core.sharedRepository=0600`` makes git write its index, objects, refs and logs for the
-    owner alone whatever the umask; what ``git init`` already wrote is narrowed the same way.
-    """
-    subprocess.run(
-        ["git", "--git-dir", str(git_dir), "config", "core.sharedRepository", _PRIVATE_REPOSITORY],
-        capture_output=True,
-        check=False,
-        env=base_env(),
-    )
-    os.chmod(git_dir, 0o700)
-    for folder, dirs, files in os.walk(git_dir):
-        for name in dirs:
-            with contextlib.suppress(OSError):
-                os.chmod(os.path.join(folder, name), 0o700, follow_symlinks=False)
-        for name in files:
-            path = os.path.join(folder, name)
-            with contextlib.suppress(OSError):
-                if not os.path.islink(path):
-                    os.chmod(path, stat.S_IMODE(os.lstat(path).st_mode) & 0o700)
-
-
-def check_git_version(version: tuple[int, ...]) -> None:
-    """Raise HistoryError for a git older than :data:`OLDEST_GIT`, which would not take the settings."""
-    if tuple(version[:2]) < OLDEST_GIT:
-        found = ".".join(str(part) for part in version)
-        raise HistoryError(
-            f"memfs needs git {OLDEST_GIT[0]}.{OLDEST_GIT[1]} or newer (found {found}): an older git cannot be "
-            f"told to ignore a repository's hooks, filters and other programs"
-        )
-
-
-def check_ownership(folder: Path) -> None:
-    """Raise UnsafeRepositoryError if git refuses the repository at ``folder`` as another user's.
-
-    git's own rule (``safe.directory``): a repository whose folders belong to another user is
-    used only if the person's global (or system) config lists it; its config and hooks would
-    otherwise be that user's to choose.
-    """
-    try:
-        proc = subprocess.run(
-            ["git", "rev-parse", "--git-dir"],
-            cwd=folder,
-            env={**base_env(), "LC_ALL": "C"},
-            capture_output=True,
-            check=False,
-            timeout=30,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return
-    err = proc.stderr.decode("utf-8", "replace")
-    if proc.returncode and _DUBIOUS in err:
-        where = re.search(r"dubious ownership in repository at '([^']*)'", err)
-        place = where.group(1) if where else str(folder)
-        raise UnsafeRepositoryError(
-            f"{place} belongs to another user, and git refuses to work in a repository another user "
-            f"owns (its config and hooks would be theirs to choose). If you trust it, add it to your "
-            f"global git config: git config --global --add safe.directory {shlex.quote(place)}",
-            place,
-        )
-
-
-def _screened(
-    message: str, trailers: dict[str, str] | None, author: Identity, committer: Identity | None
-) -> tuple[str, dict[str, str] | None, Identity, Identity | None]:
-    """A commit's words with every credential redacted: the last net under every write (each is logged).
-
-    The callers refuse or redact before (a session id, an author, a person's message); this keeps
-    a credential out of history whatever path a text took to a commit.
-    """
-    texts = [message, *(trailers or {}).values(), str(author), str(committer or "")]
-    if not find_secrets("\0".join(texts)):  # one scan: no credential's pattern matches across a NUL
-        return message, trailers, author, committer
-
-    def clean(text: str, where: str) -> str:
-        redacted, found = redact(text)
-        report(found, where=where, who=str(redact(str(author))[0]))
-        return redacted
-
-    def clean_identity(who: Identity) -> Identity:
-        return Identity(clean(who.name, "a commit's author name"), clean(who.email, "a commit's author email"))
-
-    return (
-        clean(message, "a commit message"),
-        None if trailers is None else {k: clean(v, f"a commit's {k} trailer") for k, v in trailers.items()},
-        clean_identity(author),
-        None if committer is None else clean_identity(committer),
-    )
-
-
-@dataclass(frozen=True)
-class Identity:
-    """Who a commit is by: a name and an email, as git records them."""
-
-    name: str
-    email: str
-
-    def __post_init__(self) -> None:
-        for label, value in (("name", self.name), ("email", self.email)):
-            if not isinstance(value, str) or not value.strip() or any(c in value for c in "<>\n\x00"):
-                raise ValueError(f"identity {label} must be a non-empty line without <, >, got {value!r}")
-
-    def __str__(self) -> str:
-        return f"{self.name} <{self.email}>"
-
-    @classmethod
-    def parse(cls, text: str) -> Identity:
-        """Parse ``"Name <email>"``; a bare name gets a local placeholder email."""
-        match = re.fullmatch(r"\s*(.*?)\s*<([^<>]*)>\s*", text)
-        if match:
-            return cls(match.group(1), match.group(2))
-        slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "memfs"
-        return cls(text.strip(), f"{slug}@memfs.invalid")
-
-
-DEFAULT_AGENT = Identity("memfs agent", "agent@memfs.invalid")
-DEFAULT_PERSON = Identity("person", "person@memfs.invalid")
-
-
-def configured_identity(folder: str | os.PathLike[str]) -> Identity | None:
-    """The identity git would commit with in ``folder``, or None.
-
-    ``user.name`` and ``user.email`` from the repository's config, then the global one
-    (``GIT_CONFIG_GLOBAL``, includes and all, as git reads them). None when either is missing or
-    unusable; this never fails and never writes config.
-
-    ``folder`` may not exist yet (a vault about to be created): its nearest existing parent is asked.
-    """
-    here = Path(folder).expanduser().absolute()
-    while not here.is_dir() and here != here.parent:
-        here = here.parent
-    try:
-        proc = subprocess.run(
-            ["git", "config", "-z", "--get-regexp", r"^user\.(name|email)$"],
-            cwd=here,
-            capture_output=True,
-            check=False,
-            timeout=10,
-            env=base_env(),
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    found: dict[str, str] = {}
-    for record in proc.stdout.decode("utf-8", "replace").split("\0"):
-        key, _, value = record.partition("\n")
-        if key in ("user.name", "user.email"):
-            found[key] = value.strip()  # the last one wins, as in git
-    try:
-        return Identity(found["user.name"], found["user.email"])
-    except (KeyError, ValueError):
-        return None
 
 
 @dataclass(frozen=True)
@@ -680,49 +104,31 @@ class GitHistory:
 
     def __init__(self, vault_root: Path, state_dir: Path, *, lock_timeout: float = 10.0, shared: bool = False) -> None:
         self.vault_root = vault_root
-        self._state_dir = state_dir
-        self._lagging = state_dir / "git-index.lagging"
-        self._trees: OrderedDict[str, Tree] = OrderedDict()
-        self._reader: ObjectReader | None = None
-        self._reader_pid = 0
-        self._reader_lock = threading.Lock()
-        self._refs: RefUpdates | None = None
-        self._refs_pid = 0
-        self._refs_lock = threading.Lock()
-        self._last: tuple[str | None, str | None, int] = (None, None, 0)  # see _last_commit
-        self._lock_timeout = lock_timeout
         self.repo = self._open_or_init(vault_root, shared)
         try:
-            check_git_version(self.repo.git.version_info)
+            check_git_version(gitrun.version(fixed_overrides()))
             check_ownership(vault_root)
         except HistoryError:
             self.repo.close()
             raise
         top = Path(self.repo.working_tree_dir or vault_root).resolve()
         self._env = GitEnvironment(top, Path(self.repo.git_dir))
+        self._git = gitrun.Git(top, self._env.overrides, lock_timeout)
         rel = vault_root.resolve().relative_to(top).as_posix()
         self.top = top
         self.prefix = "" if rel == "." else rel + "/"
-        self._format, folder = self._object_store()
-        self._objects = LooseObjects(folder, private=self._private_repository()) if folder is not None else None
-        self.git_index = GitIndex(Path(self.repo.git_dir) / "index", enabled=folder is not None)
-        self._oid_bytes = 32 if self._format == "sha256" else 20
-
-    def _object_store(self) -> tuple[str, Path | None]:
-        """The object format, and where memfs may write loose objects itself (a SHA-1 repository's folder)."""
-        out = self._git("rev-parse", "--show-object-format", "--git-common-dir", check=False).splitlines()
-        object_format, common = (out[0].strip(), out[1].strip()) if len(out) == 2 else ("", "")
-        if object_format not in ("", "sha1"):
-            return object_format, None
-        folder = (self.top / common).resolve() / "objects" if common else None
-        return "sha1", folder if folder is not None and folder.is_dir() else None
+        self._commits = Commits(
+            self._git, self._env, prefix=self.prefix, git_dir=Path(self.repo.git_dir), state_dir=state_dir
+        )
+        self.remote = Remotes(self._git)  # a sync's fetches and pushes
 
     @staticmethod
     def _open_or_init(root: Path, shared: bool = False) -> git.Repo:
-        """The repository holding ``root`` (or a new one there), its GitPython commands run safely.
+        """The repository holding ``root`` (or a new one there).
 
-        Only the fixed part of the safe settings applies to GitPython's own commands (a
-        ``check-ignore``, ``init``): every other command goes through :meth:`_run`.
+        GitPython only finds the repository's folders; the commands (``check-ignore``, ``init``) run
+        through :mod:`memfs.gitrun` with the fixed part of the safe settings (the repository's own
+        config is not read yet).
         """
         try:
             repo = git.Repo(root, search_parent_directories=True)
@@ -731,26 +137,19 @@ class GitHistory:
         except git.NoSuchPathError as exc:
             raise HistoryError(f"{root}: folder does not exist") from exc
         if repo is not None and repo.working_tree_dir is not None:
-            repo.git.update_environment(**_safe_overrides(_FIXED_CONFIG))
             top = Path(repo.working_tree_dir).resolve()
-            if top == root.resolve() or not _is_ignored(repo, root):
+            if top == root.resolve() or not _is_ignored(top, root):
                 return repo
             repo.close()  # an ignored folder of another repo gets a repo of its own
-        try:
-            if shared:  # git keeps its own files group-writable too (core.sharedRepository=group)
-                repo = git.Repo.init(root, initial_branch="main", shared="group", env=_safe_overrides(_FIXED_CONFIG))
-            else:
-                repo = git.Repo.init(root, initial_branch="main", env=_safe_overrides(_FIXED_CONFIG))
-        except git.GitCommandError as exc:
-            raise HistoryError(f"{root}: git init failed: {_stderr(exc)}") from exc
-        repo.git.update_environment(**_safe_overrides(_FIXED_CONFIG))
+        # shared: git keeps its own files group-writable too (core.sharedRepository=group)
+        init = ["init", "--initial-branch=main", *(["--shared=group"] if shared else [])]
+        proc = gitrun.run(init, cwd=root, overrides=fixed_overrides())
+        if proc.returncode:
+            raise HistoryError(f"{root}: git init failed: {gitrun.said(proc.stderr)}")
+        repo = git.Repo(root)
         if not shared:
             make_git_private(Path(repo.git_dir))  # a private vault's history is as private as its files
         return repo
-
-    def _private_repository(self) -> bool:
-        """True when git's own files are private here (``core.sharedRepository=0600``, set at init and clone)."""
-        return self._git("config", "--get", "core.sharedRepository", check=False).strip() == _PRIVATE_REPOSITORY
 
     def shared(self) -> bool:
         """True if the repository is shared with a group (``core.sharedRepository`` says so).
@@ -772,18 +171,11 @@ class GitHistory:
         if shared:
             self._git("config", "core.sharedRepository", "group")
         else:
-            self._git("config", "core.sharedRepository", _PRIVATE_REPOSITORY)
+            self._git("config", "core.sharedRepository", PRIVATE_REPOSITORY)
 
     def close(self) -> None:
-        """Stop GitPython's helper processes and memfs's own git processes."""
-        with self._reader_lock:
-            reader, self._reader = self._reader, None
-        with self._refs_lock:
-            refs, self._refs = self._refs, None
-        if reader is not None and self._reader_pid == os.getpid():
-            reader.close()
-        if refs is not None and self._refs_pid == os.getpid():
-            refs.close()
+        """Stop memfs's own git processes and let go of the repository."""
+        self._commits.close()
         self.repo.close()
 
     @property
@@ -791,26 +183,20 @@ class GitHistory:
         """The repository's ``.git`` folder."""
         return Path(self.repo.git_dir)
 
+    @property
+    def git_index(self) -> GitIndex:
+        """Git's own index, which every commit keeps in step (:class:`~memfs.gitstore.GitIndex`)."""
+        return self._commits.git_index
+
     # -- the state a person left the repository in -------------------------------------
 
     def operation_in_progress(self) -> tuple[str, str] | None:
-        """The git operation a person started here and has not finished, or None.
-
-        Returns:
-            ``(operation, sentence)``: ``merge``, ``rebase``, ``am``, ``cherry-pick``, ``revert``
-            or ``bisect``, and what is in progress where, with how to finish or abort it.
-        """
-        folder = self.git_dir
-        for marker, operation, what, todo in _OPERATIONS:
-            if (folder / marker).exists():
-                return operation, f"{what} is in progress in {self.top}; {todo}"
-        return None
+        """The git operation a person started here and has not finished, or None (see :class:`Commits`)."""
+        return self._commits.operation_in_progress()
 
     def check_can_commit(self) -> None:
         """Raise RepositoryStateError while a merge, rebase, cherry-pick, revert or bisect is in progress."""
-        found = self.operation_in_progress()
-        if found is not None:
-            raise RepositoryStateError(f"{found[1]}, then retry", found[0])
+        self._commits.check_can_commit()
 
     def branch(self) -> str | None:
         """The branch HEAD is on, or None when HEAD is detached (commits go on no branch)."""
@@ -844,7 +230,7 @@ class GitHistory:
 
     def committed_form(self, data: bytes) -> bytes:
         """The bytes git keeps for a file holding ``data``: line endings as ``core.autocrlf`` says."""
-        return _to_lf(data) if self._converts_crlf() else data
+        return to_lf(data) if self._commits.converts_crlf() else data
 
     def converts_line_endings(self) -> bool:
         """Whether git may change line endings between a commit and the files (``core.autocrlf``, attributes).
@@ -853,14 +239,10 @@ class GitHistory:
         back (undo, restore) writes exactly them.
         """
         return (
-            self._converts_crlf()
+            self._commits.converts_crlf()
             or (self.top / ".gitattributes").exists()
             or (Path(self.repo.common_dir) / "info" / "attributes").exists()
         )
-
-    def _converts_crlf(self) -> bool:
-        """True when ``core.autocrlf`` is ``true`` or ``input``: git stores text files with LF endings."""
-        return (self._env.value("core.autocrlf") or "false").lower() in ("true", "input", "yes", "on", "1")
 
     def configured_identity(self) -> Identity | None:
         """The ``user.name`` and ``user.email`` git would use here now (repository, then global), if both are set.
@@ -870,7 +252,7 @@ class GitHistory:
         """
         return configured_identity(self.vault_root)
 
-    # -- writing ---------------------------------------------------------------
+    # -- committing (memfs.commits) -----------------------------------------------
 
     def commit(
         self,
@@ -885,416 +267,34 @@ class GitHistory:
         base: tuple[str | None, str | None] | None = None,
         also: Sequence[int] = (),
     ) -> str | None:
-        """Commit exactly ``contents``: vault path -> the bytes to record (None: the file is removed).
-
-        The working tree is never read: what is committed is what the caller wrote (or read), so
-        a file another program changes meanwhile cannot slip into the commit, and no filter or
-        hook of the repository runs. The new tree is built from HEAD's at every attempt and
-        nothing but immutable objects outlives a call, so nothing of a failed commit reaches a
-        later one (its objects stay unreferenced until git prunes them).
-
-        With ``merge`` (a commit id), the commit joins that commit's history to HEAD's (a sync):
-        it gets two parents, or, when HEAD is an ancestor of ``merge`` and the files are exactly
-        ``merge``'s, HEAD simply moves to ``merge`` (a fast-forward, no commit of its own).
-
-        ``base`` is HEAD and its tree as the caller read them (:meth:`head_and_tree`) when its
-        change began, which spares reading them again. It is only a first guess: HEAD is moved
-        by a compare-and-swap, so a stale guess costs one more attempt, never a wrong commit,
-        and "nothing to commit" is answered only after HEAD is read afresh.
-
-        With ``durable``, the new objects are fsynced together before HEAD moves, and so are the
-        open files ``also`` names (a transcript's new entries, written without a sync of their
-        own): one wait for the disk for the whole commit. git's own index (the staging area a
-        person's ``git status`` reads) is then brought in step with the commit.
-
-        Returns:
-            The new commit id (or ``merge`` after a fast-forward), or None when the files already
-            match HEAD and there is nothing to join.
-
-        Raises:
-            RepositoryStateError: A merge, rebase, cherry-pick, revert or bisect is in progress.
-        """
-        entries = {self.prefix + rel: data for rel, data in contents.items()}
-        if not entries and merge is None:
-            if also and durable:
-                fsync_together(also)
-            return None
-        self.check_can_commit()  # never in the middle of a person's merge, rebase...
-        message, trailers, author, committer = _screened(message, trailers, author, committer)
-        full = message.rstrip() + "\n"
-        if trailers:
-            full += "\n" + "".join(f"{k}: {one_line(v)}\n" for k, v in trailers.items())
-        crlf = self._converts_crlf()
-        sha = ""
-        try:
-            blobs = {
-                path: (None if data is None else self._write_object("blob", _to_lf(data) if crlf else data, grows=path))
-                for path, data in sorted(entries.items())
-            }
-            guess = (base or self._last_commit()) if merge is None else None
-            attempts = 3 if guess is None else 4  # a stale guess does not use up a retry
-            for attempt in range(attempts):
-                head, head_tree = guess or self._head()
-                tree = self._tree_with(head_tree, blobs)
-                joined = merge is not None and not self.is_ancestor(merge, head)
-                if tree == head_tree and not joined:
-                    if guess is not None and self._head() != guess:  # HEAD moved since the guess
-                        guess = None
-                        continue
-                    self._last = (head, head_tree, os.getpid())
-                    self._land(durable=durable, also=also)
-                    self._sync_worktree_index(blobs)
-                    return None
-                parents = [head] if head else []
-                if (
-                    merge is not None
-                    and (head is None or self.is_ancestor(head, merge))
-                    and tree == self._git("rev-parse", f"{merge}^{{tree}}").strip()
-                ):
-                    sha = merge  # a fast-forward: HEAD moves to what the other side committed
-                else:
-                    parents += [merge] if joined and merge is not None else []
-                    sha = self._commit_object(tree, parents, full, author=author, committer=committer or author)
-                self._land(durable=durable, also=also)
-                try:
-                    self._move_head(sha, head)
-                except GitLockError:
-                    raise  # already waited for the lock as long as allowed: waiting again helps nobody
-                except HistoryError:
-                    if attempt == attempts - 1:
-                        raise
-                    log.info("HEAD moved while committing; retrying")
-                    guess = None
-                    continue
-                self._last = (sha, tree, os.getpid())
-                break
-        finally:
-            if self._objects is not None:
-                self._objects.discard()  # what a failed attempt wrote and never landed
-        # The commit is in: from here on nothing may fail the call, or a caller would roll back
-        # files that git already has. What follows only keeps git's own index in step.
-        self._sync_worktree_index(blobs)
-        return sha
-
-    def _last_commit(self) -> tuple[str | None, str | None] | None:
-        """HEAD and its tree after this process's last commit: a first guess of HEAD, never trusted."""
-        head, tree, pid = self._last
-        return (head, tree) if head is not None and pid == os.getpid() else None
-
-    def _write_object(self, kind: str, data: bytes, *, grows: str | None = None) -> str:
-        """Store ``data`` as a git object of ``kind`` and return its id.
-
-        A loose object memfs writes itself, made visible by :meth:`_land` (``grows``: the
-        repository path of a file whose content this blob is, compressed on from its last blob);
-        in a SHA-256 repository, or one memfs cannot write into, ``git hash-object`` writes it.
-        """
-        if self._objects is None:
-            return self._git("hash-object", "-w", "--no-filters", "-t", kind, "--stdin", input=data).strip()
-        return self._objects.put(kind, data, grows=grows)
-
-    def _land(self, *, durable: bool, also: Sequence[int] = ()) -> None:
-        """Make the objects written so far visible to git: fsynced together (with ``also``) if ``durable``."""
-        if self._objects is not None:
-            self._objects.land(durable=durable, also=tuple(also))
-        elif also and durable:
-            fsync_together(also)
-
-    def _commit_object(
-        self, tree: str, parents: Sequence[str], message: str, *, author: Identity, committer: Identity
-    ) -> str:
-        """Write the commit object of ``tree`` with ``parents``, dated now in local time; its id.
-
-        What ``git commit-tree`` writes (the message exactly as given, UTF-8, no signature),
-        without starting it.
-        """
-        if self._objects is None:
-            args = [arg for parent in parents for arg in ("-p", parent)]
-            return self._git(
-                "commit-tree",
-                "--no-gpg-sign",
-                tree,
-                *args,
-                "-F",
-                "-",
-                env=_identity_env(author, committer),
-                input=message,
-            ).strip()
-        checkpoint("git:commit-tree")
-        stamp = _git_date(time.time())
-        lines = [
-            f"tree {tree}",
-            *(f"parent {parent}" for parent in parents),
-            f"author {author} {stamp}",
-            f"committer {committer} {stamp}",
-        ]
-        return self._write_object("commit", ("\n".join(lines) + "\n\n" + message).encode("utf-8"))
-
-    def _move_head(self, new: str, old: str | None) -> None:
-        """HEAD's branch to ``new`` if it still names ``old``: a compare-and-swap, git's locks and reflog.
-
-        Raises:
-            HistoryError: HEAD names something else now (the caller reads it again and retries).
-            GitLockError: git's lock of the ref stayed taken longer than the lock timeout.
-        """
-        checkpoint("git:update-ref")
-        deadline = time.monotonic() + self._lock_timeout
-        while True:
-            with self._refs_lock:
-                overrides = self._env.overrides()
-                refs = self._refs
-                if refs is None or self._refs_pid != os.getpid() or not refs.alive() or refs.env != overrides:
-                    if refs is not None and self._refs_pid == os.getpid():
-                        refs.close()
-                    refs = self._refs = RefUpdates(self.top, overrides, "memfs: commit")
-                    self._refs_pid = os.getpid()
-                try:
-                    refs.update(new, old)
-                    return
-                except HistoryError as exc:
-                    self._refs = None  # git's process ended with the refusal
-                    refused = exc
-            lock = _LOCK_MESSAGE.search(str(refused))
-            if lock is None:
-                raise refused
-            if self._clear_if_stale(Path(lock.group(1))):
-                continue
-            if time.monotonic() > deadline:
-                raise GitLockError(
-                    f"git lock file {lock.group(1)} is held. If no git command is running on "
-                    f"this repository, remove that file and try again."
-                ) from refused
-            time.sleep(0.05)
-
-    def _tree_with(self, tree: str | None, blobs: Mapping[str, str | None]) -> str:
-        """The id of ``tree`` (None: empty) with ``blobs`` put in (repository path -> blob id, None: removed).
-
-        Only the trees on the way to a changed file are read and written again, so a commit costs
-        what the changed folders hold, not what the repository holds (git's own ``write-tree``
-        reads and writes an index of every file). The result is what ``read-tree``, ``update-index
-        --index-info`` and ``write-tree`` give: a folder left empty disappears, a file replaces a
-        folder of the same name and a folder a file; removing a path that is a folder does nothing.
-        """
-        changes: dict[str, _Change] = {}
-        for path, oid in blobs.items():
-            *folders, name = path.split("/")
-            node = changes
-            for folder in folders:
-                node = node.setdefault(folder, _Change()).below
-            node.setdefault(name, _Change()).file = (oid,)
-        return self._build_tree(tree, changes) or self._write_object("tree", b"")
-
-    def _build_tree(self, tree: str | None, changes: Mapping[str, _Change]) -> str | None:
-        """``tree`` with ``changes`` made to its entries; None if nothing is left in it."""
-        current = self._tree(tree) if tree else Tree([], [], self._oid_bytes)
-        updates: dict[bytes, tuple[bytes, str] | None] = {}
-        for name, change in changes.items():
-            key = name.encode("utf-8", "surrogateescape")
-            entry = current.get(key)
-            if change.file is not None:  # the name itself comes first in git's order, then what is below it
-                if change.file[0] is not None:
-                    entry = (b"100644", change.file[0])
-                elif entry is not None and entry[0] != TREE_MODE:
-                    entry = None
-            if change.below:
-                folder = entry is not None and entry[0] == TREE_MODE
-                sub = self._build_tree(entry[1] if folder and entry else None, change.below)
-                if sub is not None:
-                    entry = (TREE_MODE, sub)  # a file added below a file's name replaces that file
-                elif folder:
-                    entry = None  # a folder left empty disappears
-            updates[key] = entry
-        result = current.changed(updates)
-        if not len(result):
-            return None
-        oid = self._write_object("tree", result.raw)
-        self._remember_tree(oid, result)
-        return oid
-
-    def _tree(self, oid: str) -> Tree:
-        """The tree ``oid``, kept by id (a tree never changes)."""
-        cached = self._trees.get(oid)
-        if cached is None:
-            kind, data = self._read_object(oid)
-            if kind != "tree":
-                raise HistoryError(f"git object {oid} is a {kind}, not a tree")
-            cached = Tree.parse(data, self._oid_bytes)
-            self._remember_tree(oid, cached)
-        else:
-            self._trees.move_to_end(oid)
-        return cached
-
-    def _remember_tree(self, oid: str, tree: Tree) -> None:
-        self._trees[oid] = tree
-        self._trees.move_to_end(oid)
-        while len(self._trees) > _TREES_KEPT:
-            self._trees.popitem(last=False)
-
-    def _read_object(self, oid: str) -> tuple[str, bytes]:
-        """``(type, content)`` of the object ``oid``; HistoryError if the repository lacks it."""
-        found = self._lookup(oid)
-        if found is None:
-            raise HistoryError(f"git object {oid} is missing from the repository")
-        if found[0] != oid:  # an answer to another question: never build a tree on it
-            raise HistoryError(f"git answered {found[0]} when asked for {oid}")
-        return found[1], found[2]
-
-    def _lookup(self, spec: str) -> tuple[str, str, bytes] | None:
-        """What ``spec`` names, through one long-running ``git cat-file --batch`` of this history's own.
-
-        One process for the life of the vault instead of one per question; started again in a
-        forked child (the parent's pipes are not its own) and once when it died.
-        """
-        with self._reader_lock:
-            for attempt in range(2):
-                if self._reader is None or self._reader_pid != os.getpid():
-                    self._reader, self._reader_pid = ObjectReader(self.top, self._env.overrides()), os.getpid()
-                try:
-                    return self._reader.lookup(spec)
-                except BaseException as exc:  # its pipe may hold half an answer: never ask it again
-                    reader, self._reader = self._reader, None
-                    reader.kill()
-                    if not isinstance(exc, (OSError, ValueError)):
-                        raise
-                    if attempt:
-                        raise HistoryError(f"could not read {spec} from git: {exc}") from exc
-        raise AssertionError("unreachable")
-
-    def _sync_worktree_index(self, blobs: Mapping[str, str | None]) -> None:
-        """Keep the person's own index in step, so ``git status`` stays clean after a commit.
-
-        The entries are the commit's own, never re-read from the working tree: patched into git's
-        index file in place when it allows (:class:`~memfs.gitstore.GitIndex`), else through
-        ``git update-index``. If git's index is locked (a person's git command, or a lock a killed
-        process left), nothing waits for it: the paths are noted and caught up from HEAD after a
-        later commit. Called once the commit is in, so git's or the disk's failures here never
-        fail the call: git's index only lags.
-        """
-        try:
-            behind = [p for p in self._lagging.read_text("utf-8").splitlines() if p]
-        except FileNotFoundError:
-            behind = []
-        except OSError as exc:
-            log.warning("could not read %s: %s", self._lagging, exc)
-            return
-        lock = self.git_index.lock
-        try:
-            if lock.exists() and not self._clear_if_stale(lock):
-                raise GitLockError(f"git's index is locked ({lock})")
-            if behind:
-                self._git("update-index", "-z", "--index-info", input=self._head_entries(behind))
-            patched = self._as_committed(blobs) and self.git_index.patch(blobs, self._neighbours)
-            if patched is None:
-                raise GitLockError(f"git's index is locked ({lock})")
-            if not patched:
-                index_info = "".join(
-                    f"0 {ZERO_SHA}\t{path}\0" if sha is None else f"100644 {sha}\t{path}\0"
-                    for path, sha in blobs.items()
-                )
-                self._git("update-index", "-z", "--index-info", input=index_info)
-        except (HistoryError, OSError) as exc:
-            log.warning("could not refresh git's index after a commit (will retry): %s", exc)
-            self._note_lagging([*behind, *blobs])
-            return
-        if behind:
-            self._lagging.unlink(missing_ok=True)
+        """Commit exactly ``contents`` (vault path -> bytes, None: removed); see :meth:`Commits.commit`."""
+        return self._commits.commit(
+            contents,
+            message,
+            author=author,
+            committer=committer,
+            trailers=trailers,
+            durable=durable,
+            merge=merge,
+            base=base,
+            also=also,
+        )
 
     def index_as_at_head(self, rels: Iterable[str]) -> None:
-        """Put ``rels`` (vault paths) in git's index as HEAD has them.
-
-        What a commit whose process was killed before it refreshed git's index left undone. Never
-        raises: on failure the paths are noted and caught up after a later commit.
-        """
-        paths = sorted(self.prefix + rel for rel in rels)
-        if not paths:
-            return
-        try:
-            self._git("update-index", "-z", "--index-info", input=self._head_entries(paths))
-        except HistoryError as exc:
-            log.warning("could not refresh git's index (will retry): %s", exc)
-            try:
-                noted = self._lagging.read_text("utf-8").splitlines()
-            except OSError:
-                noted = []
-            self._note_lagging([*noted, *paths])
-
-    def _note_lagging(self, paths: Iterable[str]) -> None:
-        """Note repository ``paths`` as lagging in git's index (caught up from HEAD after a later commit)."""
-        try:
-            _write_state(self._lagging, "".join(f"{p}\n" for p in sorted(set(paths) - {""})))
-        except OSError as exc:
-            log.warning("could not note the paths git's index lags on: %s", exc)
-
-    def _as_committed(self, blobs: Mapping[str, str | None]) -> bool:
-        """Whether the last commit holds each of ``blobs`` as a file of that id (None: as no file).
-
-        Where a name was both a file and a folder, the commit kept one of them; only git then
-        knows what its index makes of the entries, so the patch is left to it.
-        """
-        _, root = self._last_commit() or (None, None)
-        if root is None:
-            return False
-        for path, oid in blobs.items():
-            entry = self._entry_at(root, path)
-            if (None if entry is None or entry[0] == TREE_MODE else entry[1]) != oid:
-                return False
-        return True
-
-    def _folder_at(self, root: str | None, folders: Sequence[str]) -> str | None:
-        """The id of the tree at ``folders`` (names from the top) in tree ``root``; None if no folder is there."""
-        tree = root
-        for folder in folders:
-            found = None if tree is None else self._tree(tree).get(folder.encode("utf-8", "surrogateescape"))
-            tree = found[1] if found is not None and found[0] == TREE_MODE else None
-        return tree
-
-    def _entry_at(self, root: str | None, path: str) -> tuple[bytes, str] | None:
-        """``(mode, id)`` of repository path ``path`` in tree ``root``, or None."""
-        *folders, name = path.split("/")
-        tree = self._folder_at(root, folders)
-        return None if tree is None else self._tree(tree).get(name.encode("utf-8", "surrogateescape"))
-
-    def _neighbours(self, path: str) -> str | None:
-        """The file just before repository path ``path`` in its folder at HEAD (git's order), if a file is."""
-        _, root = self._last_commit() or (None, None)
-        *folders, name = path.split("/")
-        oid = self._folder_at(root, folders)
-        if oid is None:
-            return None
-        tree = self._tree(oid)
-        at = tree.position(name.encode("utf-8", "surrogateescape"))
-        if not at:  # not there, or the first: nothing before it in this folder
-            return None
-        before, mode, _ = tree.entry(at - 1)
-        if mode == TREE_MODE:  # a folder: git's index has its files just before this one
-            return None
-        return "/".join([*folders, before.decode("utf-8", "surrogateescape")])
-
-    def _head_entries(self, paths: Sequence[str]) -> str:
-        """``--index-info`` lines putting ``paths`` (repository paths) as they are at HEAD."""
-        present: dict[str, str] = {}
-        for chunk in _chunks(list(paths)):
-            out = self._git("ls-tree", "-z", "HEAD", "--", *chunk, check=False)
-            for record in filter(None, out.split("\0")):
-                meta, _, path = record.partition("\t")
-                mode, kind, sha = meta.split(" ")
-                if kind != "tree":  # git's index holds files only: a folder's name is no entry of it
-                    present[path] = f"{mode} {sha}\t{path}\0"
-        return "".join(present.get(p, f"0 {ZERO_SHA}\t{p}\0") for p in paths)
+        """Put ``rels`` (vault paths) in git's index as HEAD has them; never raises."""
+        self._commits.index_as_at_head(rels)
 
     def head(self) -> str | None:
         """The commit HEAD names, or None in a repository with no commit yet."""
-        return self._head()[0]
+        return self._commits.head()
 
     def head_and_tree(self) -> tuple[str | None, str | None]:
         """HEAD's commit and tree, read together by one git command; (None, None) before the first commit."""
-        return self._head()
+        return self._commits.head_and_tree()
 
     def head_guess(self) -> tuple[str | None, str | None]:
-        """HEAD and its tree as this process's last commit left them, else as git says now.
-
-        A first guess for :meth:`commit` (``base``), never trusted: HEAD moves by compare-and-swap.
-        """
-        return self._last_commit() or self._head()
+        """HEAD and its tree as this process's last commit left them, else as git says now (never trusted)."""
+        return self._commits.head_guess()
 
     def bytes_at(self, path: str, rev: str | None) -> bytes | None:
         """The bytes of ``path`` (vault-relative) at ``rev``; None if it did not exist there (or no rev)."""
@@ -1305,16 +305,9 @@ class GitHistory:
         except RevisionNotFoundError:
             return None
 
-    def _head(self) -> tuple[str | None, str | None]:
-        """The commit HEAD names and its tree, or ``(None, None)`` before the first commit.
-
-        Asked of the long-running ``git cat-file --batch``, which resolves ``HEAD`` afresh on
-        every request (as ``rev-parse`` would, without starting a process).
-        """
-        found = self._lookup("HEAD^{commit}")
-        if found is None or not found[2].startswith(b"tree "):
-            return None, None
-        return found[0], found[2][5 : found[2].index(b"\n")].decode("ascii")
+    def is_ancestor(self, ancestor: str | None, descendant: str | None) -> bool:
+        """True when ``ancestor`` is ``descendant`` or in its history (None, no commit, is in every one)."""
+        return self._commits.is_ancestor(ancestor, descendant)
 
     # -- reading ---------------------------------------------------------------
 
@@ -1339,7 +332,7 @@ class GitHistory:
         ``since`` and ``until`` are handed to git as they are (the Vault turns memfs's date syntax
         into times git reads one way only).
         """
-        if self._head()[0] is None:
+        if self._commits.head_and_tree()[0] is None:
             return []
         args = [
             "-c",
@@ -1447,16 +440,10 @@ class GitHistory:
     def show(self, path: str, rev: str) -> bytes:
         """The bytes of ``path`` (vault-relative) at ``rev``."""
         sha = self.resolve(rev)
-        try:
-            data = self.repo.git.execute(
-                ["git", "cat-file", "blob", f"{sha}:{self.prefix}{path}"],
-                stdout_as_string=False,
-                strip_newline_in_stdout=False,
-            )
-        except git.GitCommandError as exc:
-            raise RevisionNotFoundError(f"{path} did not exist at {rev}") from exc
-        assert isinstance(data, bytes)
-        return data
+        proc = self._git.completed("cat-file", "blob", f"{sha}:{self.prefix}{path}")
+        if proc.returncode:
+            raise RevisionNotFoundError(f"{path} did not exist at {rev}")
+        return proc.stdout
 
     def show_following_renames(self, path: str, rev: str) -> bytes:
         """The bytes of ``path`` at ``rev``, also when the file had another name at ``rev``."""
@@ -1480,7 +467,7 @@ class GitHistory:
         """``git status --porcelain`` lines for the vault (or some of its paths)."""
         targets = [self.prefix + p for p in paths] if paths is not None else [self.prefix or "."]
         lines = []
-        for chunk in _chunks(targets):
+        for chunk in gitrun.chunks(targets):
             out = self._git(
                 "-c",
                 "core.quotepath=off",
@@ -1506,11 +493,11 @@ class GitHistory:
         files.
         """
         if len(paths) <= _FEW_PATHS:
-            _, root = self._head()
+            _, root = self._commits.head_and_tree()
             paths = [p for p in paths if not self._as_at_head(p, root)]
             if not paths:
                 return []
-        if len(paths) > _CHUNK:
+        if len(paths) > gitrun.CHUNK:
             wanted = set(paths)
             folders = sorted({path.split("/", 1)[0] for path in paths})
             return sorted({p for line in self.status(folders) if (p := self._unprefix(line[3:]) or "") in wanted})
@@ -1524,7 +511,7 @@ class GitHistory:
         else (a link, a folder, an executable bit, a file too large to read here, another object
         format) is left to ``git status``, whose word is final.
         """
-        entry = self._entry_at(root, self.prefix + rel)
+        entry = self._commits.entry_at(root, self.prefix + rel)
         try:
             read = read_vault_file(self.vault_root, rel, limit=_FAST_COMPARE_BYTES)
         except (OSError, MemfsError):  # a link on the way, too large, unreadable
@@ -1532,122 +519,30 @@ class GitHistory:
         if read is None:
             return entry is None and not os.path.lexists(self.vault_root / rel)
         data, mode = read
-        if entry is None or entry[0] != b"100644" or mode & 0o111 or self._format not in ("", "sha1"):
+        if entry is None or entry[0] != b"100644" or mode & 0o111 or self._commits.object_format not in ("", "sha1"):
             return False
-        if self._converts_crlf():
-            data = _to_lf(data)
+        if self._commits.converts_crlf():
+            data = to_lf(data)
         digest = hashlib.sha1(b"blob %d\0" % len(data), usedforsecurity=False)
         digest.update(data)
         return digest.hexdigest() == entry[1]
 
-    # -- remotes (memfs.sync) ----------------------------------------------------------
-    # A sync fetches, joins and pushes through these. Credentials are git's business: the
-    # person's credential helpers and ssh agent answer, memfs never asks for or keeps any.
+    # -- remotes (memfs.gitremote) ----------------------------------------------------
 
     @staticmethod
     def clone(url: str, folder: Path) -> None:
         """``git clone url folder`` (no hooks run, no checkout filters); SyncError if it fails."""
-        if not isinstance(url, str) or not url or url.startswith("-"):
-            raise SyncError(f"{hide_url_credentials(str(url))!r} is not a git remote URL")
-        if folder.exists() and any(folder.iterdir()):
-            raise SyncError(f"{folder} exists and is not empty; clone into a new folder")
-        # umask 077: what git checks out and writes is the owner's alone, as in a vault memfs made
-        proc = subprocess.run(
-            ["git", *safe_args(["clone", "--quiet", "--end-of-options", url, str(folder)])],
-            capture_output=True,
-            check=False,
-            env=base_env(),
-            umask=0o077,
-        )
-        if proc.returncode:
-            err = proc.stderr.decode("utf-8", "replace").strip()
-            raise SyncError(hide_url_credentials(f"could not clone {url}: {err}"))  # never the user or password
-        make_git_private(folder / ".git")
+        Remotes.clone(url, folder)
 
     def remotes(self) -> list[str]:
         """The names of the configured remotes."""
-        return self._git("remote").split()
-
-    def fetch(self, remote: str, branch: str) -> str | None:
-        """Fetch ``branch`` of ``remote`` into a ref of memfs's own; its commit id, or None if it has none.
-
-        What comes in is held under ``refs/memfs/incoming/`` until the sync accepts it
-        (:meth:`accept_fetched`) or refuses it (:meth:`drop_fetched`, which also prunes its objects).
-        """
-        ref = f"{_INCOMING}{remote}/{branch}"
-        try:
-            self._git(
-                "fetch",
-                "--no-tags",
-                "--quiet",
-                "--no-write-fetch-head",
-                "--refmap=",
-                "--end-of-options",
-                remote,
-                f"+refs/heads/{branch}:{ref}",
-            )
-        except HistoryError as exc:
-            if "couldn't find remote ref" in str(exc):
-                return None  # an empty remote, or a branch nobody pushed yet
-            said = git_refusal(str(exc), self.remote_url(remote) or remote, branch)
-            if said:
-                raise HistoryError(hide_url_credentials(said)) from exc
-            raise
-        return self._git("rev-parse", "-q", "--verify", f"{ref}^{{commit}}", check=False).strip() or None
-
-    def accept_fetched(self, remote: str, branch: str, sha: str) -> None:
-        """The fetched commit is part of this vault's history now: the remote-tracking ref names it."""
-        self._git("update-ref", f"refs/remotes/{remote}/{branch}", sha)
-        self._git("update-ref", "-d", f"{_INCOMING}{remote}/{branch}", check=False)
-
-    def drop_fetched(self, remote: str, branch: str) -> None:
-        """Forget a fetch the sync refused: its ref goes and the objects only it reached are pruned.
-
-        A fetch of more than ``fetch.unpackLimit`` objects arrives as a pack, which ``git prune``
-        never opens: the packs are written again from what is reachable (``repack -a -d``, which
-        leaves unreachable packed objects out), then the loose ones are pruned. Without this a
-        refused sync from a remote that still holds purged text would keep that text here.
-        """
-        self._git("update-ref", "-d", f"{_INCOMING}{remote}/{branch}", check=False)
-        self._git("repack", "-a", "-d", "-q", check=False)
-        self._git("prune", "--expire=now", check=False)
+        return self.remote.names()
 
     def remote_url(self, remote: str) -> str:
         """The URL ``remote`` fetches from (``git remote get-url``); empty if it has none."""
-        return self._git("remote", "get-url", "--end-of-options", remote, check=False).strip()
+        return self.remote.url(remote)
 
-    def push(self, remote: str, branch: str, sha: str) -> bool:
-        """Push ``sha`` to ``branch`` of ``remote`` (never forced); False if the remote moved meanwhile.
-
-        A remote that is a folder on this machine (another vault, as ``memfs clone ~/a ~/b`` makes)
-        has its branch checked out, which git refuses to push to: its receiving side is started
-        with ``receive.denyCurrentBranch=updateInstead``, so the push also updates its files when
-        they hold no uncommitted edit, and with hooks off, as every git command memfs runs.
-        """
-        ref = f"refs/heads/{branch}"
-        url = self.remote_url(remote)
-        receive = [f"--receive-pack={_LOCAL_RECEIVE}"] if local_folder(url) is not None else []
-        proc = self._run_plain("push", "--porcelain", *receive, "--end-of-options", remote, f"{sha}:{ref}")
-        out = proc.stdout.decode("utf-8", "replace")
-        if proc.returncode:
-            for line in out.splitlines():
-                flag, _, rest = line.partition("\t")
-                if flag == "!" and "[rejected]" in rest:  # not a fast-forward: the remote moved
-                    return False
-            err = proc.stderr.decode("utf-8", "replace").strip() or out.strip()
-            said = git_refusal(f"{out}\n{err}", url or remote, branch)
-            raise HistoryError(hide_url_credentials(said or f"git push failed: {one_line(err)}"))
-        with contextlib.suppress(HistoryError):  # only bookkeeping: the push itself is done
-            self._git("update-ref", f"refs/remotes/{remote}/{branch}", sha)
-        return True
-
-    def is_ancestor(self, ancestor: str | None, descendant: str | None) -> bool:
-        """True when ``ancestor`` is ``descendant`` or in its history (None, no commit, is in every one)."""
-        if ancestor is None:
-            return True
-        if descendant is None:
-            return False
-        return self._run_status("merge-base", "--is-ancestor", ancestor, descendant) == 0
+    # -- more of the history ------------------------------------------------------------
 
     def merge_base(self, a: str, b: str) -> str | None:
         """The best common ancestor of two commits, or None when their histories never met."""
@@ -1697,9 +592,10 @@ class GitHistory:
 
         For names ``git cat-file --batch`` cannot be asked about (:func:`~memfs.gitstore.askable`).
         """
-        found = self._lookup(f"{rev}^{{tree}}")
-        entry = self._entry_at(found[0], self.prefix + rel) if found is not None and found[1] == "tree" else None
-        return entry[1] if entry is not None and entry[0] not in (TREE_MODE, _GITLINK_MODE) else None
+        found = self._commits.lookup(f"{rev}^{{tree}}")
+        tree = found[0] if found is not None and found[1] == "tree" else None
+        entry = self._commits.entry_at(tree, self.prefix + rel) if tree is not None else None
+        return entry[1] if entry is not None and entry[0] not in (TREE_MODE, GITLINK_MODE) else None
 
     def sizes_at(self, rev: str, paths: Sequence[str]) -> dict[str, int | None]:
         """The size in bytes of each of ``paths`` at ``rev`` (None: no such file), reading no content.
@@ -1745,19 +641,6 @@ class GitHistory:
                     if kind == "blob":
                         yield data
 
-    def _run_status(self, *args: str) -> int:
-        return self._run_plain(*args).returncode
-
-    def _run_plain(self, *args: str) -> subprocess.CompletedProcess[bytes]:
-        """A git command in the safe environment, its exit status and both outputs kept (no retry)."""
-        return subprocess.run(
-            ["git", *safe_args(args)],
-            cwd=self.top,
-            capture_output=True,
-            check=False,
-            env={**os.environ, **self._env.overrides()},
-        )
-
     # -- rewriting history (memfs.purge only) ------------------------------------------
     # A purge is the one place memfs rewrites history. These give it git's plumbing and the
     # object store; everything else uses the methods above.
@@ -1770,7 +653,7 @@ class GitHistory:
 
     def object_format(self) -> str:
         """The repository's object format: ``sha1`` or ``sha256`` (read once, when the history was opened)."""
-        return self._format
+        return self._commits.object_format
 
     def common_dir(self) -> Path:
         """The git folder shared by every worktree (``.git``, or the main one's for a linked worktree)."""
@@ -1780,160 +663,18 @@ class GitHistory:
         """Raw objects through one ``git cat-file --batch``; use it in a ``with`` block."""
         return ObjectReader(self.top, self._env.overrides())
 
+    def forget_private_index(self, drop: re.Pattern[str] | None = None) -> None:
+        """After history was rewritten: what commits kept starts again from HEAD (see :class:`Commits`)."""
+        self._commits.forget_private_index(drop)
+
     def object_writer(self, *, dry: bool = False) -> ObjectWriter:
         """Something that stores raw objects in one pack (``dry``: only computes their ids)."""
         return ObjectWriter(self.top, self.object_format(), dry=dry, env=self._env.overrides())
 
-    def forget_private_index(self, drop: re.Pattern[str] | None = None) -> None:
-        """After history was rewritten: memfs's private index starts again from HEAD at the next commit.
 
-        Repository paths git's own index lags on (noted when git's index was locked) that
-        ``drop`` matches are forgotten rather than caught up at the next commit.
-        """
-        for leftover in _OLD_PRIVATE_INDEX:
-            (self._state_dir / leftover).unlink(missing_ok=True)
-        self._trees.clear()
-        self._last = (None, None, 0)
-        if self._objects is not None:
-            self._objects.growing.forget()  # it holds files' old bytes, perhaps what was purged
-        try:
-            lagging = self._lagging.read_text("utf-8").splitlines()
-        except FileNotFoundError:
-            return
-        kept = [p for p in lagging if p and not (drop and drop.search(p))]
-        if len(kept) != len(lagging):
-            _write_state(self._lagging, "".join(f"{p}\n" for p in kept))
-
-    # -- plumbing --------------------------------------------------------------
-
-    def _git(
-        self, *args: str, env: dict[str, str] | None = None, input: str | bytes | None = None, check: bool = True
-    ) -> str:
-        deadline = time.monotonic() + self._lock_timeout
-        while True:
-            try:
-                return self._run(args, env, input)
-            except git.GitCommandError as exc:
-                err = _stderr(exc)
-                lock = _LOCK_MESSAGE.search(err)
-                if lock is None:
-                    if not check:
-                        return ""
-                    raise HistoryError(f"git {_subcommand(args)} failed: {err}") from exc
-                if self._clear_if_stale(Path(lock.group(1))):
-                    continue
-                if time.monotonic() > deadline:
-                    raise GitLockError(
-                        f"git lock file {lock.group(1)} is held. If no git command is running on "
-                        f"this repository, remove that file and try again."
-                    ) from exc
-                time.sleep(0.05)
-
-    def _run(self, args: Sequence[str], env: dict[str, str] | None, input: str | bytes | None) -> str:
-        command = _subcommand(args)
-        if command in _WRITING_COMMANDS:
-            checkpoint(f"git:{command}")
-        args = safe_args(args)
-        overrides = self._env.overrides(env)
-        if input is None:
-            out = self.repo.git.execute(["git", *args], env=overrides, with_extended_output=False)
-            return str(out)
-        # GitPython's execute takes no text for stdin
-        proc = subprocess.run(
-            ["git", *args],
-            input=input.encode("utf-8", "surrogateescape") if isinstance(input, str) else input,
-            capture_output=True,
-            cwd=self.top,
-            env={**os.environ, **overrides},
-            check=False,
-        )
-        if proc.returncode:
-            raise git.GitCommandError(["git", *args], proc.returncode, proc.stderr)
-        return proc.stdout.decode("utf-8", "surrogateescape")  # a file name may be any bytes
-
-    def _clear_if_stale(self, lock: Path, *, min_age: float = 10.0) -> bool:
-        """Remove a git lock file left by a killed process; never one a live git holds."""
-        try:
-            age = time.time() - lock.stat().st_mtime
-        except FileNotFoundError:
-            return True  # gone by itself: just retry
-        if age < min_age or not Path("/proc").is_dir() or _live_git_in(self.top):
-            return False
-        log.warning("removing stale git lock %s (%.0f s old, no git process running)", lock, age)
-        lock.unlink(missing_ok=True)
-        return True
-
-
-def _is_ignored(repo: git.Repo, path: Path) -> bool:
-    try:
-        repo.git.check_ignore("-q", str(path))
-    except git.GitCommandError:
-        return False
-    return True
-
-
-def _live_git_in(top: Path) -> bool:
-    """True if a git process that may hold a lock is running with its working folder inside ``top``.
-
-    ``git cat-file`` only reads, and a ``git update-ref --stdin`` waiting for its next update holds
-    nothing (it locks a ref only inside an update, a moment): the long-running ones every open vault
-    keeps (its own and other processes') do not count.
-    """
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            if (entry / "comm").read_text().strip() != "git":
-                continue
-            args = (entry / "cmdline").read_bytes().split(b"\0")
-            if args[1:2] == [b"cat-file"] or (args[1:2] == [b"update-ref"] and b"--stdin" in args):
-                continue
-            cwd = Path(os.readlink(entry / "cwd"))
-        except OSError:
-            continue
-        if cwd == top or top in cwd.parents:
-            return True
-    return False
-
-
-def _identity_env(author: Identity, committer: Identity) -> dict[str, str]:
-    return {
-        "GIT_AUTHOR_NAME": author.name,
-        "GIT_AUTHOR_EMAIL": author.email,
-        "GIT_COMMITTER_NAME": committer.name,
-        "GIT_COMMITTER_EMAIL": committer.email,
-    }
-
-
-def _git_date(when: float) -> str:
-    """A time as git writes it in a commit: seconds since the epoch and the local UTC offset (``+0100``)."""
-    offset = time.localtime(when).tm_gmtoff // 60
-    sign = "-" if offset < 0 else "+"
-    return f"{int(when)} {sign}{abs(offset) // 60:02d}{abs(offset) % 60:02d}"
-
-
-def _chunks(items: Sequence[str]) -> Iterable[Sequence[str]]:
-    for i in range(0, len(items), _CHUNK):
-        yield items[i : i + _CHUNK]
-
-
-def _stderr(exc: git.GitCommandError) -> str:
-    """What git said, on one line, with a remote URL's user and password hidden (a fetch repeats the URL)."""
-    err = exc.stderr if isinstance(exc.stderr, str) else (exc.stderr or b"").decode("utf-8", "replace")
-    return hide_url_credentials(" ".join(err.replace("stderr:", "").strip(" '\n").split()) or str(exc))
-
-
-@dataclass
-class _Change:
-    """What a commit changes at one name of a folder: the file of that name, then what is below it."""
-
-    file: tuple[str | None] | None = None  # (blob id,) or (None,): the file is removed; None: untouched
-    below: dict[str, _Change] = field(default_factory=dict)
-
-
-def _to_lf(data: bytes) -> bytes:
-    """Text with CRLF line endings as LF (what core.autocrlf stores); binary data (a NUL byte) as is."""
-    return data if b"\0" in data or b"\r\n" not in data else data.replace(b"\r\n", b"\n")
+def _is_ignored(top: Path, path: Path) -> bool:
+    """True if git in the repository at ``top`` ignores ``path``."""
+    return gitrun.run(["check-ignore", "-q", str(path)], cwd=top, overrides=fixed_overrides()).returncode == 0
 
 
 def literal(pathspec: str) -> str:

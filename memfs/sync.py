@@ -162,10 +162,10 @@ def sync(
                 try:
                     _join(engine, ours, theirs, report)
                 except SyncError:
-                    history.drop_fetched(remote, branch)  # nothing refused stays in the object store
+                    history.remote.drop_fetched(remote, branch)  # nothing refused stays in the object store
                     raise
             if theirs is not None:
-                history.accept_fetched(remote, branch, theirs)
+                history.remote.accept_fetched(remote, branch, theirs)
             removed = remove_links(engine.root)  # a person's `git pull` may have checked some out
             if removed:
                 commit_removed_links(engine, removed, "sync")
@@ -239,14 +239,14 @@ def commit_removed_links(engine: WriteEngine, removed: list[str], why: str) -> N
 
 def _fetch(engine: WriteEngine, remote: str, branch: str) -> str | None:
     try:
-        return engine.history.fetch(remote, branch)
+        return engine.history.remote.fetch(remote, branch)
     except MemfsError as exc:
         raise SyncError(f"could not fetch {branch} from {remote}: {exc}") from exc
 
 
 def _push(engine: WriteEngine, remote: str, branch: str, head: str) -> bool:
     try:
-        return engine.history.push(remote, branch, head)
+        return engine.history.remote.push(remote, branch, head)
     except MemfsError as exc:
         raise SyncError(f"could not push {branch} to {remote}: {exc}") from exc
 

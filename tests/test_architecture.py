@@ -150,6 +150,17 @@ def test_no_gitpython_object_outside_history() -> None:
         assert ".repo." not in text and "history.repo" not in text, f"{path.name} reaches into the git repo object"
 
 
+def test_git_runs_only_through_the_runner() -> None:
+    """One way to run git: gitrun starts every process; GitPython only finds the repository (history)."""
+    processes = r"\bsubprocess\.(?:run|Popen|call|check_call|check_output|getoutput|getstatusoutput)\b"
+    starts = re.compile(rf"{processes}|\bos\.(?:system|popen|spawn\w*|exec\w*|posix_spawn\w*)\(|\.git\.\w+\(")
+    for path in ROOT.rglob("*.py"):
+        if path.name == "gitrun.py":
+            continue
+        hits = starts.findall(path.read_text("utf-8"))
+        assert not hits, f"{path.name} starts a process itself ({sorted(set(hits))}); run git through memfs.gitrun"
+
+
 def test_no_module_calls_another_modules_private_names() -> None:
     private = re.compile(r"\b(?:vault|engine|index|history|store|session|manager)\._[a-z]\w*")
     for path in ROOT.rglob("*.py"):

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 import memfs
-from memfs import _fs, credentials, documents, history, transcript
+from memfs import _fs, commits, credentials, documents, transcript
 from memfs.credentials import find_secrets, redact_value, redact_values
 
 MESSAGE = [{"role": "user", "content": "one more message"}]
@@ -48,11 +48,11 @@ def counts(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
     count(monkeypatch, counts, _fs.VaultLock, "_acquire_file", "flock")
     count(monkeypatch, counts, documents, "_load_yaml", "yaml")
     count(monkeypatch, counts, transcript, "read_tail", "tail read")
-    # the text a session writes is scanned in credentials (redact_values); a commit's words in history
+    # the text a session writes is scanned in credentials (redact_values); a commit's words in commits
     count(monkeypatch, counts, credentials, "find_secrets", "content scan")
-    count(monkeypatch, counts, history, "find_secrets", "commit words scan")
+    count(monkeypatch, counts, commits, "find_secrets", "commit words scan")
     for module in [m for name, m in sys.modules.items() if name.startswith("memfs.") and m is not None]:
-        if module not in (credentials, history) and getattr(module, "find_secrets", None) is find_secrets:
+        if module not in (credentials, commits) and getattr(module, "find_secrets", None) is find_secrets:
             count(monkeypatch, counts, module, "find_secrets", "content scan")
     return counts
 

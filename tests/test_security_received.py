@@ -23,7 +23,7 @@ from received import EXPECTED_BY_PLAIN_GIT, markers, plant
 
 import memfs
 from memfs.cli import cli
-from memfs.history import ConfigEntry, check_git_version, neutralising_config
+from memfs.gitenv import ConfigEntry, check_git_version, neutralising_config
 
 PERSON = "Pat Person <pat@example.com>"
 TOKEN = "tok-3e1f9a7c-planted"
