@@ -298,7 +298,7 @@ class VaultBase:
 
     def outside_edits(self) -> list[str]:
         """The vault paths of edits made outside memfs and not committed yet."""
-        return self.engine.outside_edits()
+        return self.engine.edits.outside_edits()
 
     def reindex(self, *, full: bool = False, progress: Progress | None = None) -> SyncReport:
         """Update the index from the files (``full=True``: rebuild it from scratch), and embed every memory.
