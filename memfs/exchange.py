@@ -185,7 +185,7 @@ def export_lines(
     """
     prefix = memory_path(clean_namespace(namespace)) + "/" if namespace else MEMORIES_DIR + "/"
     lines, skipped = [], []
-    files = [rel for rel in vault.engine.files(prefix) if split_memory_path(rel)[0]]  # not loose in memories/
+    files = [rel for rel in vault.engine.catalog.files(prefix) if split_memory_path(rel)[0]]  # not loose in memories/
     for done, rel in enumerate(files, 1):
         ns, name = split_memory_path(rel)
         try:
@@ -970,7 +970,7 @@ def _in_place(vault: Vault, path: Path) -> tuple[list[_Candidate], list[Skipped]
             f"{path} is not in it (import a copy instead)"
         ) from None
     found, skipped = [], []
-    for rel in vault.engine.files(memory_path(rel_root) + "/" if rel_root != "." else MEMORIES_DIR + "/"):
+    for rel in vault.engine.catalog.files(memory_path(rel_root) + "/" if rel_root != "." else MEMORIES_DIR + "/"):
         composed = unicodedata.normalize("NFC", rel)  # macOS writes accents decomposed: same name, NFC
         ns, name = split_memory_path(composed)
         if not ns:
@@ -1220,6 +1220,6 @@ def _write(
             )
     moved = [plan.candidate.moved_from for plan in plans if plan.candidate.moved_from is not None]
     if moved:  # the old names, gone: their pending lines are refused (not NFC), so the index is told here
-        vault.engine.reconcile(moved, commit=False)
+        vault.engine.catalog.reconcile(moved, commit=False)
     head: str | None = vault.history.head()
     return head

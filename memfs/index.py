@@ -50,7 +50,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 from whoosh import fields, formats, qparser, query, scoring
@@ -736,8 +736,20 @@ class Staged:
 
 
 Progress = Callable[[int, int], None]
-Resync = Callable[[list[str]], object]  # re-indexes the given vault paths (holding the vault lock)
-VERIFY_ATTEMPTS = 8  # a query runs again (after re-indexing) while its hits are found stale, this often at most
+_T = TypeVar("_T")
+
+
+@dataclass(frozen=True)
+class Found(Generic[_T]):
+    """What one query of the index found, and which of those files changed since they were indexed.
+
+    The hits of a ``stale`` file are left out of ``hits`` (:meth:`SearchIndex.path_of` aside): the
+    caller indexes those files again and asks again (:class:`memfs.catalog.Catalog`), so a
+    changed file is ranked by what it says now and a deleted one is never returned.
+    """
+
+    hits: list[_T]
+    stale: list[str] = field(default_factory=list)
 
 
 class _Postings:
@@ -1695,22 +1707,18 @@ class SearchIndex:
         with self._lock:
             return {f["path"]: f["stat"][2] for f in self._reader().all_stored_fields() if "stat" in f}
 
-    def path_of(self, memory_id: str, *, resync: Resync | None = None) -> str | None:
+    def path_of(self, memory_id: str) -> Found[str] | None:
         """The path of the memory whose ``id`` is ``memory_id``, if indexed.
 
-        With ``resync``, a file that changed since it was indexed is handed to it (to be
-        indexed again) and looked up once more.
+        ``stale`` names it too if its file changed since it was indexed (the caller indexes it
+        again and looks once more).
         """
-        for attempt in range(2):
-            with self._lock:
-                stored = self._reader().document(id=memory_id)
-            if not stored:
-                return None
-            if resync is None or file_stat(self.root, stored["path"]) == tuple(stored["stat"][:2]):
-                break
-            if attempt == 0:
-                resync([stored["path"]])
-        return str(stored["path"])
+        with self._lock:
+            stored = self._reader().document(id=memory_id)
+        if not stored:
+            return None
+        rel = str(stored["path"])
+        return Found([rel], [] if file_stat(self.root, rel) == tuple(stored["stat"][:2]) else [rel])
 
     def linked(self, field: str, key: str) -> list[str]:
         """The paths of the memories whose link-table ``field`` (``namekey``, ``linkkey``, ``haslinks``) holds ``key``.
@@ -1738,21 +1746,19 @@ class SearchIndex:
         since: str | None = None,
         until: str | None = None,
         snippets: bool = True,
-        resync: Resync | None = None,
         history: bool = False,
         now: datetime | None = None,
         dense: Dense | None = None,
-    ) -> list[Hit]:
+    ) -> Found[Hit]:
         """Rank memories for ``text`` with BM25F over title, body and tags (and by meaning, given ``dense``).
 
         ``text`` is read as natural language; Whoosh syntax (``AND``, ``OR``, ``NOT``,
         ``title:word``, parentheses) is honoured, and a query whose syntax is broken is
         searched as its plain words. Wildcards, fuzzy terms and ranges are never expanded.
 
-        Every hit is checked against its file (a stat): a hit whose file is gone is never
-        returned, and one whose file changed since it was indexed is handed to ``resync`` (which
-        indexes it again) and the query runs again, so it is ranked by what the file says now.
-        Without ``resync``, such hits are left out.
+        Every hit is checked against its file (a stat): a hit whose file is gone or changed since
+        it was indexed is left out, its file named in :attr:`Found.stale` (the catalog indexes it
+        again and asks again, so it is ranked by what the file says now).
 
         A query may be up to :data:`MAX_QUERY_CHARS` characters (QueryTooLongError beyond); its
         first :data:`MAX_QUERY_TERMS` distinct content words are searched, and its Whoosh syntax
@@ -1771,7 +1777,7 @@ class SearchIndex:
         """
         check_query(text)
         if k <= 0:
-            return []
+            return Found([])
         filters = [query.Term("kind", "memory")]
         if namespace:
             namespace = namespace.strip("/")
@@ -1784,49 +1790,43 @@ class SearchIndex:
         others = query.Or([query.Term("kind", kind) for kind in ("invalid", "message", "transcript")])
         found: list[tuple[dict[str, Any], float]] = []
         similar: dict[str, float | None] = {}
-        for attempt in range(VERIFY_ATTEMPTS):
-            with self._lock:
-                try:
-                    searcher = self._reader()
-                    hidden, hidden_paths = (set(), []) if history else self._not_current(searcher, now)
-                    parsed = self._parse(text, ("title", "aliases", "body", "tags")) if _syntax(text) else None
-                    pairs = _or_pairs(parsed)
-                    if dense is not None and (pairs is not None or parsed is None):
-                        ranked = self._hybrid(
-                            searcher, pairs or self._plain(text, searcher), k, filters[1:], hidden, dense
-                        )
-                        found = [(stored, score) for stored, score, _ in ranked]
-                        similar = {stored["path"]: near for stored, _, near in ranked}
-                    elif pairs is not None:  # a flat OR: Whoosh's ranking, scored from the postings
-                        found = self._rank(searcher, pairs, k, filters[1:], hidden)
-                    elif parsed is not None:
-                        aside = [query.Term("path", p) for p in hidden_paths]
-                        if not history:
-                            aside.append(query.Term("lifecycle", "superseded"))
-                        mask = query.Or([others, *aside])
-                        results = searcher.search(
-                            parsed, limit=k, mask=mask, filter=query.And(filters) if len(filters) > 1 else None
-                        )
-                        found = [(r.fields(), r.score) for r in results]
-                    else:
-                        pairs = self._plain(text, searcher)
-                        if not pairs:
-                            return []
-                        found = self._rank(searcher, pairs, k, filters[1:], hidden)
-                except Exception as exc:
-                    raise SearchIndexError(f"search failed ({exc.__class__.__name__}: {exc})") from exc
-            if namespace:  # whatever the index returned, nothing from outside the scope
-                found = [(s, score) for s, score in found if _in_scope(s, namespace)]
-            stale = {s["path"] for s, _ in found if file_stat(self.root, s["path"]) != tuple(s["stat"][:2])}
-            if not stale:
-                break
-            if resync is None or attempt == VERIFY_ATTEMPTS - 1:
-                found = [(s, score) for s, score in found if s["path"] not in stale]
-                break
-            resync(sorted(stale))
+        with self._lock:
+            try:
+                searcher = self._reader()
+                hidden, hidden_paths = (set(), []) if history else self._not_current(searcher, now)
+                parsed = self._parse(text, ("title", "aliases", "body", "tags")) if _syntax(text) else None
+                pairs = _or_pairs(parsed)
+                if dense is not None and (pairs is not None or parsed is None):
+                    ranked = self._hybrid(searcher, pairs or self._plain(text, searcher), k, filters[1:], hidden, dense)
+                    found = [(stored, score) for stored, score, _ in ranked]
+                    similar = {stored["path"]: near for stored, _, near in ranked}
+                elif pairs is not None:  # a flat OR: Whoosh's ranking, scored from the postings
+                    found = self._rank(searcher, pairs, k, filters[1:], hidden)
+                elif parsed is not None:
+                    aside = [query.Term("path", p) for p in hidden_paths]
+                    if not history:
+                        aside.append(query.Term("lifecycle", "superseded"))
+                    mask = query.Or([others, *aside])
+                    results = searcher.search(
+                        parsed, limit=k, mask=mask, filter=query.And(filters) if len(filters) > 1 else None
+                    )
+                    found = [(r.fields(), r.score) for r in results]
+                else:
+                    pairs = self._plain(text, searcher)
+                    if not pairs:
+                        return Found([])
+                    found = self._rank(searcher, pairs, k, filters[1:], hidden)
+            except Exception as exc:
+                raise SearchIndexError(f"search failed ({exc.__class__.__name__}: {exc})") from exc
+        if namespace:  # whatever the index returned, nothing from outside the scope
+            found = [(s, score) for s, score in found if _in_scope(s, namespace)]
+        stale = {s["path"] for s, _ in found if file_stat(self.root, s["path"]) != tuple(s["stat"][:2])}
+        if stale:
+            found = [(s, score) for s, score in found if s["path"] not in stale]
         stems = set(ANALYZER.stems(text))
         hits = [self._hit(stored, score, stems if snippets else None, now) for stored, score in found]
-        return [replace(hit, similarity=similar.get(hit.path)) for hit in hits] if similar else hits
+        hits = [replace(hit, similarity=similar.get(hit.path)) for hit in hits] if similar else hits
+        return Found(hits, sorted(stale))
 
     def document_frequencies(self, text: str, *, namespaces: Sequence[str] = ()) -> tuple[int, dict[str, int]]:
         """How common ``text``'s terms are among the indexed memories: how many memories there are, and hold each.
@@ -1897,8 +1897,7 @@ class SearchIndex:
         session: str | None = None,
         since: str | None = None,
         until: str | None = None,
-        resync: Resync | None = None,
-    ) -> list[MessageHit]:
+    ) -> Found[MessageHit]:
         """Rank conversation messages for ``text`` (all sessions, or one transcript path).
 
         A message is found by its own words and, weaker, by those of the two messages either
@@ -1908,39 +1907,31 @@ class SearchIndex:
         """
         check_query(text)
         if k <= 0:
-            return []
+            return Found([])
         filters = [query.Term("kind", "message")] + ([query.Term("session", session)] if session else [])
         if since or until:
             filters.append(query.TermRange("day", since, until))
-        found: list[tuple[dict[str, Any], float]] = []
-        for attempt in range(VERIFY_ATTEMPTS):
-            with self._lock:
-                try:
-                    searcher = self._reader()
-                    parsed = self._parse(text, MESSAGE_FIELDS) if _syntax(text) else None
-                    pairs = _or_pairs(parsed)
-                    if pairs is not None:  # a flat OR: Whoosh's ranking, scored from the postings
-                        found = self._rank(searcher, pairs, k, filters[1:])
-                    elif parsed is not None:
-                        found = [
-                            (r.fields(), r.score) for r in searcher.search(parsed, limit=k, filter=query.And(filters))
-                        ]
-                    else:
-                        terms = self._terms(text, searcher, "message")
-                        pairs = [(f, t) for t in terms for f in MESSAGE_FIELDS]
-                        found = self._rank(searcher, pairs, k, filters[1:], asked_by_user=first_person(text))
-                    if session:  # whatever the index returned, nothing from another transcript
-                        found = [(s, score) for s, score in found if s.get("session") == session]
-                    indexed = {s["session"]: self._transcript_stat(s["session"]) for s, _ in found}
-                except Exception as exc:
-                    raise SearchIndexError(f"search failed ({exc.__class__.__name__}: {exc})") from exc
-            stale = {rel for rel, st in indexed.items() if st is None or file_stat(self.root, rel) != st}
-            if not stale:
-                break
-            if resync is None or attempt == VERIFY_ATTEMPTS - 1:
-                found = [(s, score) for s, score in found if s["session"] not in stale]
-                break
-            resync(sorted(stale))
+        with self._lock:
+            try:
+                searcher = self._reader()
+                parsed = self._parse(text, MESSAGE_FIELDS) if _syntax(text) else None
+                pairs = _or_pairs(parsed)
+                if pairs is not None:  # a flat OR: Whoosh's ranking, scored from the postings
+                    found = self._rank(searcher, pairs, k, filters[1:])
+                elif parsed is not None:
+                    found = [(r.fields(), r.score) for r in searcher.search(parsed, limit=k, filter=query.And(filters))]
+                else:
+                    terms = self._terms(text, searcher, "message")
+                    pairs = [(f, t) for t in terms for f in MESSAGE_FIELDS]
+                    found = self._rank(searcher, pairs, k, filters[1:], asked_by_user=first_person(text))
+                if session:  # whatever the index returned, nothing from another transcript
+                    found = [(s, score) for s, score in found if s.get("session") == session]
+                indexed = {s["session"]: self._transcript_stat(s["session"]) for s, _ in found}
+            except Exception as exc:
+                raise SearchIndexError(f"search failed ({exc.__class__.__name__}: {exc})") from exc
+        stale = {rel for rel, st in indexed.items() if st is None or file_stat(self.root, rel) != st}
+        if stale:
+            found = [(s, score) for s, score in found if s["session"] not in stale]
         stems = set(ANALYZER.stems(text))
         hits = []
         for stored, score in found:
@@ -1959,7 +1950,7 @@ class SearchIndex:
                     stored.get("day"),
                 )
             )
-        return hits
+        return Found(hits, sorted(stale))
 
     def _rank(
         self,

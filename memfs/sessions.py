@@ -370,7 +370,7 @@ class MarkdownSession:
 
     def search(self, query: str, k: int = 10) -> list[MessageHit]:
         """The messages of this session most relevant to ``query``."""
-        return self.engine.search_messages(query, k=k, session=self.path)
+        return self.engine.catalog.search_messages(query, k=k, session=self.path)
 
     def context_for(self, query: str, *, relevant: int = 5, recent: int = 10) -> list[dict[str, Any]]:
         """Past messages relevant to ``query`` plus the recent window, without duplicates, in order."""
@@ -692,7 +692,7 @@ class MarkdownSession:
         raise SessionError(f"{self.path} keeps being replaced by another program; could not append")
 
     def _changed(self, message: str) -> None:
-        self.engine.mark_pending([self.path])
+        self.engine.catalog.mark_pending([self.path])
         policy = self.commit_policy
         due = not isinstance(policy, str) and time.monotonic() - self._last_commit >= policy
         if policy == "turn" or due:

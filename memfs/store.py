@@ -411,7 +411,7 @@ class MemoryStore:
         skip = self._excluded(exclude)
         now = datetime.now(timezone.utc)
         found: builtins.list[Similar] = []
-        for hit in self.engine.search(query, k=candidates, namespace=self.namespace, snippets=False):
+        for hit in self.engine.catalog.search(query, k=candidates, namespace=self.namespace, snippets=False):
             if hit.path == skip or (exclude is not None and hit.id == exclude):
                 continue
             try:
@@ -1042,7 +1042,7 @@ class MemoryStore:
         Malformed files and files larger than memfs reads are skipped (see ``vault.problems()``).
         """
         memories = []
-        for rel in self.engine.files(namespace_prefix(self.namespace)):
+        for rel in self.engine.catalog.files(namespace_prefix(self.namespace)):
             try:
                 memory = self._memory(rel, self.engine.read(rel))
             except (DocumentError, MemoryNotFoundError, FileTooLargeError):
@@ -1107,7 +1107,7 @@ class MemoryStore:
             SemanticSearchError: ``semantic=True`` and the vault has no embedding model.
         """
         since, until = iso_range(since, until)
-        hits = self.engine.search(
+        hits = self.engine.catalog.search(
             query,
             k=k,
             namespace=self.namespace,
@@ -1144,7 +1144,7 @@ class MemoryStore:
             if allow_missing or self.engine.is_file(rel):  # LinkError for a link on the way
                 return rel
             raise MemoryNotFoundError(f"no memory at {rel}; `memfs ls` lists what exists")
-        found = self.engine.path_of(ref)
+        found = self.engine.catalog.path_of(ref)
         if found is None or not in_namespace(found, self.namespace):
             raise MemoryNotFoundError(f"no memory with id {ref!r} in namespace {self.namespace!r}")
         return found
@@ -1206,7 +1206,11 @@ class MemoryStore:
         named = lifecycle.check(metadata)
         known = set(lifecycle.named(before or {})) | set(arriving)
         for memory_id in named:
-            if memory_id not in known and self.engine.path_of(memory_id) is None and not self._proposes_id(memory_id):
+            if (
+                memory_id not in known
+                and self.engine.catalog.path_of(memory_id) is None
+                and not self._proposes_id(memory_id)
+            ):
                 raise ValidityError(
                     f"{memory_id!r} (in supersedes or superseded_by) is not the id of any memory in "
                     "this vault; `memfs ls` lists what exists"

@@ -20,11 +20,12 @@ from typing import Any
 
 from . import lifecycle, proposals
 from ._fs import PRIVATE, SHARED, make_folders
+from .catalog import DEFAULT_FRESHNESS
 from .changes import Changes, collect
 from .dates import day_range, iso_range, time_range
 from .doctor import Finding, examine
 from .documents import Document, loads
-from .engine import DEFAULT_FRESHNESS, WriteEngine
+from .engine import WriteEngine
 from .errors import (
     AlreadyExistsError,
     ConflictError,
@@ -165,7 +166,7 @@ class Vault:
         )
         if reconcile:
             try:
-                engine.reconcile(commit=commit_edits)
+                engine.catalog.reconcile(commit=commit_edits)
             except BaseException:
                 engine.close()
                 raise
@@ -218,11 +219,11 @@ class Vault:
         checks (memfs's own writes are always seen). A hit is checked against its file whatever
         the setting. Set it on a long-lived vault: ``vault.freshness = 0.5``.
         """
-        return self.engine.freshness
+        return self.engine.catalog.freshness
 
     @freshness.setter
     def freshness(self, value: float | None) -> None:
-        self.engine.freshness = value
+        self.engine.catalog.freshness = value
 
     @property
     def history(self) -> GitHistory:
@@ -232,7 +233,7 @@ class Vault:
     @property
     def index(self) -> SearchIndex:
         """The search index (derived state under ``.memfs/``)."""
-        return self.engine.index
+        return self.engine.catalog.index
 
     # -- factories -----------------------------------------------------------------------
 
@@ -430,14 +431,14 @@ class Vault:
             if not namespace:
                 raise PathError(f"{ref}: memories live in a namespace folder, like users/alice/x.md")
             return self.memories(namespace), rel
-        found = self.engine.path_of(ref) if isinstance(ref, str) and ref else None
+        found = self.engine.catalog.path_of(ref) if isinstance(ref, str) and ref else None
         if found is None:
             raise MemoryNotFoundError(f"no memory with id {ref!r}; `memfs ls` lists what exists")
         return self.memories(split_memory_path(found)[0]), found
 
     def namespaces(self) -> list[str]:
         """Every folder under ``memories/`` that holds memory files, sorted."""
-        found = {split_memory_path(rel)[0] for rel in self.engine.files(MEMORIES_DIR + "/")}
+        found = {split_memory_path(rel)[0] for rel in self.engine.catalog.files(MEMORIES_DIR + "/")}
         return sorted(found - {""})
 
     def session(
@@ -457,7 +458,7 @@ class Vault:
     def sessions(self, **keys: Any) -> list[SessionInfo]:
         """Every session in the vault whose context keys include ``keys``, by path."""
         found = []
-        for rel in self.engine.files():
+        for rel in self.engine.catalog.files():
             if is_transcript(rel):
                 info = read_info(self.root, rel)
                 if info is not None and all(info.keys.get(k) == v for k, v in keys.items()):
@@ -496,7 +497,7 @@ class Vault:
         if namespace is not None:
             namespace = clean_namespace(namespace)
         since, until = iso_range(since, until)
-        hits = self.engine.search(
+        hits = self.engine.catalog.search(
             query,
             k=k,
             namespace=namespace,
@@ -512,7 +513,7 @@ class Vault:
     @property
     def semantic(self) -> str | None:
         """The embedding model memory search ranks by meaning with (its ``model_id``), or None: by words alone."""
-        vectors = self.engine.vectors
+        vectors = self.engine.catalog.vectors
         return vectors.embedder.model_id if vectors is not None else None
 
     def document_frequencies(self, text: str, *, namespaces: Iterable[str] = ()) -> tuple[int, dict[str, int]]:
@@ -526,7 +527,7 @@ class Vault:
         """
         if isinstance(namespaces, (str, bytes)) or not isinstance(namespaces, Iterable):
             raise InvalidArgumentError(f"namespaces must be a list of namespaces, got {namespaces!r:.100}")
-        return self.engine.document_frequencies(text, namespaces=[clean_namespace(ns) for ns in namespaces])
+        return self.engine.catalog.document_frequencies(text, namespaces=[clean_namespace(ns) for ns in namespaces])
 
     def search_messages(
         self,
@@ -543,11 +544,11 @@ class Vault:
         took place within those days (``MessageHit.day``); one whose date reads as no day is left out then.
         """
         first, last = day_range(since, until)
-        return self.engine.search_messages(query, k=k, session=session, since=first, until=last)
+        return self.engine.catalog.search_messages(query, k=k, session=session, since=first, until=last)
 
     def path_of(self, memory_id: str) -> str | None:
         """The vault path of the memory with this id, or None."""
-        return self.engine.path_of(memory_id)
+        return self.engine.catalog.path_of(memory_id)
 
     # -- lifecycle: supersede, expiry, usage ---------------------------------------------------
 
@@ -581,7 +582,7 @@ class Vault:
         usage = self.usage.read()
         with self.engine.locked():
             plan: list[Pruned] = []
-            for rel in self.engine.files(prefix):
+            for rel in self.engine.catalog.files(prefix):
                 try:
                     doc = self.engine.read(rel)
                 except (MemfsError, OSError):
@@ -620,7 +621,7 @@ class Vault:
 
     def problems(self) -> list[Problem]:
         """Files the index skipped as malformed."""
-        return self.engine.problems()
+        return self.engine.catalog.problems()
 
     # -- files and transactions ---------------------------------------------------------------
 
@@ -662,7 +663,7 @@ class Vault:
         self, paths: Iterable[str] | None = None, *, commit: bool = True, progress: Progress | None = None
     ) -> SyncReport:
         """Bring the index (and git, unless ``commit=False``) up to date with files changed by hand."""
-        return self.engine.reconcile(paths, commit=commit, progress=progress)
+        return self.engine.catalog.reconcile(paths, commit=commit, progress=progress)
 
     def commit(self, message: str | None = None, *, allow_secrets: Iterable[str] = ()) -> str | None:
         """Commit every edit made outside memfs and not committed yet, as the person's.
@@ -678,7 +679,7 @@ class Vault:
         if isinstance(allow_secrets, str):
             raise InvalidArgumentError("allow_secrets must be a list of vault paths, not one string")
         with self.engine.locked():
-            self.engine.reconcile(commit=False)
+            self.engine.catalog.reconcile(commit=False)
             return self.engine.commit_outside_edits(None, message=message, allow_secrets=allow_secrets)
 
     def outside_edits(self) -> list[str]:
@@ -692,8 +693,8 @@ class Vault:
         says how many), outside the vault lock; ``full=True`` also drops the vectors of contents no
         longer in the vault.
         """
-        report = self.engine.reindex(full=full, progress=progress)
-        report.embedded, _ = self.engine.embed(budget=None, compact=full)
+        report = self.engine.catalog.reindex(full=full, progress=progress)
+        report.embedded, _ = self.engine.catalog.embed(budget=None, compact=full)
         return report
 
     def doctor(self) -> list[Finding]:
