@@ -69,11 +69,11 @@ from .errors import (
 from .exchange import ImportReport
 from .extract import ModelExtractor, Operation, RuleExtractor
 from .history import Identity, Revision
-from .index import Hit, MessageHit, Problem, SyncReport
 from .longterm import LongTermMemory
 from .models import Model, Reply, ScriptedModel, ToolCall, run_agent
 from .proposals import Proposal
 from .purge import PurgeReport
+from .results import Hit, MessageHit, Problem, SyncReport
 from .scopes import Scope
 from .semantic import E5Embedder, Embedder, FastEmbedEmbedder, SentenceTransformerEmbedder, VectorStore
 from .sessions import MarkdownSession, SessionInfo

@@ -13,7 +13,7 @@ looked (:attr:`Catalog.freshness`). It owns these files under ``.memfs/``:
 - ``index/`` (:class:`~memfs.index.SearchIndex`) and ``vectors/`` (:class:`~memfs.semantic.VectorStore`).
 
 Search goes one way, ``Vault -> catalog -> index``: the index returns what it found and which of
-those files changed since it indexed them (:class:`~memfs.index.Found`), and the catalog indexes
+those files changed since it indexed them (:class:`~memfs.results.Found`), and the catalog indexes
 those again and asks again. The catalog is given what it needs of the engine (the vault lock,
 git's history, a gated read of a vault file, and how to commit people's edits); it never imports it.
 """
@@ -44,23 +44,14 @@ from .errors import (
     SemanticSearchError,
 )
 from .history import GitHistory
-from .index import (
-    Dense,
-    Found,
-    Hit,
-    MessageHit,
-    Problem,
-    Progress,
-    SearchIndex,
-    Staged,
-    SyncReport,
-    check_query,
-    index_key,
-)
+from .index import SearchIndex, Staged
 from .layout import CONTENT_DIRS, is_content, is_memory, is_transcript
 from .paths import clean_relpath
+from .reader import IndexReader, check_query
 from .records import MAX_STATE_BYTES, private_folder, read_state, write_private
+from .results import Dense, Found, Hit, MessageHit, Problem, Progress, SyncReport
 from .semantic import EMBED_BUDGET_SECONDS, SEMANTIC_WEIGHT, Embedder, VectorStore, embed_missing, embed_text
+from .storage import index_key
 
 log = logging.getLogger(__name__)
 
@@ -110,6 +101,8 @@ class Catalog:
         self._freshness: float | None = None
         self._index_failed = False  # a Whoosh write failed: its open files are collected at close
         self.index = SearchIndex(root, state_dir / "index", lock_timeout=lock_timeout)
+        #: Every read of the index (search, message search, counts, lookups).
+        self.reader = IndexReader(self.index)
         #: The vectors of the memories for search by meaning, or None (no model: search by words).
         self.vectors = VectorStore(state_dir / "vectors", embedder, index_key()) if embedder else None
         #: The model's share in a fused score (:data:`memfs.semantic.SEMANTIC_WEIGHT`).
@@ -146,6 +139,7 @@ class Catalog:
         except Exception as exc:  # best effort: the next open catches up from file stats
             self._index_failed = True
             log.warning("could not update the search index on close: %s", str(exc))  # no traceback kept alive
+        self.reader.close()
         self.index.close()
         if self._index_failed:  # a full collection costs a fraction of a second in a large program: only then
             _close_leaked_files()
@@ -471,7 +465,7 @@ class Catalog:
     # -- reading through the index ------------------------------------------------------
 
     def search(self, query: str, *, semantic: bool | None = None, **options: Any) -> list[Hit]:
-        """Search memories as the files are now (see :meth:`catch_up` and :meth:`SearchIndex.search`).
+        """Search memories as the files are now (see :meth:`catch_up` and :meth:`IndexReader.search`).
 
         ``semantic``: None ranks by words and meaning when the vault has an embedding model, by
         words alone otherwise; True requires the model (SemanticSearchError without one); False
@@ -482,11 +476,11 @@ class Catalog:
         self.catch_up()
         dense = self._dense(query, semantic)
         try:
-            return self._verified(lambda: self.index.search(query, dense=dense, **options))
+            return self._verified(lambda: self.reader.search(query, dense=dense, **options))
         except SearchIndexError as exc:
             log.warning("%s; rebuilding the search index from the files", exc)
             self._rebuild()
-            return self._verified(lambda: self.index.search(query, dense=dense, **options))
+            return self._verified(lambda: self.reader.search(query, dense=dense, **options))
 
     def _verified(self, look: Callable[[], Found[_T]]) -> list[_T]:
         """The hits of ``look`` (a query of the index), every file of them as it is now.
@@ -538,14 +532,14 @@ class Catalog:
             return 0, 0
         self.catch_up()
         if compact:
-            self.vectors.compact(self.index.memory_digests())
+            self.vectors.compact(self.reader.memory_digests())
         return self._embed(budget=budget)
 
     def _embed(self, *, budget: float | None) -> tuple[int, int]:
         """:meth:`embed` of an index already caught up."""
         assert self.vectors is not None
         self.vectors.refresh()
-        missing = self.index.unembedded(self.vectors)
+        missing = self.reader.unembedded(self.vectors)
         done = embed_missing(self.vectors, missing, self._embedding_text, budget=budget) if missing else 0
         return done, len(missing) - done
 
@@ -564,9 +558,9 @@ class Catalog:
         return embed_text(doc.title(rel), doc.body)
 
     def document_frequencies(self, text: str, *, namespaces: Sequence[str] = ()) -> tuple[int, dict[str, int]]:
-        """How common ``text``'s terms are among the memories as the files are now (see ``SearchIndex``)."""
+        """How common ``text``'s terms are among the memories as the files are now (see ``IndexReader``)."""
         self.catch_up()
-        return self.index.document_frequencies(text, namespaces=namespaces)
+        return self.reader.document_frequencies(text, namespaces=namespaces)
 
     def search_messages(
         self, query: str, *, k: int = 10, session: str | None = None, since: str | None = None, until: str | None = None
@@ -574,7 +568,9 @@ class Catalog:
         """Search the messages of every session (or of one transcript, by vault path), ``since``/``until`` ISO days."""
         check_count("k", k)
         self.catch_up()
-        return self._verified(lambda: self.index.search_messages(query, k=k, session=session, since=since, until=until))
+        return self._verified(
+            lambda: self.reader.search_messages(query, k=k, session=session, since=since, until=until)
+        )
 
     def path_of(self, memory_id: str) -> str | None:
         """The vault path of the memory with this id, or None."""
@@ -594,16 +590,16 @@ class Catalog:
 
     def _indexed_path(self, memory_id: str) -> str | None:
         """The path the index has for ``memory_id``; a file changed since it was indexed is indexed again first."""
-        found = self.index.path_of(memory_id)
+        found = self.reader.path_of(memory_id)
         if found is not None and found.stale:
             self._resync(found.stale)
-            found = self.index.path_of(memory_id)
+            found = self.reader.path_of(memory_id)
         return None if found is None else found.hits[0]
 
     def problems(self) -> list[Problem]:
         """Files the index skipped: malformed, or larger than memfs reads."""
         self.catch_up()
-        return self.index.problems()
+        return self.reader.problems()
 
     def files(self, prefix: str = "") -> list[str]:
         """The vault paths of the Markdown files under the content folders (links and hidden names skipped)."""

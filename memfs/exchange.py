@@ -50,7 +50,6 @@ from .errors import (
     MemoryNotFoundError,
     PathError,
 )
-from .index import Progress
 from .layout import (
     ARCHIVE_DIR,
     ATTACHMENT_SUFFIXES,
@@ -64,6 +63,7 @@ from .layout import (
     split_memory_path,
 )
 from .paths import clean_memory_path, clean_namespace, clean_relpath, keepable_name, slugify
+from .results import Progress
 from .store import MemoryStore, case_twin, new_id
 
 #: A :class:`memfs.Vault` (typed loosely: the vault imports this module, not the other way round).

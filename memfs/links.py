@@ -95,7 +95,7 @@ class Resolver:
             found = self._files.get(key, [])
         else:
             if key not in self._named:
-                self._named[key] = self.engine.catalog.index.linked("namekey", key)
+                self._named[key] = self.engine.catalog.reader.linked("namekey", key)
             found = self._named[key]
         moved = [self.moves.get(p, p) for p in found]
         return sorted({p for p in moved if key_of(p) == key} | set(self._landed.get(key, [])))
@@ -156,7 +156,7 @@ def backlinks(engine: Any, rel: str) -> list[Resolved]:
     key = key_of(rel)
     resolver = Resolver(engine)
     found = []
-    for source in engine.catalog.index.linked("linkkey", key):
+    for source in engine.catalog.reader.linked("linkkey", key):
         body = _body(engine, source)
         if body is None:
             continue
@@ -171,7 +171,7 @@ def broken(engine: Any, prefix: str = MEMORIES_DIR + "/") -> list[Resolved]:
     engine.catalog.catch_up()
     resolver = Resolver(engine)
     found = []
-    for source in engine.catalog.index.linked("haslinks", "1"):
+    for source in engine.catalog.reader.linked("haslinks", "1"):
         if not source.startswith(prefix):
             continue
         body = _body(engine, source)
@@ -195,7 +195,7 @@ def rewrites(engine: Any, moves: Mapping[str, str]) -> dict[str, tuple[str, byte
     edits: dict[str, list[tuple[Link, str]]] = {}
     sources: set[str] = set(moves)
     for old in moves:
-        sources.update(engine.catalog.index.linked("linkkey", key_of(old)))
+        sources.update(engine.catalog.reader.linked("linkkey", key_of(old)))
     for source in sorted(sources):
         body = _body(engine, source)
         if body is None:

@@ -42,9 +42,9 @@ from .credentials import check_clean, find_secrets, redact_value, report
 from .documents import timestamp
 from .engine import Stat, WriteEngine, engine_of
 from .errors import ConflictError, DocumentError, InvalidArgumentError, PathError, SessionError
-from .index import MessageHit
 from .layout import SESSIONS_DIR
 from .paths import clean_relpath, slugify
+from .results import MessageHit
 
 log = logging.getLogger(__name__)
 

@@ -38,13 +38,13 @@ from .errors import (
     ValidityError,
 )
 from .history import Revision
-from .index import Hit
 from .layout import in_namespace, label, memory_path, name_in, namespace_prefix
 from .links import Resolved, backlinks, followed, outlinks, rewrites
 from .notes import aliases_of, has_tag, note_tags
 from .paths import clean_memory_path, clean_relpath, slugify
 from .phrasing import headline
 from .proposals import Proposal
+from .results import Hit
 from .settings import load as load_settings
 from .similar import CONTAINMENT, JACCARD, Likeness, query_words, terms
 from .similar import likeness as measure

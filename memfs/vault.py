@@ -40,7 +40,7 @@ from .errors import (
 )
 from .exchange import ImportReport, Skipped, export_lines, import_source
 from .history import DEFAULT_AGENT, GitHistory, Identity, Revision
-from .index import Hit, MessageHit, Problem, Progress, SearchIndex, SyncReport
+from .index import SearchIndex
 from .layout import (
     ARCHIVE_DIR,
     MEMORIES_DIR,
@@ -54,6 +54,7 @@ from .layout import (
 from .paths import clean_memory_path, clean_namespace, clean_relpath
 from .proposals import Proposal
 from .purge import PurgeReport, purge
+from .results import Hit, MessageHit, Problem, Progress, SyncReport
 from .semantic import Embedder, check_embedder, default_embedder
 from .sessions import MarkdownSession, SessionInfo, keys_id, read_info
 from .settings import Settings

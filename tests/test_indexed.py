@@ -26,7 +26,8 @@ import memfs
 from memfs import index as index_module
 from memfs import indexed
 from memfs.freshness import file_stat
-from memfs.index import SearchIndex, index_key
+from memfs.index import SearchIndex
+from memfs.storage import index_key
 
 
 def index_folder(root: Path) -> Path:
