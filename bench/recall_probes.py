@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import sessions  # noqa: E402
 
-from memfs import analysis, indexing, reader  # noqa: E402
+from memfs import analysis, indexing, searcher  # noqa: E402
 from memfs.dates import date_words, written_date  # noqa: E402
 
 STEMS = analysis.ANALYZER.stems
@@ -110,10 +110,10 @@ def conversations() -> list[dict[str, Any]]:
 
 
 def terms_of(text: str) -> list[str]:
-    return list(dict.fromkeys(STEMS(text)))[: reader.MAX_QUERY_TERMS]
+    return list(dict.fromkeys(STEMS(text)))[: searcher.MAX_QUERY_TERMS]
 
 
-def memfs_scores(conv: dict[str, Any], terms: list[str], *, bonus: float = reader.SPEAKER_BONUS,
+def memfs_scores(conv: dict[str, Any], terms: list[str], *, bonus: float = searcher.SPEAKER_BONUS,
                  message: str = "message") -> Any:  # fmt: skip
     """memfs's scores: BM25F over ``message`` (K1 scaled by the own-word weight) and ``speaker``, and the bonus."""
     scores = conv[message].bm25(terms, K1 * analysis.WEIGHT_SCALE) + conv["speaker"].bm25(terms, K1)
@@ -170,7 +170,7 @@ def session_idf(conv: dict[str, Any], q: dict[str, Any], power: float) -> Any:
     for term in terms:
         if term in conv["speaker"].postings:
             named[conv["speaker"].postings[term][0]] = True
-    return scores * np.where(named, 1 + reader.SPEAKER_BONUS, 1.0)
+    return scores * np.where(named, 1 + searcher.SPEAKER_BONUS, 1.0)
 
 
 def date_field(conv: dict[str, Any], q: dict[str, Any], weight: float) -> Any:
@@ -275,7 +275,7 @@ def run() -> dict[str, Any]:
     convs = conversations()
     if not convs:
         return {"skipped": "LoCoMo data not found"}
-    shipped = [r for c in convs for r in _rows(c, speaker_bonus, reader.SPEAKER_BONUS)]
+    shipped = [r for c in convs for r in _rows(c, speaker_bonus, searcher.SPEAKER_BONUS)]
     out: dict[str, Any] = {"memfs as shipped": sessions.rows_summary(shipped)}
     for name, (rule, settings) in CANDIDATES.items():
         per = {(c["name"], json.dumps(s)): _rows(c, rule, s) for c, s in itertools.product(convs, settings)}

@@ -364,7 +364,7 @@ def hostile_bench(reps: int, messages: int) -> dict[str, object]:
     holding a transcript of ``messages`` hand-written messages (past the entry budget).
     """
     from memfs.engine import MAX_CONTENT_BYTES
-    from memfs.reader import MAX_QUERY_CHARS
+    from memfs.searcher import MAX_QUERY_CHARS
     from memfs.transcript import FORMAT, new_head, render_entry
 
     folder = Path(tempfile.mkdtemp(prefix="memfs-hostile-"))

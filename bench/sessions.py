@@ -143,7 +143,7 @@ def locomo_conversations() -> list[dict[str, Any]]:
 
 
 class _SearchSettings:
-    """memfs's search settings by name, wherever each lives (analysis, indexing, reader, index).
+    """memfs's search settings by name, wherever each lives (analysis, indexing, searcher, index).
 
     Read from the module that holds it; set in every module that holds it (one imported by name
     into another is bound there too), so an ablation turns a rule off wherever it is used.
@@ -151,9 +151,9 @@ class _SearchSettings:
 
     @staticmethod
     def _modules() -> tuple[Any, ...]:
-        from memfs import analysis, index, indexing, reader
+        from memfs import analysis, index, indexing, searcher
 
-        return analysis, indexing, reader, index
+        return analysis, indexing, searcher, index
 
     def __getattr__(self, name: str) -> Any:
         for module in self._modules():

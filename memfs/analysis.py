@@ -4,7 +4,7 @@ One pass in plain Python (a word regex, lower case, accents folded, a stop list 
 words, possessives folded, a cached Snowball stemmer; Chinese, Japanese and Korean text cut into
 character pairs) instead of Whoosh's chain of generators, and Whoosh's BM25F with the ``message``
 field's weighted terms. :mod:`memfs.index` builds its schema from these; :mod:`memfs.indexing`
-turns files into terms with them, :mod:`memfs.reader` queries and snippets.
+turns files into terms with them, :mod:`memfs.searcher` queries and snippets.
 """
 
 from __future__ import annotations

@@ -47,9 +47,9 @@ from .history import GitHistory
 from .index import SearchIndex, Staged
 from .layout import CONTENT_DIRS, is_content, is_memory, is_transcript
 from .paths import clean_relpath
-from .reader import IndexReader, check_query
 from .records import MAX_STATE_BYTES, private_folder, read_state, write_private
 from .results import Dense, Found, Hit, MessageHit, Problem, Progress, SyncReport
+from .searcher import IndexReader, check_query
 from .semantic import EMBED_BUDGET_SECONDS, SEMANTIC_WEIGHT, Embedder, VectorStore, embed_missing, embed_text
 from .storage import index_key
 

@@ -1557,7 +1557,7 @@ def watch(
             out.print(f"[{colours.get(kind, 'white')}]{kind:9}[/] {_m(path)}")
 
     _, given = _who(author, vault_path)
-    logged = ("engine", "catalog", "records", "index", "indexing", "reader", "storage")  # what the watcher reports
+    logged = ("engine", "catalog", "records", "index", "indexing", "searcher", "storage")  # what the watcher reports
     logs, reported = [logging.getLogger(f"memfs.{name}") for name in logged], _Reported()
     with Vault.open(vault_path, person=given) as vault:
         watcher = vault.watch(

@@ -2,7 +2,7 @@
 
 This module and its parts are the only ones that import :mod:`whoosh`: :mod:`memfs.analysis` (words
 into terms), :mod:`memfs.storage` (the files, read only when signed), :mod:`memfs.indexing` (what a
-file becomes in the index) and :mod:`memfs.reader` (every read: search, message search, counts). The
+file becomes in the index) and :mod:`memfs.searcher` (every read: search, message search, counts). The
 index itself keeps its files, segments and signed list, and its syncs. It lives under ``.memfs/index``
 and is never the truth: it stores, per file, the ``(mtime_ns, size, sha256)`` it was built
 from, so :meth:`SearchIndex.sync` brings it up to date from file stats alone, reading only
@@ -29,7 +29,7 @@ Python (a regex, a stop list of ~170 English words, possessives folded, a cached
 stemmer) instead of Whoosh's chain of generators; no term positions; and queries that are a
 flat OR of the question's content words, dropping words so common they cannot change the
 ranking. Messages are indexed with their neighbours' words and scored straight from the
-postings (:meth:`memfs.reader.IndexReader._rank`), memories too: each segment's postings are
+postings (:meth:`memfs.searcher.IndexReader._rank`), memories too: each segment's postings are
 decoded once into numpy arrays, so a question of words found in most documents costs a few array
 operations per term rather than Python per posting.
 """

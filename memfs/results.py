@@ -1,7 +1,7 @@
 """What the index gives back: search hits, message hits, skipped files, a sync's report, one look's stale files.
 
 Plain values, shared by the index (:mod:`memfs.index`), what files become in it
-(:mod:`memfs.indexing`), its reads (:mod:`memfs.reader`) and the catalog above them.
+(:mod:`memfs.indexing`), its reads (:mod:`memfs.searcher`) and the catalog above them.
 """
 
 from __future__ import annotations

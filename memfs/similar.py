@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass
 
 from .analysis import ANALYZER, STOP_WORDS
-from .reader import MAX_QUERY_CHARS
+from .searcher import MAX_QUERY_CHARS
 
 #: The least containment of a near-duplicate: every term of a fact of up to nine terms.
 CONTAINMENT = 0.9

@@ -12,7 +12,7 @@ import pytest
 from whoosh import query
 
 import memfs
-from memfs.reader import make_snippet
+from memfs.searcher import make_snippet
 
 
 def fill(vault: memfs.Vault) -> None:
@@ -80,7 +80,7 @@ def test_queries_with_nothing_to_search(vault: memfs.Vault) -> None:
     fill(vault)
     for q in ("", "   ", "the and of", "?!", "*"):
         assert vault.search(q) == []
-    assert vault.search("x" * memfs.reader.MAX_QUERY_CHARS) == []
+    assert vault.search("x" * memfs.searcher.MAX_QUERY_CHARS) == []
     with pytest.raises(memfs.QueryTooLongError):  # a longer query is refused, never quoted back
         vault.search("x" * 10_000)
     assert vault.search("seats", k=0) == []
@@ -140,7 +140,7 @@ def test_document_frequencies_of_malformed_or_empty_text(vault: memfs.Vault) -> 
     for text in ("", "   ", "the and of", "?!"):
         assert vault.document_frequencies(text) == (3, {})
     many = vault.document_frequencies(" ".join(f"word{i}" for i in range(100)))[1]
-    assert list(many) == [f"word{i}" for i in range(memfs.reader.MAX_QUERY_TERMS)]
+    assert list(many) == [f"word{i}" for i in range(memfs.searcher.MAX_QUERY_TERMS)]
     with pytest.raises(memfs.QueryTooLongError):
         vault.document_frequencies("x" * 10_000)
     for bad in (None, 3, b"hotel", ["hotel"]):
