@@ -66,14 +66,14 @@ def memfs_rows(conv: dict[str, Any], folder: Path, weights: list[float]) -> dict
     with vault.batch("facts"):
         for i, fact in enumerate(conv["facts"]):
             index_of[store.add(fact["text"]).path] = i
-    vault.engine.embed()  # what `memfs reindex` does after a bulk import: no search pays for it
+    vault.engine.catalog.embed()  # what `memfs reindex` does after a bulk import: no search pays for it
     settings: dict[str, tuple[bool, float]] = {"memfs": (True, semantic.SEMANTIC_WEIGHT), "memfs_lexical": (False, 0)}
     settings |= {f"memfs_w{w}": (True, w) for w in weights}
     out: dict[str, tuple[list[Any], list[float]]] = {}
     for name, (by_meaning, weight) in settings.items():
         if by_meaning and vault.semantic is None:
             continue
-        vault.engine.semantic_weight = weight
+        vault.engine.catalog.semantic_weight = weight
         rows, latencies = [], []
         for q in conv["questions"]:
             start = time.perf_counter()

@@ -118,7 +118,7 @@ def main() -> None:
         transcript = transcript_vault(folder, args.messages)
         first_index = {"messages": args.messages}
         for name, baseline in (("all_under_lock", True), ("built_outside_lock", False)):
-            first_index[name] = measure(transcript, lambda v: v.engine.flush_index(), baseline=baseline)
+            first_index[name] = measure(transcript, lambda v: v.engine.catalog.flush_index(), baseline=baseline)
         out["first_index_of_transcript"] = first_index
         memories = memories_vault(folder, args.memories)
         rebuild = {"memories": args.memories}

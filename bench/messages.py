@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import sessions  # noqa: E402
 
 import memfs  # noqa: E402
-from memfs.index import STOP_WORDS  # noqa: E402
+from memfs.analysis import STOP_WORDS  # noqa: E402
 
 DEPTH = 20  # hits per question: 10 for Recall@10, and enough to find 3 distinct sessions
 _MARKER = re.compile(r"\s*->->\s*[\d,\s]+$")
@@ -142,7 +142,7 @@ def measure(conversations: list[dict[str, Any]], sweep: tuple[str, list[Any]] | 
     import bm25s
     import Stemmer
 
-    from memfs import index
+    index = sessions.SEARCH_SETTINGS
 
     stemmer = Stemmer.Stemmer("english")
     rows: dict[str, list[dict[str, Any]]] = {"memfs": [], "fts5": [], "bm25s": []}
@@ -222,15 +222,15 @@ def main() -> int:
         nargs="*",
         default=[],
         metavar="NAME=VALUE",
-        help="memfs.index settings for this run (a grid point: CONTEXT_ALONE_TERMS=96)",
+        help="memfs search settings for this run (a grid point: CONTEXT_ALONE_TERMS=96)",
     )
     args = parser.parse_args()
-    from memfs import index
+    index = sessions.SEARCH_SETTINGS
 
     for setting in args.set:
         name, _, value = setting.partition("=")
         if not hasattr(index, name):
-            parser.error(f"--set {setting}: memfs.index has no setting {name}")
+            parser.error(f"--set {setting}: memfs's search has no setting {name}")
         setattr(index, name, json.loads(value))
     load = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else []
     commit = subprocess.run(

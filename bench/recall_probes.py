@@ -32,11 +32,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import sessions  # noqa: E402
 
-from memfs import index  # noqa: E402
+from memfs import analysis, indexing, searcher  # noqa: E402
 from memfs.dates import date_words, written_date  # noqa: E402
 
-STEMS = index.ANALYZER.stems
-K1, B = index.K1, 0.75
+STEMS = analysis.ANALYZER.stems
+K1, B = analysis.K1, 0.75
 
 
 class Field:
@@ -82,13 +82,13 @@ def conversations() -> list[dict[str, Any]]:
             for i, item in enumerate(sess["items"]):
                 texts.append(item["content"])
                 session.append(n)
-                speakers.append(list(STEMS(index.speaker_of(item) or "")))
-                weighted = index._message_terms(own, i, []) or []  # (term, weight): repeated by its rounded weight
+                speakers.append(list(STEMS(indexing.speaker_of(item) or "")))
+                weighted = indexing._message_terms(own, i, []) or []  # (term, weight): repeated by its rounded weight
                 message.append([term for term, weight in weighted for _ in range(round(weight))])
                 words.append(list(own[i].elements()))
                 dates.append(date_terms)
         count = len(texts) + len(conv["sessions"])
-        date_repeats = round(index.DATE_WEIGHT * index.WEIGHT_SCALE)
+        date_repeats = round(indexing.DATE_WEIGHT * analysis.WEIGHT_SCALE)
         ids = [item["id"] for sess in conv["sessions"] for item in sess["items"]]
         by_session: dict[int, list[str]] = {}
         for n, terms in zip(session, words, strict=True):  # a session's own words, each once
@@ -110,13 +110,13 @@ def conversations() -> list[dict[str, Any]]:
 
 
 def terms_of(text: str) -> list[str]:
-    return list(dict.fromkeys(STEMS(text)))[: index.MAX_QUERY_TERMS]
+    return list(dict.fromkeys(STEMS(text)))[: searcher.MAX_QUERY_TERMS]
 
 
-def memfs_scores(conv: dict[str, Any], terms: list[str], *, bonus: float = index.SPEAKER_BONUS,
+def memfs_scores(conv: dict[str, Any], terms: list[str], *, bonus: float = searcher.SPEAKER_BONUS,
                  message: str = "message") -> Any:  # fmt: skip
     """memfs's scores: BM25F over ``message`` (K1 scaled by the own-word weight) and ``speaker``, and the bonus."""
-    scores = conv[message].bm25(terms, K1 * index.WEIGHT_SCALE) + conv["speaker"].bm25(terms, K1)
+    scores = conv[message].bm25(terms, K1 * analysis.WEIGHT_SCALE) + conv["speaker"].bm25(terms, K1)
     named = np.zeros(len(scores), dtype=bool)
     for term in terms:
         if term in conv["speaker"].postings:
@@ -152,7 +152,7 @@ def session_coverage(conv: dict[str, Any], q: dict[str, Any], share: float) -> A
     scores = memfs_scores(conv, terms)
     best = np.zeros((len(terms), conv["session"].max()))
     for i, term in enumerate(terms):
-        alone = conv["message"].bm25([term], K1 * index.WEIGHT_SCALE) + conv["speaker"].bm25([term], K1)
+        alone = conv["message"].bm25([term], K1 * analysis.WEIGHT_SCALE) + conv["speaker"].bm25([term], K1)
         np.maximum.at(best[i], conv["session"] - 1, alone)
     return _z(scores) + share * _z(best.sum(axis=0))[conv["session"] - 1]
 
@@ -165,12 +165,12 @@ def session_idf(conv: dict[str, Any], q: dict[str, Any], power: float) -> Any:
     def idf(term: str) -> float:
         return conv["message"].idf(term) * (math.log((sessions_.count + 1) / (sessions_.df(term) + 0.5)) / top) ** power
 
-    scores = conv["message"].bm25(terms, K1 * index.WEIGHT_SCALE, idf=idf) + conv["speaker"].bm25(terms, K1)
+    scores = conv["message"].bm25(terms, K1 * analysis.WEIGHT_SCALE, idf=idf) + conv["speaker"].bm25(terms, K1)
     named = np.zeros(len(scores), dtype=bool)
     for term in terms:
         if term in conv["speaker"].postings:
             named[conv["speaker"].postings[term][0]] = True
-    return scores * np.where(named, 1 + index.SPEAKER_BONUS, 1.0)
+    return scores * np.where(named, 1 + searcher.SPEAKER_BONUS, 1.0)
 
 
 def date_field(conv: dict[str, Any], q: dict[str, Any], weight: float) -> Any:
@@ -275,7 +275,7 @@ def run() -> dict[str, Any]:
     convs = conversations()
     if not convs:
         return {"skipped": "LoCoMo data not found"}
-    shipped = [r for c in convs for r in _rows(c, speaker_bonus, index.SPEAKER_BONUS)]
+    shipped = [r for c in convs for r in _rows(c, speaker_bonus, searcher.SPEAKER_BONUS)]
     out: dict[str, Any] = {"memfs as shipped": sessions.rows_summary(shipped)}
     for name, (rule, settings) in CANDIDATES.items():
         per = {(c["name"], json.dumps(s)): _rows(c, rule, s) for c, s in itertools.product(convs, settings)}

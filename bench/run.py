@@ -36,7 +36,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpus  # noqa: E402
 
 import memfs  # noqa: E402
-from memfs.index import SCHEMA_VERSION, STOP_WORDS  # noqa: E402
+from memfs.analysis import STOP_WORDS  # noqa: E402
+from memfs.index import SCHEMA_VERSION  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -363,7 +364,7 @@ def hostile_bench(reps: int, messages: int) -> dict[str, object]:
     holding a transcript of ``messages`` hand-written messages (past the entry budget).
     """
     from memfs.engine import MAX_CONTENT_BYTES
-    from memfs.index import MAX_QUERY_CHARS
+    from memfs.searcher import MAX_QUERY_CHARS
     from memfs.transcript import FORMAT, new_head, render_entry
 
     folder = Path(tempfile.mkdtemp(prefix="memfs-hostile-"))

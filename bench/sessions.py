@@ -142,6 +142,36 @@ def locomo_conversations() -> list[dict[str, Any]]:
     return out
 
 
+class _SearchSettings:
+    """memfs's search settings by name, wherever each lives (analysis, indexing, searcher, index).
+
+    Read from the module that holds it; set in every module that holds it (one imported by name
+    into another is bound there too), so an ablation turns a rule off wherever it is used.
+    """
+
+    @staticmethod
+    def _modules() -> tuple[Any, ...]:
+        from memfs import analysis, index, indexing, searcher
+
+        return analysis, indexing, searcher, index
+
+    def __getattr__(self, name: str) -> Any:
+        for module in self._modules():
+            if name in vars(module):
+                return vars(module)[name]
+        raise AttributeError(f"memfs's search has no setting {name}")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        holders = [m for m in self._modules() if name in vars(m)]
+        if not holders:
+            raise AttributeError(f"memfs's search has no setting {name}")
+        for module in holders:
+            setattr(module, name, value)
+
+
+SEARCH_SETTINGS = _SearchSettings()
+
+
 def conversation_vault(conv: dict[str, Any], folder: Path) -> tuple[memfs.Vault, list[tuple[str, str, str]]]:
     """A fresh vault holding one conversation, a transcript per session; its turns as (item id, session path, text)."""
     vault = memfs.Vault.open(folder / "vault", create=True, durable=False)
@@ -156,7 +186,7 @@ def conversation_vault(conv: dict[str, Any], folder: Path) -> tuple[memfs.Vault,
 
 def _patched(**values: Any) -> Callable[[], Callable[[], None]]:
     """A variant of the ablation: memfs.index with some of its rules turned off, put back after."""
-    from memfs import index
+    index = SEARCH_SETTINGS
 
     def setup() -> Callable[[], None]:
         saved = {name: getattr(index, name) for name in values}
@@ -274,7 +304,7 @@ def locomo_leave_one_out(tuned: dict[str, list[Any]] | None = None) -> dict[str,
     others' questions; the held-out figures are those of the fifth with that choice. Settings
     are read at query time, so each conversation's vault is built once and searched once per value.
     """
-    from memfs import index
+    index = SEARCH_SETTINGS
 
     tuned = tuned or LOCOMO_TUNED
     per: dict[str, dict[tuple[str, Any], list[dict[str, Any]]]] = {}  # conversation -> (name, value) -> rows
@@ -391,7 +421,7 @@ def readability(title: str, body: str, tags: list[str], type_: str | None, speak
     - ``tags_meaningful``: no tag is a stop word (``my``), under three letters, or a cut of the
       memory's type (``pref`` for ``preference``).
     """
-    from memfs.index import STOP_WORDS
+    from memfs.analysis import STOP_WORDS
     from memfs.phrasing import dangles
 
     words = title.split()

@@ -68,13 +68,13 @@ from .errors import (
 from .exchange import Imported, ImportReport
 from .extract import ModelExtractor, Operation, RuleExtractor
 from .history import Identity, Revision
-from .index import Hit, MessageHit
 from .lifecycle import Validity
 from .links import Resolved
 from .longterm import Injected, LongTermMemory
 from .models import Model, Reply, ScriptedModel, ToolCall, run_agent
 from .proposals import Proposal
 from .purge import PurgeReport
+from .results import Hit, MessageHit
 from .scopes import Scope
 from .semantic import E5Embedder, Embedder, FastEmbedEmbedder, SentenceTransformerEmbedder, VectorStore
 from .sessions import MarkdownSession, SessionInfo

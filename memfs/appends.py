@@ -31,7 +31,7 @@ from typing import Any
 
 from . import _fs
 from .errors import ConflictError, LinkError
-from .statefiles import OwnStat, _private_folder, _read_state, _stat, _write_private, holding
+from .statefiles import OwnStat, _stat, holding, private_folder, read_state, write_private
 from .transcript import classify_tail, partial_heading
 
 log = logging.getLogger(__name__)
@@ -390,7 +390,7 @@ class Appends:
         if seen is not None and self._own_cache is not None and self._own_cache[0] == seen:
             return {k: list(v) for k, v in self._own_cache[1].items()}
         try:
-            raw = json.loads(_read_state(self._own_file) or b"{}")
+            raw = json.loads(read_state(self._own_file) or b"{}")
         except (ValueError, UnicodeDecodeError):
             return {}
         if not isinstance(raw, dict):
@@ -446,8 +446,8 @@ class Appends:
         for rel in committed[: max(0, len(committed) - OWN_KEPT)]:
             del own[rel]
         tmp = self._own_file.with_name("own.new")
-        _private_folder(self.state_dir)  # .memfs/ may have been deleted: it is made again
-        _write_private(tmp, json.dumps(own).encode("utf-8"))
+        private_folder(self.state_dir)  # .memfs/ may have been deleted: it is made again
+        write_private(tmp, json.dumps(own).encode("utf-8"))
         os.replace(tmp, self._own_file)
         seen = _stat(self._own_file)
         self._own_cache = None if seen is None else (seen, {k: list(v) for k, v in own.items()})

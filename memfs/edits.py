@@ -21,8 +21,8 @@ from .appends import Appends
 from .credentials import find_secrets, secret_advice
 from .errors import FileTooLargeError, LinkError, MemfsError
 from .history import GitHistory, has_conflict_markers
-from .layout import CONTENT_DIRS, is_attachment, is_transcript
-from .statefiles import _is_content, _read_regular, _read_state, _stat, _write_private, read_limit
+from .layout import CONTENT_DIRS, is_attachment, is_content, is_transcript
+from .statefiles import _read_regular, _stat, read_limit, read_state, write_private
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +102,7 @@ class Edits:
             changed = [
                 p
                 for p in self.history.changed(list(CONTENT_DIRS))
-                if (_is_content(p) or is_attachment(p)) and not _fs.linked(self.root, p)
+                if (is_content(p) or is_attachment(p)) and not _fs.linked(self.root, p)
             ]
             own = self.appends.own_uncommitted()
             return [p for p in changed if p not in own or own[p] != _stat(self.root / p)]
@@ -140,7 +140,7 @@ class Edits:
         if held != sorted(self._held_back()):
             if held:
                 tmp = self._held_file.with_name("held.new")
-                _write_private(tmp, "".join(f"{rel}\n" for rel in held).encode("utf-8"))
+                write_private(tmp, "".join(f"{rel}\n" for rel in held).encode("utf-8"))
                 os.replace(tmp, self._held_file)
             else:
                 self._held_file.unlink(missing_ok=True)
@@ -177,7 +177,7 @@ class Edits:
 
     def _held_back(self) -> set[str]:
         try:
-            return set(filter(None, (_read_state(self._held_file) or b"").decode("utf-8").splitlines()))
+            return set(filter(None, (read_state(self._held_file) or b"").decode("utf-8").splitlines()))
         except UnicodeDecodeError:
             return set()
 

@@ -48,7 +48,6 @@ from .errors import (
     MemoryNotFoundError,
     PathError,
 )
-from .index import Progress
 from .layout import (
     ARCHIVE_DIR,
     ATTACHMENT_SUFFIXES,
@@ -62,6 +61,7 @@ from .layout import (
     split_memory_path,
 )
 from .paths import clean_memory_path, clean_namespace, clean_relpath, keepable_name, slugify
+from .results import Progress
 from .sources import (
     FIELDS,
     MAX_ITEMS,
@@ -141,7 +141,7 @@ def export_lines(
     """
     prefix = memory_path(clean_namespace(namespace)) + "/" if namespace else MEMORIES_DIR + "/"
     lines, skipped = [], []
-    files = [rel for rel in vault.engine.files(prefix) if split_memory_path(rel)[0]]  # not loose in memories/
+    files = [rel for rel in vault.engine.catalog.files(prefix) if split_memory_path(rel)[0]]  # not loose in memories/
     for done, rel in enumerate(files, 1):
         ns, name = split_memory_path(rel)
         try:
@@ -479,7 +479,7 @@ def _in_place(vault: Vault, path: Path) -> tuple[list[Candidate], list[Skipped]]
             f"{path} is not in it (import a copy instead)"
         ) from None
     found, skipped = [], []
-    for rel in vault.engine.files(memory_path(rel_root) + "/" if rel_root != "." else MEMORIES_DIR + "/"):
+    for rel in vault.engine.catalog.files(memory_path(rel_root) + "/" if rel_root != "." else MEMORIES_DIR + "/"):
         composed = unicodedata.normalize("NFC", rel)  # macOS writes accents decomposed: same name, NFC
         ns, name = split_memory_path(composed)
         if not ns:
@@ -719,6 +719,6 @@ def _write(
             )
     moved = [plan.candidate.moved_from for plan in plans if plan.candidate.moved_from is not None]
     if moved:  # the old names, gone: their pending lines are refused (not NFC), so the index is told here
-        vault.engine.reconcile(moved, commit=False)
+        vault.engine.catalog.reconcile(moved, commit=False)
     head: str | None = vault.history.head()
     return head

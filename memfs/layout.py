@@ -142,6 +142,17 @@ def is_transcript(path: str) -> bool:
     return path.startswith(SESSIONS_DIR + "/")
 
 
+def is_content(rel: str) -> bool:
+    """True for a vault path memfs indexes: a Markdown file under a content folder, no hidden part."""
+    parts = rel.split("/")
+    return (
+        len(parts) > 1
+        and parts[0] in CONTENT_DIRS
+        and rel.endswith(".md")
+        and all(p and not p.startswith(".") and "\\" not in p for p in parts)
+    )
+
+
 def label(path: str) -> str:
     """A vault path as commit messages show it: ``users/alice/x.md`` for a memory."""
     return path.removeprefix(MEMORIES_DIR + "/")

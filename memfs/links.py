@@ -95,7 +95,7 @@ class Resolver:
             found = self._files.get(key, [])
         else:
             if key not in self._named:
-                self._named[key] = self.engine.index.linked("namekey", key)
+                self._named[key] = self.engine.catalog.reader.linked("namekey", key)
             found = self._named[key]
         moved = [self.moves.get(p, p) for p in found]
         return sorted({p for p in moved if key_of(p) == key} | set(self._landed.get(key, [])))
@@ -145,18 +145,18 @@ def outlinks(engine: Any, rel: str) -> list[Resolved]:
     body = _body(engine, rel)
     if body is None:
         return []
-    engine.catch_up()
+    engine.catalog.catch_up()
     resolver = Resolver(engine)
     return [Resolved(rel, link, resolver.resolve(rel, link)) for link in links(body) if link.target.strip()]
 
 
 def backlinks(engine: Any, rel: str) -> list[Resolved]:
     """Every link of another memory (or of this one) that leads to the file at ``rel``."""
-    engine.catch_up()
+    engine.catalog.catch_up()
     key = key_of(rel)
     resolver = Resolver(engine)
     found = []
-    for source in engine.index.linked("linkkey", key):
+    for source in engine.catalog.reader.linked("linkkey", key):
         body = _body(engine, source)
         if body is None:
             continue
@@ -168,10 +168,10 @@ def backlinks(engine: Any, rel: str) -> list[Resolved]:
 
 def broken(engine: Any, prefix: str = MEMORIES_DIR + "/") -> list[Resolved]:
     """Every link of the memories under ``prefix`` that leads to no file."""
-    engine.catch_up()
+    engine.catalog.catch_up()
     resolver = Resolver(engine)
     found = []
-    for source in engine.index.linked("haslinks", "1"):
+    for source in engine.catalog.reader.linked("haslinks", "1"):
         if not source.startswith(prefix):
             continue
         body = _body(engine, source)
@@ -189,13 +189,13 @@ def rewrites(engine: Any, moves: Mapping[str, str]) -> dict[str, tuple[str, byte
     short as it can while it still leads to the moved file; a path or a Markdown link gets the
     new path. A moved note's own relative Markdown links are rewritten from its new folder.
     """
-    engine.catch_up()
+    engine.catalog.catch_up()
     before = Resolver(engine)
     after = Resolver(engine, moves)
     edits: dict[str, list[tuple[Link, str]]] = {}
     sources: set[str] = set(moves)
     for old in moves:
-        sources.update(engine.index.linked("linkkey", key_of(old)))
+        sources.update(engine.catalog.reader.linked("linkkey", key_of(old)))
     for source in sorted(sources):
         body = _body(engine, source)
         if body is None:

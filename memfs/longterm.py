@@ -41,10 +41,10 @@ from .changes import Change, FileChange
 from .credentials import redact
 from .errors import InvalidArgumentError, InvalidExtractionError, MemfsError, MemoryNotFoundError, ValidityError
 from .extract import Extractor, Message, Operation, normalize, screen
-from .index import Hit
 from .items import text_of
 from .layout import label, one_line
 from .links import followed
+from .results import Hit
 from .scopes import Scope, granted
 from .similar import CONTAINMENT, JACCARD, terms
 from .store import PROVENANCE, awaits_review

@@ -57,10 +57,10 @@ from .credentials import redact
 from .documents import Document, dumps, load_bytes, timestamp
 from .engine import WriteEngine
 from .errors import DocumentError, FileTooLargeError, HistoryError, MemoryNotFoundError, PathError, ProposalError
-from .index import index_key
 from .layout import MEMORIES_DIR, PROPOSALS_DIR, label, split_memory_path
 from .paths import clean_memory_path
 from .statefiles import MAX_STATE_BYTES
+from .storage import index_key
 
 #: What accepting a proposal does to its memory file.
 ACTIONS = ("write", "delete", "move")

@@ -365,7 +365,7 @@ class _Purge:
         self.forget(stash, rw)
         self.report.leftovers = self.leftovers([c.old for c in rw.changes] + list(rw.purged))
         self.report.outside = self.outside()
-        self.engine.reindex(full=True)
+        self.engine.catalog.reindex(full=True)
         return self.report
 
     # -- before anything ---------------------------------------------------------------------

@@ -28,12 +28,12 @@ from .errors import (
     PathError,
 )
 from .history import Revision
-from .index import Hit
 from .layout import in_namespace, memory_path, name_in, namespace_prefix
 from .links import Resolved, backlinks, followed, outlinks
 from .notes import aliases_of, has_tag, note_tags
 from .paths import clean_memory_path
 from .proposals import Proposal
+from .results import Hit
 from .settings import load as load_settings
 from .similar import CONTAINMENT, JACCARD, Likeness, query_words, terms
 from .similar import likeness as measure
@@ -267,7 +267,7 @@ class MemoryReader:
         skip = self._excluded(exclude)
         now = datetime.now(timezone.utc)
         found: builtins.list[Similar] = []
-        for hit in self.engine.search(query, k=candidates, namespace=self.namespace, snippets=False):
+        for hit in self.engine.catalog.search(query, k=candidates, namespace=self.namespace, snippets=False):
             if hit.path == skip or (exclude is not None and hit.id == exclude):
                 continue
             try:
@@ -313,7 +313,7 @@ class MemoryReader:
         Malformed files and files larger than memfs reads are skipped (see ``vault.problems()``).
         """
         memories = []
-        for rel in self.engine.files(namespace_prefix(self.namespace)):
+        for rel in self.engine.catalog.files(namespace_prefix(self.namespace)):
             try:
                 memory = self._memory(rel, self.engine.read(rel))
             except (DocumentError, MemoryNotFoundError, FileTooLargeError):
@@ -378,7 +378,7 @@ class MemoryReader:
             SemanticSearchError: ``semantic=True`` and the vault has no embedding model.
         """
         since, until = iso_range(since, until)
-        hits = self.engine.search(
+        hits = self.engine.catalog.search(
             query,
             k=k,
             namespace=self.namespace,
@@ -415,7 +415,7 @@ class MemoryReader:
             if allow_missing or self.engine.is_file(rel):  # LinkError for a link on the way
                 return rel
             raise MemoryNotFoundError(f"no memory at {rel}; `memfs ls` lists what exists")
-        found = self.engine.path_of(ref)
+        found = self.engine.catalog.path_of(ref)
         if found is None or not in_namespace(found, self.namespace):
             raise MemoryNotFoundError(f"no memory with id {ref!r} in namespace {self.namespace!r}")
         return found

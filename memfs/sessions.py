@@ -43,9 +43,9 @@ from .credentials import check_clean, find_secrets, redact_value, redact_values,
 from .documents import timestamp
 from .engine import WriteEngine, engine_of
 from .errors import ConflictError, DocumentError, InvalidArgumentError, PathError, SessionError
-from .index import MessageHit
 from .layout import SESSIONS_DIR
 from .paths import clean_relpath, slugify
+from .results import MessageHit
 from .statefiles import OwnStat
 
 log = logging.getLogger(__name__)
@@ -358,7 +358,7 @@ class MarkdownSession:
 
     def search(self, query: str, k: int = 10) -> list[MessageHit]:
         """The messages of this session most relevant to ``query``."""
-        return self.engine.search_messages(query, k=k, session=self.path)
+        return self.engine.catalog.search_messages(query, k=k, session=self.path)
 
     def context_for(self, query: str, *, relevant: int = 5, recent: int = 10) -> list[dict[str, Any]]:
         """Past messages relevant to ``query`` plus the recent window, without duplicates, in order."""

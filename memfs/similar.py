@@ -27,7 +27,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .index import ANALYZER, MAX_QUERY_CHARS, STOP_WORDS
+from .analysis import ANALYZER, STOP_WORDS
+from .searcher import MAX_QUERY_CHARS
 
 #: The least containment of a near-duplicate: every term of a fact of up to nine terms.
 CONTAINMENT = 0.9

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from . import _fs
 from .errors import FileTooLargeError
-from .index import MAX_INDEXED_BYTES, MAX_TRANSCRIPT_BYTES
-from .layout import CONTENT_DIRS, MAX_ATTACHMENT_BYTES, is_attachment, is_transcript
+from .indexing import MAX_INDEXED_BYTES, MAX_TRANSCRIPT_BYTES
+from .layout import MAX_ATTACHMENT_BYTES, is_attachment, is_transcript
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +33,7 @@ def _stat(path: Path) -> OwnStat | None:
     return st.st_ino, st.st_size, st.st_mtime_ns
 
 
-def _read_state(file: Path) -> bytes | None:
+def read_state(file: Path) -> bytes | None:
     """A record memfs keeps under ``.memfs/`` (None if absent); one too large to be memfs's is ignored, unread.
 
     Records are small (paths, stats); a huge one was planted (a received vault) or is garbage,
@@ -46,14 +46,14 @@ def _read_state(file: Path) -> bytes | None:
         return None
 
 
-def _write_private(path: Path, data: bytes) -> None:
+def write_private(path: Path, data: bytes) -> None:
     """Replace the state file ``path``'s content with ``data``; a new file is the owner's alone (0600)."""
     # derived state, written as before (no fault point of its own): only its mode is new
     with open(path, "wb", opener=lambda name, flags: os.open(name, flags, 0o600)) as handle:
         handle.write(data)
 
 
-def _private_folder(folder: Path) -> None:
+def private_folder(folder: Path) -> None:
     """Make ``.memfs/`` 0700, and 0700 again if it is anything else.
 
     It is memfs's own and never shared: the index, the journal and the salvage files hold what the
@@ -84,17 +84,6 @@ def _read_regular(root: Path, rel: str, *, own: bool = False) -> bytes | None:
     limit = None if own and is_transcript(rel) else read_limit(rel)
     found = _fs.read_vault_file(root, rel, limit=limit)
     return None if found is None else found[0]
-
-
-def _is_content(rel: str) -> bool:
-    """True for a vault path memfs indexes: a Markdown file under a content folder, no hidden part."""
-    parts = rel.split("/")
-    return (
-        len(parts) > 1
-        and parts[0] in CONTENT_DIRS
-        and rel.endswith(".md")
-        and all(p and not p.startswith(".") and "\\" not in p for p in parts)
-    )
 
 
 def holding(lock: _fs.VaultLock) -> contextlib.AbstractContextManager[None]:

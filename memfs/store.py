@@ -635,7 +635,11 @@ class MemoryStore(FileStore):
         named = lifecycle.check(metadata)
         known = set(lifecycle.named(before or {})) | set(arriving)
         for memory_id in named:
-            if memory_id not in known and self.engine.path_of(memory_id) is None and not self._proposes_id(memory_id):
+            if (
+                memory_id not in known
+                and self.engine.catalog.path_of(memory_id) is None
+                and not self._proposes_id(memory_id)
+            ):
                 raise ValidityError(
                     f"{memory_id!r} (in supersedes or superseded_by) is not the id of any memory in "
                     "this vault; `memfs ls` lists what exists"

@@ -339,7 +339,7 @@ class MemoryTools(FileCommands):
                     raise ToolCallError(f"The namespace {_echo(namespace)} is outside your memory.")
         hits = []
         for scope in scopes:
-            found = self.engine.search(
+            found = self.engine.catalog.search(
                 query, k=k, namespace=scope, type=type, tags=[tag] if tag else [], history=history
             )
             # whatever search returned, only what lies in the folder asked for and in this memory
@@ -455,7 +455,7 @@ class MemoryTools(FileCommands):
         held = hit.validity
         span = f"from {held.start or 'the start'} until {held.end or 'now'}"
         if held.superseded_by is not None:
-            found = self.engine.path_of(held.superseded_by)
+            found = self.engine.catalog.path_of(held.superseded_by)
             by = self._virtual(found) if found and readable(self.scopes, found) else held.superseded_by
             return f"[{hit.state}: held {span}; superseded by {by}]"
         return f"[{hit.state}: holds {span}]" if hit.state == lifecycle.CURRENT else f"[{hit.state}: {span}]"
@@ -612,7 +612,7 @@ class MemoryTools(FileCommands):
 
     def _describe(self, command: Command) -> str:
         """What the model reads of a command: search says "by meaning" only when this vault has a model."""
-        if command.name == "search" and self.engine.vectors is not None:
+        if command.name == "search" and self.engine.catalog.vectors is not None:
             return SEARCH_BY_MEANING
         return command.description
 

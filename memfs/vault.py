@@ -20,8 +20,9 @@ from typing import Any
 
 from . import lifecycle, proposals
 from ._fs import PRIVATE, SHARED, make_folders
+from .catalog import DEFAULT_FRESHNESS
 from .documents import loads
-from .engine import DEFAULT_FRESHNESS, WriteEngine
+from .engine import WriteEngine
 from .errors import (
     AlreadyExistsError,
     ConflictError,
@@ -35,7 +36,6 @@ from .errors import (
 )
 from .exchange import ImportReport, export_lines, import_source
 from .history import DEFAULT_AGENT, GitHistory, Identity, Revision
-from .index import Progress
 from .layout import (
     ARCHIVE_DIR,
     MEMORIES_DIR,
@@ -48,6 +48,7 @@ from .layout import (
 from .paths import clean_memory_path, clean_namespace, clean_relpath
 from .proposals import Proposal
 from .purge import PurgeReport, purge
+from .results import Progress
 from .semantic import Embedder, check_embedder, default_embedder
 from .sources import Skipped
 from .store import Memory, awaits_review
@@ -154,7 +155,7 @@ class Vault(VaultBase):
         )
         if reconcile:
             try:
-                engine.reconcile(commit=commit_edits)
+                engine.catalog.reconcile(commit=commit_edits)
             except BaseException:
                 engine.close()
                 raise
@@ -362,7 +363,7 @@ class Vault(VaultBase):
         usage = self.usage.read()
         with self.engine.locked():
             plan: list[Pruned] = []
-            for rel in self.engine.files(prefix):
+            for rel in self.engine.catalog.files(prefix):
                 try:
                     doc = self.engine.read(rel)
                 except (MemfsError, OSError):

@@ -24,13 +24,14 @@ from .errors import (
     PathError,
 )
 from .history import GitHistory, Identity, Revision
-from .index import Hit, MessageHit, Problem, Progress, SearchIndex, SyncReport
+from .index import SearchIndex
 from .layout import (
     MEMORIES_DIR,
     is_transcript,
     split_memory_path,
 )
 from .paths import clean_memory_path, clean_namespace
+from .results import Hit, MessageHit, Problem, Progress, SyncReport
 from .sessions import MarkdownSession, SessionInfo, keys_id, read_info
 from .settings import Settings
 from .settings import load as load_settings
@@ -80,11 +81,11 @@ class VaultBase:
         checks (memfs's own writes are always seen). A hit is checked against its file whatever
         the setting. Set it on a long-lived vault: ``vault.freshness = 0.5``.
         """
-        return self.engine.freshness
+        return self.engine.catalog.freshness
 
     @freshness.setter
     def freshness(self, value: float | None) -> None:
-        self.engine.freshness = value
+        self.engine.catalog.freshness = value
 
     @property
     def history(self) -> GitHistory:
@@ -94,7 +95,7 @@ class VaultBase:
     @property
     def index(self) -> SearchIndex:
         """The search index (derived state under ``.memfs/``)."""
-        return self.engine.index
+        return self.engine.catalog.index
 
     # -- factories -----------------------------------------------------------------------
 
@@ -129,14 +130,14 @@ class VaultBase:
             if not namespace:
                 raise PathError(f"{ref}: memories live in a namespace folder, like users/alice/x.md")
             return self.memories(namespace), rel
-        found = self.engine.path_of(ref) if isinstance(ref, str) and ref else None
+        found = self.engine.catalog.path_of(ref) if isinstance(ref, str) and ref else None
         if found is None:
             raise MemoryNotFoundError(f"no memory with id {ref!r}; `memfs ls` lists what exists")
         return self.memories(split_memory_path(found)[0]), found
 
     def namespaces(self) -> list[str]:
         """Every folder under ``memories/`` that holds memory files, sorted."""
-        found = {split_memory_path(rel)[0] for rel in self.engine.files(MEMORIES_DIR + "/")}
+        found = {split_memory_path(rel)[0] for rel in self.engine.catalog.files(MEMORIES_DIR + "/")}
         return sorted(found - {""})
 
     def session(
@@ -156,7 +157,7 @@ class VaultBase:
     def sessions(self, **keys: Any) -> list[SessionInfo]:
         """Every session in the vault whose context keys include ``keys``, by path."""
         found = []
-        for rel in self.engine.files():
+        for rel in self.engine.catalog.files():
             if is_transcript(rel):
                 info = read_info(self.root, rel)
                 if info is not None and all(info.keys.get(k) == v for k, v in keys.items()):
@@ -195,7 +196,7 @@ class VaultBase:
         if namespace is not None:
             namespace = clean_namespace(namespace)
         since, until = iso_range(since, until)
-        hits = self.engine.search(
+        hits = self.engine.catalog.search(
             query,
             k=k,
             namespace=namespace,
@@ -211,7 +212,7 @@ class VaultBase:
     @property
     def semantic(self) -> str | None:
         """The embedding model memory search ranks by meaning with (its ``model_id``), or None: by words alone."""
-        vectors = self.engine.vectors
+        vectors = self.engine.catalog.vectors
         return vectors.embedder.model_id if vectors is not None else None
 
     def document_frequencies(self, text: str, *, namespaces: Iterable[str] = ()) -> tuple[int, dict[str, int]]:
@@ -225,7 +226,7 @@ class VaultBase:
         """
         if isinstance(namespaces, (str, bytes)) or not isinstance(namespaces, Iterable):
             raise InvalidArgumentError(f"namespaces must be a list of namespaces, got {namespaces!r:.100}")
-        return self.engine.document_frequencies(text, namespaces=[clean_namespace(ns) for ns in namespaces])
+        return self.engine.catalog.document_frequencies(text, namespaces=[clean_namespace(ns) for ns in namespaces])
 
     def search_messages(
         self,
@@ -242,11 +243,11 @@ class VaultBase:
         took place within those days (``MessageHit.day``); one whose date reads as no day is left out then.
         """
         first, last = day_range(since, until)
-        return self.engine.search_messages(query, k=k, session=session, since=first, until=last)
+        return self.engine.catalog.search_messages(query, k=k, session=session, since=first, until=last)
 
     def path_of(self, memory_id: str) -> str | None:
         """The vault path of the memory with this id, or None."""
-        return self.engine.path_of(memory_id)
+        return self.engine.catalog.path_of(memory_id)
 
     # -- usage -----------------------------------------------------------------------------------
 
@@ -259,7 +260,7 @@ class VaultBase:
 
     def problems(self) -> list[Problem]:
         """Files the index skipped as malformed."""
-        return self.engine.problems()
+        return self.engine.catalog.problems()
 
     def locked(self) -> contextlib.AbstractContextManager[None]:
         """Hold the vault lock (re-entrant) for a ``with`` block."""
@@ -277,7 +278,7 @@ class VaultBase:
         self, paths: Iterable[str] | None = None, *, commit: bool = True, progress: Progress | None = None
     ) -> SyncReport:
         """Bring the index (and git, unless ``commit=False``) up to date with files changed by hand."""
-        return self.engine.reconcile(paths, commit=commit, progress=progress)
+        return self.engine.catalog.reconcile(paths, commit=commit, progress=progress)
 
     def commit(self, message: str | None = None, *, allow_secrets: Iterable[str] = ()) -> str | None:
         """Commit every edit made outside memfs and not committed yet, as the person's.
@@ -293,7 +294,7 @@ class VaultBase:
         if isinstance(allow_secrets, str):
             raise InvalidArgumentError("allow_secrets must be a list of vault paths, not one string")
         with self.engine.locked():
-            self.engine.reconcile(commit=False)
+            self.engine.catalog.reconcile(commit=False)
             return self.engine.commit_outside_edits(None, message=message, allow_secrets=allow_secrets)
 
     def outside_edits(self) -> list[str]:
@@ -307,8 +308,8 @@ class VaultBase:
         says how many), outside the vault lock; ``full=True`` also drops the vectors of contents no
         longer in the vault.
         """
-        report = self.engine.reindex(full=full, progress=progress)
-        report.embedded, _ = self.engine.embed(budget=None, compact=full)
+        report = self.engine.catalog.reindex(full=full, progress=progress)
+        report.embedded, _ = self.engine.catalog.embed(budget=None, compact=full)
         return report
 
     def doctor(self) -> list[Finding]:

@@ -304,10 +304,10 @@ class Watcher:
             self._watch_again()
         if full or dirty:
             with self.engine.locked():
-                report = self.engine.reconcile(None if full else _notes(dirty), commit=False)
+                report = self.engine.catalog.reconcile(None if full else _notes(dirty), commit=False)
                 touched = report.added + report.updated + report.removed
                 # a full scan finds only what the index missed: searches may have indexed the rest
-                self._uncommitted.update(touched + self.engine.take_found_edits() if full else dirty)
+                self._uncommitted.update(touched + self.engine.catalog.take_found_edits() if full else dirty)
             if touched:
                 self._tell("indexed", touched)
             if report.problems:
@@ -318,7 +318,7 @@ class Watcher:
     def _commit(self) -> None:
         paths, self._uncommitted = sorted(self._uncommitted), set()
         with self.engine.locked():
-            self.engine.reconcile(_notes(paths), commit=False)  # a file replaced after it was indexed
+            self.engine.catalog.reconcile(_notes(paths), commit=False)  # a file replaced after it was indexed
             sha = self.engine.commit_outside_edits(paths)
             held = dict(self.engine.held_secrets)
         if held:  # a credential an edit brought in: said once per look, with how to allow it
@@ -333,9 +333,9 @@ class Watcher:
             self._dirty, self._full_scan = set(), False
         if full or dirty:
             with self.engine.locked():
-                report = self.engine.reconcile(None if full else _notes(dirty), commit=False)
+                report = self.engine.catalog.reconcile(None if full else _notes(dirty), commit=False)
                 touched = report.added + report.updated + report.removed
-                self._uncommitted.update(touched + self.engine.take_found_edits() if full else dirty)
+                self._uncommitted.update(touched + self.engine.catalog.take_found_edits() if full else dirty)
         if self._uncommitted:
             self._commit()
 

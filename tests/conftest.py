@@ -36,7 +36,7 @@ sys.dont_write_bytecode = False
 from helpers import isolate  # noqa: E402
 
 import memfs  # noqa: E402
-from memfs.index import state_home  # noqa: E402
+from memfs.storage import state_home  # noqa: E402
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -108,7 +108,7 @@ def vault_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def index_key_file() -> Path:
-    """Where memfs keeps the key that signs this user's indexes (``memfs.index.index_key``)."""
+    """Where memfs keeps the key that signs this user's indexes (``memfs.storage.index_key``)."""
     return state_home() / "memfs" / "index-key"
 
 

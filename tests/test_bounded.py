@@ -24,15 +24,8 @@ import memfs
 from memfs import _fs, transcript
 from memfs.cli import cli
 from memfs.engine import MAX_CONTENT_BYTES
-from memfs.index import (
-    MAX_INDEXED_BYTES,
-    MAX_INDEXED_ENTRIES,
-    MAX_QUERY_CHARS,
-    MAX_QUERY_TERMS,
-    MAX_TRANSCRIPT_BYTES,
-    SNIPPET_SCAN_CHARS,
-    make_snippet,
-)
+from memfs.indexing import MAX_INDEXED_BYTES, MAX_INDEXED_ENTRIES, MAX_TRANSCRIPT_BYTES
+from memfs.searcher import MAX_QUERY_CHARS, MAX_QUERY_TERMS, SNIPPET_SCAN_CHARS, make_snippet
 from memfs.tools import ECHO_CHARS, MemoryTools
 
 HUGE = 2 * 1024**3  # a sparse file this large takes no disk, but reading it whole takes 2 GiB of memory

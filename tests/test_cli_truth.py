@@ -299,7 +299,7 @@ def test_the_marker_is_never_a_memory(tmp_path: Path) -> None:
     memfs_cli("init", str(root))
     with memfs.Vault.open(root) as vault:
         assert vault.namespaces() == [] and vault.problems() == []
-        assert "memories/.gitkeep" not in vault.engine.files()
+        assert "memories/.gitkeep" not in vault.engine.catalog.files()
 
 
 # -- sessions -------------------------------------------------------------------------

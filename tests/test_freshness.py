@@ -271,7 +271,7 @@ def test_freshness_is_a_number_of_seconds_or_none(vault: memfs.Vault) -> None:
         with pytest.raises(memfs.InvalidArgumentError, match="freshness must be a number of seconds"):
             vault.freshness = bad  # type: ignore[assignment]
     vault.freshness = 5
-    assert vault.freshness == 5.0 and vault.engine.freshness == 5.0
+    assert vault.freshness == 5.0 and vault.engine.catalog.freshness == 5.0
     vault.freshness = None
     assert vault.freshness is None
 

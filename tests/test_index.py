@@ -12,7 +12,7 @@ import pytest
 from whoosh import query
 
 import memfs
-from memfs.index import make_snippet
+from memfs.searcher import make_snippet
 
 
 def fill(vault: memfs.Vault) -> None:
@@ -80,7 +80,7 @@ def test_queries_with_nothing_to_search(vault: memfs.Vault) -> None:
     fill(vault)
     for q in ("", "   ", "the and of", "?!", "*"):
         assert vault.search(q) == []
-    assert vault.search("x" * memfs.index.MAX_QUERY_CHARS) == []
+    assert vault.search("x" * memfs.searcher.MAX_QUERY_CHARS) == []
     with pytest.raises(memfs.QueryTooLongError):  # a longer query is refused, never quoted back
         vault.search("x" * 10_000)
     assert vault.search("seats", k=0) == []
@@ -140,7 +140,7 @@ def test_document_frequencies_of_malformed_or_empty_text(vault: memfs.Vault) -> 
     for text in ("", "   ", "the and of", "?!"):
         assert vault.document_frequencies(text) == (3, {})
     many = vault.document_frequencies(" ".join(f"word{i}" for i in range(100)))[1]
-    assert list(many) == [f"word{i}" for i in range(memfs.index.MAX_QUERY_TERMS)]
+    assert list(many) == [f"word{i}" for i in range(memfs.searcher.MAX_QUERY_TERMS)]
     with pytest.raises(memfs.QueryTooLongError):
         vault.document_frequencies("x" * 10_000)
     for bad in (None, 3, b"hotel", ["hotel"]):
@@ -351,7 +351,7 @@ def test_a_program_that_seeds_random_does_not_break_the_index(vault: memfs.Vault
 
 
 def test_a_word_of_a_megabyte_is_not_a_term_and_the_rest_is_searchable(vault: memfs.Vault) -> None:
-    from memfs.index import ANALYZER, MAX_WORD_CHARS
+    from memfs.analysis import ANALYZER, MAX_WORD_CHARS
 
     blob = "z" * (1024 * 1024 - 1000)  # a pasted blob, as large as a memory may be: stemming it took a second
     assert list(ANALYZER.stems(f"kayak {blob} paddles")) == ["kayak", "paddl"]
@@ -368,8 +368,8 @@ def whooshs_own(vault: memfs.Vault, text: str, k: int, namespace: str | None) ->
     """The top ``k`` memories for ``text`` by Whoosh's own search of the query memfs parses from it."""
     index = vault.index
     filters = [query.Term("kind", "memory")] + ([query.Term("ns", namespace)] if namespace else [])
-    with index._lock:
-        found = index._reader().search(index._parse(text, ("title", "body", "tags")), limit=k,
+    with index.lock:
+        found = index.searcher().search(vault.engine.catalog.reader._parse(text, ("title", "body", "tags")), limit=k,
                                        filter=query.And(filters))  # fmt: skip
         return [(hit["path"], round(hit.score, 4)) for hit in found]
 

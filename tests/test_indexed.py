@@ -26,7 +26,8 @@ import memfs
 from memfs import index as index_module
 from memfs import indexed
 from memfs.freshness import file_stat
-from memfs.index import SearchIndex, index_key
+from memfs.index import SearchIndex
+from memfs.storage import index_key
 
 
 def index_folder(root: Path) -> Path:
@@ -316,7 +317,7 @@ def test_the_lists_say_what_the_stored_fields_say_through_many_changes(tmp_path:
     with memfs.Vault.open(root, durable=False) as vault:
         known = vault.index.known()
         assert all(known[p][:2] == file_stat(root, p) for p in known)
-        assert sorted(p for p in known if "#" not in p) == sorted(vault.engine.files())
+        assert sorted(p for p in known if "#" not in p) == sorted(vault.engine.catalog.files())
 
 
 def test_segments_built_aside_and_published_have_true_lists(tmp_path: Path) -> None:

@@ -56,55 +56,55 @@ def positions(vault: memfs.Vault, token: str) -> list[int]:
 
 def test_a_big_transcript_is_indexed_aside_then_published(vault: memfs.Vault) -> None:
     big_transcript(vault)
-    staged = vault.engine.index.stage([BIG_PATH])
+    staged = vault.engine.catalog.index.stage([BIG_PATH])
     assert staged is not None and not staged.fresh
-    assert staged.aside.folder.parent == vault.engine.index.folder.parent
+    assert staged.aside.folder.parent == vault.engine.catalog.index.folder.parent
     assert positions(vault, "w42x") == [43]  # a search meanwhile indexes it itself, and finds it
     with vault.engine.locked():
-        vault.engine.index.publish(staged)  # the index has it already: nothing is added twice
+        vault.engine.catalog.index.publish(staged)  # the index has it already: nothing is added twice
     assert not staged.aside.folder.exists()
     assert positions(vault, "w42x") == [43]
-    assert vault.engine.index.doc_count() == STAGED + 1
+    assert vault.engine.catalog.index.doc_count() == STAGED + 1
     assert not list(vault.engine.state_dir.glob("index.*-*"))
 
 
 def test_messages_appended_while_it_was_built_are_added_after_it(vault: memfs.Vault) -> None:
     session = big_transcript(vault)
-    staged = vault.engine.index.stage([BIG_PATH])
+    staged = vault.engine.catalog.index.stage([BIG_PATH])
     assert staged is not None
     session.append([{"role": "user", "content": "a zebra crossing"}])  # after the build read the file
     with vault.engine.locked():
-        report = vault.engine.index.publish(staged)
+        report = vault.engine.catalog.index.publish(staged)
     assert report.added == [BIG_PATH]
-    assert BIG_PATH not in vault.engine.index.outdated([BIG_PATH])  # published as the file is now
+    assert BIG_PATH not in vault.engine.catalog.index.outdated([BIG_PATH])  # published as the file is now
     assert positions(vault, "zebra") == [STAGED + 1]
     assert positions(vault, "w7x") == [8]
-    assert vault.engine.index.doc_count() == STAGED + 2
+    assert vault.engine.catalog.index.doc_count() == STAGED + 2
 
 
 def test_a_transcript_rewritten_meanwhile_is_not_published_as_built(vault: memfs.Vault) -> None:
     session = big_transcript(vault)
-    staged = vault.engine.index.stage([BIG_PATH])
+    staged = vault.engine.catalog.index.stage([BIG_PATH])
     assert staged is not None
     session.clear()
     session.append([{"role": "user", "content": "only a zebra now"}])
     with vault.engine.locked():
-        vault.engine.index.publish(staged)
+        vault.engine.catalog.index.publish(staged)
     assert positions(vault, "w42x") == []
     assert positions(vault, "zebra") == [1]
-    assert vault.engine.index.doc_count() == 2
+    assert vault.engine.catalog.index.doc_count() == 2
 
 
 def test_two_builds_of_the_same_job_leave_one_index(vault: memfs.Vault) -> None:
     big_transcript(vault)
-    first = vault.engine.index.stage([BIG_PATH])
-    second = vault.engine.index.stage([BIG_PATH])
+    first = vault.engine.catalog.index.stage([BIG_PATH])
+    second = vault.engine.catalog.index.stage([BIG_PATH])
     assert first is not None and second is not None
     with vault.engine.locked():
-        vault.engine.index.publish(first)
-        vault.engine.index.publish(second)  # finds the index holding the file as built: keeps it
+        vault.engine.catalog.index.publish(first)
+        vault.engine.catalog.index.publish(second)  # finds the index holding the file as built: keeps it
     assert positions(vault, "w42x") == [43]
-    assert vault.engine.index.doc_count() == STAGED + 1
+    assert vault.engine.catalog.index.doc_count() == STAGED + 1
 
 
 def test_memories_changed_while_they_were_built_are_indexed_as_they_are_now(vault: memfs.Vault) -> None:
@@ -112,14 +112,14 @@ def test_memories_changed_while_they_were_built_are_indexed_as_they_are_now(vaul
     with vault.batch("many facts"):
         written = [store.add(f"Fact {i}: the kettle is blue.", title=f"Fact {i}") for i in range(STAGE_FROM_FILES)]
     with vault.engine.locked():  # forget them, as a new index would: the next sync reads them all
-        vault.engine.index.clear()
-    staged = vault.engine.index.stage(None)
+        vault.engine.catalog.index.clear()
+    staged = vault.engine.catalog.index.stage(None)
     assert staged is not None
     store.update(written[0].id, body="The teapot is a striking orange.\n")
     store.delete(written[1].id)
     assert [h.id for h in store.search("orange")] == [written[0].id]  # the search meanwhile sees the write
     with vault.engine.locked():
-        vault.engine.index.publish(staged)
+        vault.engine.catalog.index.publish(staged)
     assert [h.id for h in store.search("orange")] == [written[0].id]
     ids = {h.id for h in store.search("kettle blue", k=1000)}
     assert written[0].id not in ids and written[1].id not in ids and len(ids) == STAGE_FROM_FILES - 2
@@ -128,11 +128,11 @@ def test_memories_changed_while_they_were_built_are_indexed_as_they_are_now(vaul
 def test_a_rebuild_is_made_aside_and_swapped_in(vault: memfs.Vault) -> None:
     store = vault.memories("a")
     store.add("The museum opens at ten.", title="Museum")
-    staged = vault.engine.index.stage(fresh=True)
+    staged = vault.engine.catalog.index.stage(fresh=True)
     assert staged is not None and staged.fresh
     late = store.add("The aquarium opens at nine.", title="Aquarium")
     with vault.engine.locked():
-        vault.engine.index.publish(staged)
+        vault.engine.catalog.index.publish(staged)
     assert [h.id for h in store.search("aquarium")] == [late.id]
     assert len(store.search("opens")) == 2
     other = memfs.Vault.open(vault.root)  # another process's view: the new index, verified
@@ -144,13 +144,13 @@ def test_a_rebuild_is_made_aside_and_swapped_in(vault: memfs.Vault) -> None:
 
 def test_two_rebuilds_at_once_leave_one_index_and_no_folder_aside(vault: memfs.Vault) -> None:
     memory = vault.memories("a").add("The museum opens at ten.", title="Museum")
-    first, second = vault.engine.index.stage(fresh=True), vault.engine.index.stage(fresh=True)
+    first, second = vault.engine.catalog.index.stage(fresh=True), vault.engine.catalog.index.stage(fresh=True)
     assert first is not None and second is not None
     with vault.engine.locked():
-        vault.engine.index.publish(first)
-        vault.engine.index.publish(second)  # as current as the first: it replaces it whole
+        vault.engine.catalog.index.publish(first)
+        vault.engine.catalog.index.publish(second)  # as current as the first: it replaces it whole
     assert [h.id for h in vault.search("museum")] == [memory.id]
-    assert vault.engine.index.doc_count() == 1
+    assert vault.engine.catalog.index.doc_count() == 1
     assert sorted(p.name for p in vault.engine.state_dir.iterdir() if p.name.startswith("index")) == ["index"]
 
 
@@ -248,7 +248,7 @@ def test_two_processes_indexing_the_same_transcript_leave_one_correct_index(tmp_
         assert child.returncode == 0, err
         assert json.loads(out) == [43]
     with memfs.Vault.open(root) as vault:
-        assert vault.engine.index.doc_count() == BIG + 1  # no message indexed twice
+        assert vault.engine.catalog.index.doc_count() == BIG + 1  # no message indexed twice
         assert positions(vault, f"w{BIG - 1}x") == [BIG]
         assert not list(vault.engine.state_dir.glob("index.*-*"))
 

@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 
 import memfs
-from memfs import index
-from memfs.index import CONTEXT_ALONE_TERMS, CONTEXT_FULL_TERMS, _context_share, first_person
+from memfs import indexing, searcher
+from memfs.indexing import CONTEXT_ALONE_TERMS, CONTEXT_FULL_TERMS, _context_share
+from memfs.searcher import first_person
 
 
 def chat(*texts: str) -> list[dict[str, Any]]:
@@ -122,7 +123,7 @@ def test_a_line_between_long_replies_is_not_drowned_by_them(
     vault: memfs.Vault, monkeypatch: pytest.MonkeyPatch, pages: int
 ) -> None:
     """The line that says all of it outranks one that says half of it between short turns."""
-    monkeypatch.setattr(index, "USER_BONUS", 0.0, raising=False)  # both are the user's anyway
+    monkeypatch.setattr(searcher, "USER_BONUS", 0.0, raising=False)  # both are the user's anyway
     reply = " ".join(long_text(f"page{n}x", 300) for n in range(pages))
     said = vault.session("said")
     said.append(chat(reply, "My sister moved to Lisbon in March.", reply))
@@ -161,7 +162,7 @@ def test_weights_rank_as_whooshs_own_query_does_with_long_messages(vault: memfs.
 
 def test_neighbour_lengths_are_settings(vault: memfs.Vault, monkeypatch: pytest.MonkeyPatch) -> None:
     """With CONTEXT_ALONE_TERMS raised, the same long message is found through its neighbour again."""
-    monkeypatch.setattr(index, "CONTEXT_ALONE_TERMS", 10_000)
+    monkeypatch.setattr(indexing, "CONTEXT_ALONE_TERMS", 10_000)
     session = vault.session("talk")
     session.append(chat(long_text("alpha", 150), "We went kayaking. " + long_text("beta", 150)))
     assert positions(session.search("kayaking")) == [2, 1]
@@ -208,7 +209,7 @@ def test_a_first_person_question_prefers_the_users_own_message(
     session = vault.session("talk")
     session.append(MOVE)
     assert positions(session.search("when did I move to Lisbon"))[0] == 1
-    monkeypatch.setattr(index, "USER_BONUS", 0.0)
+    monkeypatch.setattr(searcher, "USER_BONUS", 0.0)
     assert positions(session.search("when did I move to Lisbon"))[0] == 2  # the reply repeats the words
 
 
@@ -219,7 +220,7 @@ def test_no_user_bonus_unless_the_question_is_in_the_first_person(
     session = vault.session("talk")
     session.append(MOVE)
     with_bonus = [(h.position, h.score) for h in session.search(question)]
-    monkeypatch.setattr(index, "USER_BONUS", 0.0)
+    monkeypatch.setattr(searcher, "USER_BONUS", 0.0)
     assert [(h.position, h.score) for h in session.search(question)] == with_bonus
 
 
@@ -230,8 +231,8 @@ def test_the_user_bonus_is_a_share_of_the_users_messages_score(
     session.append([*MOVE, {"role": "user", "content": "The cat hates boxes."}])
     vault.session("other").append([{"role": "user", "content": "Nothing about that here."}])
     with_bonus = {h.position: h.score for h in vault.search_messages("my move to Lisbon")}
-    bonus = index.USER_BONUS
-    monkeypatch.setattr(index, "USER_BONUS", 0.0)
+    bonus = searcher.USER_BONUS
+    monkeypatch.setattr(searcher, "USER_BONUS", 0.0)
     without = {h.position: h.score for h in vault.search_messages("my move to Lisbon")}
     assert with_bonus.keys() == without.keys() == {1, 2, 3}  # a message that matched nothing stays unmatched
     assert with_bonus[2] == without[2]  # the assistant's

@@ -39,8 +39,8 @@ BELOW = {"GitHistory", "SearchIndex", "SyncReport", "Problem"}
 # What memfs uses inside: importable from their modules, never from `memfs`.
 INTERNALS = {
     "WriteEngine": "memfs.engine",
-    "SyncReport": "memfs.index",
-    "Problem": "memfs.index",
+    "SyncReport": "memfs.results",
+    "Problem": "memfs.results",
 }
 
 

@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 
 import memfs
-from memfs import index
+from memfs import searcher
+from memfs.analysis import ANALYZER
 from memfs.errors import InvalidArgumentError
-from memfs.index import ANALYZER, speaker_of
+from memfs.indexing import speaker_of
 
 FILLER = ["The weather was fine all week.", "We watched a film about whales.", "Dinner was pasta again.",
           "The neighbours painted their fence.", "My cousin called about the wedding."]  # fmt: skip
@@ -153,9 +154,9 @@ def test_a_named_speakers_messages_score_the_bonus_more(vault: memfs.Vault, monk
     def scores() -> dict[int, float]:
         return {h.position: h.score for h in session.search("what about Ada and the charity race", k=20)}
 
-    boosted, bonus = scores(), index.SPEAKER_BONUS
+    boosted, bonus = scores(), searcher.SPEAKER_BONUS
     assert next(iter(boosted)) == 7 and bonus > 0  # Ada's own message first
-    monkeypatch.setattr(index, "SPEAKER_BONUS", 0.0)
+    monkeypatch.setattr(searcher, "SPEAKER_BONUS", 0.0)
     plain = scores()
     assert next(iter(plain)) == 1  # without the bonus, Tom's message (more of the words) wins
     assert boosted[7] == pytest.approx(plain[7] * (1 + bonus), abs=1e-3)
@@ -166,7 +167,7 @@ def test_no_bonus_when_no_speaker_is_named(vault: memfs.Vault, monkeypatch: pyte
     session = vault.session("talk")
     session.append(chat("Ada: I ran a charity race.", "Tom: The race was long.", *FILLER))
     boosted = [(h.position, h.score) for h in session.search("charity race", k=20)]
-    monkeypatch.setattr(index, "SPEAKER_BONUS", 0.0)
+    monkeypatch.setattr(searcher, "SPEAKER_BONUS", 0.0)
     assert boosted == [(h.position, h.score) for h in session.search("charity race", k=20)]
 
 
@@ -176,9 +177,9 @@ def test_a_question_naming_both_speakers_ranks_as_without_the_bonus(
     session = vault.session("talk")
     session.append([{"role": "user", "name": "Ada", "content": "I ran a charity race."},
                     {"role": "assistant", "name": "Tom", "content": "It was long, a long charity race."}])  # fmt: skip
-    question, bonus = "did Ada and Tom run the charity race", index.SPEAKER_BONUS
+    question, bonus = "did Ada and Tom run the charity race", searcher.SPEAKER_BONUS
     boosted = [(h.position, h.score) for h in session.search(question, k=20)]
-    monkeypatch.setattr(index, "SPEAKER_BONUS", 0.0)
+    monkeypatch.setattr(searcher, "SPEAKER_BONUS", 0.0)
     plain = [(h.position, h.score) for h in session.search(question, k=20)]
     assert [p for p, _ in boosted] == [p for p, _ in plain] and len(plain) == 2  # the same order
     # both scaled alike: an item's ``name`` is its speaker, and the question names both speakers

@@ -105,7 +105,7 @@ def test_an_index_of_the_earlier_schema_is_rebuilt_not_misread(tmp_path: Path, m
     with monkeypatch.context() as old:
         old.setattr(memfs.index, "SCHEMA_VERSION", "3")
         old.setattr(memfs.index, "_schema", schema_3)
-        old.setattr(memfs.index, "namespace_terms", terms_3)
+        old.setattr(memfs.indexing, "namespace_terms", terms_3)
         with memfs.Vault.open(root, create=True) as vault:
             vault.memories("x users/alice").add("zebra pin", title="pin")
             vault.memories("users/alice").add("zebra own", title="own")
@@ -118,8 +118,8 @@ def test_an_index_of_the_earlier_schema_is_rebuilt_not_misread(tmp_path: Path, m
 
 
 def ns_terms(vault: memfs.Vault) -> set[bytes]:
-    with vault.index._lock:
-        return set(vault.index._reader().lexicon("ns"))
+    with vault.index.lock:
+        return set(vault.index.searcher().lexicon("ns"))
 
 
 def test_message_search_stays_in_its_transcript_and_sessions_match_keys_exactly(vault: memfs.Vault) -> None:

@@ -191,11 +191,11 @@ def test_a_write_embeds_nothing_and_the_next_search_embeds_it(vault_dir: Path, m
     with memfs.Vault.open(vault_dir, durable=False, embedder=model) as vault:
         store = vault.memories("users/alice")
         store.add(ALICE[0])
-        assert vault.engine.vectors is not None and len(vault.engine.vectors) == 0
+        assert vault.engine.catalog.vectors is not None and len(vault.engine.catalog.vectors) == 0
         assert vector_files(vault_dir) == []
         store.search("her profession")
-        assert len(vault.engine.vectors) == 1
-        assert vault.engine.embed() == (0, 0)
+        assert len(vault.engine.catalog.vectors) == 1
+        assert vault.engine.catalog.embed() == (0, 0)
 
 
 def test_vectors_are_never_committed_and_are_rebuilt_when_deleted(alice: memfs.Vault, vault_dir: Path) -> None:
@@ -212,7 +212,7 @@ def test_vectors_are_never_committed_and_are_rebuilt_when_deleted(alice: memfs.V
 def test_vectors_follow_content_a_rename_keeps_one_an_edit_makes_one(alice: memfs.Vault) -> None:
     store = alice.memories("users/alice")
     store.search("warm up")
-    vectors = alice.engine.vectors
+    vectors = alice.engine.catalog.vectors
     assert vectors is not None
     count = len(vectors)
     nurse = next(m for m in store.list() if "nurse" in m.body)
@@ -241,7 +241,7 @@ def test_a_torn_or_foreign_record_is_skipped(alice: memfs.Vault, vault_dir: Path
     path.write_bytes(bytes(forged) + good[record:] + b"\x00" * (record // 2))  # and half a record at the end
     alice.close()
     with memfs.Vault.open(vault_dir, durable=False, embedder=model) as vault:
-        vectors = vault.engine.vectors
+        vectors = vault.engine.catalog.vectors
         assert vectors is not None
         vectors.refresh()
         assert len(vectors) == len(ALICE)  # the forged one is left out, the torn end too
@@ -257,7 +257,7 @@ def test_a_search_embeds_within_its_budget_and_reindex_embeds_all(vault_dir: Pat
         with vault.batch("many"):
             for i in range(semantic.EMBED_BATCH * 2 + 3):
                 store.add(f"Note number {i} about the garden, the roses and the tomatoes.")
-        assert vault.engine.embed(budget=0) == (semantic.EMBED_BATCH, semantic.EMBED_BATCH + 3)
+        assert vault.engine.catalog.embed(budget=0) == (semantic.EMBED_BATCH, semantic.EMBED_BATCH + 3)
         report = vault.reindex()
         assert report.embedded == semantic.EMBED_BATCH + 3
         assert "every memory embedded" in next(f.message for f in vault.doctor() if f.check == "search")
@@ -272,13 +272,13 @@ def test_two_processes_add_vectors_to_one_file(alice: memfs.Vault, vault_dir: Pa
         "v = memfs.Vault.open(sys.argv[1], durable=False, embedder=E5Embedder(threads=1))\n"
         "s = memfs.MemoryStore(v, 'users/' + sys.argv[2])\n"
         "for i in range(6): s.add(f'{sys.argv[2]} note {i}: the meeting moved to room {i}.')\n"
-        "v.engine.embed(); v.close()\n"
+        "v.engine.catalog.embed(); v.close()\n"
     )
     procs = [subprocess.Popen([sys.executable, "-c", script, str(vault_dir), name]) for name in ("carol", "dave")]
     assert [p.wait(timeout=300) for p in procs] == [0, 0]
     with memfs.Vault.open(vault_dir, durable=False, embedder=semantic.E5Embedder()) as vault:
-        assert vault.engine.embed() == (0, 0)
-        vectors = vault.engine.vectors
+        assert vault.engine.catalog.embed() == (0, 0)
+        vectors = vault.engine.catalog.vectors
         assert vectors is not None and len(vectors) == len(ALICE) + 1 + 12
 
 
@@ -378,7 +378,7 @@ def test_a_link_or_a_fifo_where_the_vectors_go_is_removed_never_followed(
     embedder = WordHashEmbedder()
     with memfs.Vault.open(vault_dir, durable=False, embedder=embedder) as vault:
         vault.memories("users/alice").add("Alice likes green tea.")
-        vectors = vault.engine.vectors
+        vectors = vault.engine.catalog.vectors
         assert vectors is not None
         vectors.path.parent.mkdir(parents=True, exist_ok=True)
         vectors.path.symlink_to(outside)
@@ -419,6 +419,6 @@ def test_a_full_disk_leaves_search_by_words_and_the_vectors_whole(
         for crumb in small_disk.glob("crumb-*"):
             crumb.unlink()
         hits = store.search("green tea", semantic=True)
-        vectors = vault.engine.vectors
+        vectors = vault.engine.catalog.vectors
         assert vectors is not None and hits[0].similarity is not None and len(vectors) == 1
         assert vectors.path.stat().st_size % (32 + 4 * vectors.dimension + 8) == 0  # whole records only

@@ -111,7 +111,7 @@ def test_a_held_vault_lock_is_a_sentence_and_changes_nothing(
             held.set()
             release.wait(10)
 
-    vault.engine.mark_pending([f"memories/{NS}/a.md"])  # so that even a search needs the lock
+    vault.engine.catalog.mark_pending([f"memories/{NS}/a.md"])  # so that even a search needs the lock
     holder = threading.Thread(target=hold)
     holder.start()
     held.wait(5)

@@ -164,7 +164,9 @@ class MemfsStore(BaseStore):
                 if item is not None and _matches(item.value, op.filter):
                     found.append(item)
         else:
-            for rel in self.vault.engine.files(f"{MEMORIES_DIR}/{'/'.join(prefix)}/" if prefix else MEMORIES_DIR + "/"):
+            for rel in self.vault.engine.catalog.files(
+                f"{MEMORIES_DIR}/{'/'.join(prefix)}/" if prefix else MEMORIES_DIR + "/"
+            ):
                 item = self._read(rel)
                 if item is not None and _matches(item.value, op.filter):
                     found.append(item)

@@ -108,7 +108,7 @@ class MemfsChatStore(BaseChatStore):
         """Every key with a transcript in the folder."""
         prefix = session_file("x", self.folder).rsplit("/", 1)[0] + "/"
         keys = []
-        for rel in self._vault.engine.files(prefix):
+        for rel in self._vault.engine.catalog.files(prefix):
             if "/" not in rel[len(prefix) :]:
                 info = read_info(self._vault.root, rel)
                 if info is not None:

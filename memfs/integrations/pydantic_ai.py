@@ -86,7 +86,7 @@ class MemfsConversationStore(ConversationStore):
         def read() -> list[ConversationRecord]:
             prefix = session_file("x", f"{self.folder}/records").rsplit("/", 1)[0] + "/"
             records = []
-            for rel in self.vault.engine.files(prefix):
+            for rel in self.vault.engine.catalog.files(prefix):
                 record = self._record_at(rel)
                 if record is not None and (scope is None or record.scope == scope):
                     records.append(record)
@@ -193,7 +193,7 @@ class MemfsConversationStore(ConversationStore):
 
     def _all_records(self) -> list[ConversationRecord]:
         prefix = self._record_path("x").rsplit("/", 1)[0] + "/"
-        return [r for rel in self.vault.engine.files(prefix) if (r := self._record_at(rel)) is not None]
+        return [r for rel in self.vault.engine.catalog.files(prefix) if (r := self._record_at(rel)) is not None]
 
     def _has(self, entry_id: str) -> bool:
         try:
@@ -217,7 +217,7 @@ class MemfsConversationStore(ConversationStore):
         """Read every transcript of the folder into the cache of entries (a restart, a fork into another)."""
         prefix = session_file("x", self.folder).rsplit("/", 1)[0] + "/"
         found: dict[str, ConversationEntry] = {}
-        for rel in self.vault.engine.files(prefix):
+        for rel in self.vault.engine.catalog.files(prefix):
             if "/" in rel[len(prefix) :]:
                 continue  # the records, and other folders
             try:
