@@ -177,9 +177,9 @@ class Watcher:
             for folder in self._folders:
                 observer = PollingObserver(timeout=1.0) if self.polling else Observer()
                 observer.schedule(
-                    handler,
+                    handler,  # type: ignore[arg-type]  # duck-typed
                     str(folder),
-                    recursive=True,  # type: ignore[arg-type]  # duck-typed
+                    recursive=True,
                     event_filter=_wanted_events(),
                 )
                 observer.start()
@@ -436,9 +436,9 @@ class FileEvents:
             for folder in self._existing():  # one observer per folder, as for the Watcher
                 observer = Observer()
                 observer.schedule(
-                    handler,
+                    handler,  # type: ignore[arg-type]
                     str(self.root / folder),
-                    recursive=True,  # type: ignore[arg-type]
+                    recursive=True,
                     event_filter=_wanted_events(),
                 )
                 observer.start()
