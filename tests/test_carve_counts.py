@@ -135,3 +135,18 @@ def test_durable_set_on_an_open_engine_reaches_its_journal_and_transcripts(vault
     for value in (not engine.durable, engine.durable):
         engine.durable = value
         assert (engine.durable, engine.journal.durable, engine.appends.durable) == (value, value, value)
+
+
+def test_a_memory_added_is_parsed_once_scanned_once_and_locked_once(vault: memfs.Vault, counts: Counter[str]) -> None:
+    store = vault.memories("users/bob")
+    store.add("Bob visited the museum on Saturday with his sister.")  # the first write sets the vault up
+    counts.clear()
+
+    memory = store.add("Bob keeps bees on the roof of his building.")
+
+    assert counts["flock"] == 1 and counts["yaml"] == 1  # the stamped document is handed down, not parsed again
+    # the stamped document once; the body once more for the title made of its first sentence (which
+    # must never carry a credential, whatever on_secret lets the body keep); the commit's message,
+    # trailers and identities in one scan
+    assert (counts["content scan"], counts["commit words scan"]) == (2, 1)
+    assert store.get(memory.id).body.strip() == "Bob keeps bees on the roof of his building."
