@@ -13,7 +13,7 @@ and its stored fields, so an index folder someone else wrote (a vault copied or 
 ``.memfs/``) could run code when opened. memfs therefore reads no index file it cannot vouch
 for: after each commit it writes ``memfs-index.json`` into the folder, naming every file of the
 index with its size and sha256, signed with an HMAC key kept outside the vault (in the user's
-state folder, see :func:`index_key`). A file is handed to Whoosh only after its bytes match the
+state folder, see :func:`memfs.storage.index_key`). A file is handed to Whoosh only after its bytes match the
 signed list, and an index without a valid list is rebuilt from the files, unread. Files are read
 into memory rather than mapped, so a segment truncated under a running process cannot kill it
 with SIGBUS; the same list tells a long-lived reader when the index on disk is no longer the one
