@@ -684,8 +684,6 @@ class WriteEngine:
                 message = f"edit: {len(changed)} files changed outside memfs"
             return self.commit(changed, message, {"Memfs-Op": "reconcile"}, author=self.person)
 
-    # -- the index --------------------------------------------------------------------
-
 
 def engine_of(owner: Any) -> WriteEngine:
     """The write engine behind a Vault (or the engine itself)."""
