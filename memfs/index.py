@@ -1,10 +1,10 @@
 """The search index: Whoosh, kept as a function of the files.
 
 This module and its parts are the only ones that import :mod:`whoosh`: :mod:`memfs.analysis` (words
-into terms), :mod:`memfs.storage` (the files, read only when signed), :mod:`memfs.indexing` (what a
-file becomes in the index) and :mod:`memfs.searcher` (every read: search, message search, counts). The
-index itself keeps its files, segments and signed list, and its syncs. It lives under ``.memfs/index``
-and is never the truth: it stores, per file, the ``(mtime_ns, size, sha256)`` it was built
+into terms), :mod:`memfs.storage` (the files, read only when signed) and :mod:`memfs.searcher` (every
+read: search, message search, counts); :mod:`memfs.indexing` (what a file becomes in the index) needs
+no Whoosh of its own. The index itself keeps its files, segments and signed list, and its syncs. It
+lives under ``.memfs/index`` and is never the truth: it stores, per file, the ``(mtime_ns, size, sha256)`` it was built
 from, so :meth:`SearchIndex.sync` brings it up to date from file stats alone, reading only
 the files that changed. A missing, corrupt or outdated index is rebuilt from the files.
 
