@@ -2,7 +2,7 @@
 
     python bench/recall_probes.py        # JSON on stdout, about a minute
 
-memfs's message ranking (``SearchIndex._rank`` over the terms ``memfs.index`` builds: a message's
+memfs's message ranking (``memfs.searcher.IndexReader._rank`` over the terms ``memfs.indexing`` builds: a message's
 own words x4, its neighbours' x2, two away x1, its session date's words, the ``speaker`` field;
 BM25F with the same parameters) is re-done here in numpy over the LoCoMo development turns, so a
 rule costs a function, not an index build per setting. It agrees with memfs to within Whoosh's

@@ -180,7 +180,7 @@ class _WeightedFrequencies(formats.Frequency):  # type: ignore[misc]
     """Whoosh's term frequencies, given as ``(term, weight)`` pairs already counted.
 
     A message's terms come weighted (its own, its neighbours', its date's; see
-    :func:`_message_terms`), so they are handed to Whoosh once per distinct term with their
+    :func:`memfs.indexing._message_terms`), so they are handed to Whoosh once per distinct term with their
     weight, rather than as a token stream repeated by weight, which Whoosh would walk token by
     token. A term's frequency (what Whoosh adds up as the field's length) is its weight rounded.
     """

@@ -41,7 +41,7 @@ class Command:
         parameters: Its parameters, in order.
         writes: True when it changes memory (refused in read-only parts and modes).
         native: True for the six commands of Anthropic's built-in memory tool.
-        handler: The :class:`MemoryTools` method that carries it out.
+        handler: The :class:`~memfs.tools.MemoryTools` method that carries it out.
     """
 
     name: str
@@ -58,7 +58,7 @@ Handler = Callable[..., str]
 def command(
     name: str, description: str, *, writes: bool, native: bool, **parameters: tuple[dict[str, Any], bool, str]
 ) -> Callable[[Handler], Handler]:
-    """Register a :class:`MemoryTools` method as a command (one definition per command)."""
+    """Register a :class:`~memfs.tools.MemoryTools` method as a command (one definition per command)."""
 
     def register(handler: Callable[..., str]) -> Callable[..., str]:
         params = {key: Parameter(*spec) for key, spec in parameters.items()}

@@ -83,7 +83,7 @@ _MARKER_TEXT = b"memfs vault: this file keeps memories/ in git, so a clone of a 
 
 
 class WriteEngine:
-    """The lock, the transactions, the files, the pending queue and the commits of one vault.
+    """The lock, the transactions, the files and the commits of one vault, and the collaborators that hold the rest.
 
     Args:
         root: The vault folder (it exists).
@@ -94,7 +94,7 @@ class WriteEngine:
         durable: fsync files and folders on every write.
         setup: Complete the vault's layout (``memories/`` and its marker, ``.gitignore``) and
             commit it; False leaves the folder and its history exactly as they are.
-        freshness: See :attr:`freshness`.
+        freshness: Handed to the catalog (see :attr:`memfs.catalog.Catalog.freshness`).
         shared: True: share the vault with its group from now on; False: make it private from now
             on; None: as its repository's ``core.sharedRepository`` says (see :attr:`modes`).
     """
@@ -683,8 +683,6 @@ class WriteEngine:
             elif message is None:
                 message = f"edit: {len(changed)} files changed outside memfs"
             return self.commit(changed, message, {"Memfs-Op": "reconcile"}, author=self.person)
-
-    # -- the index --------------------------------------------------------------------
 
 
 def engine_of(owner: Any) -> WriteEngine:

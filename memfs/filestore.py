@@ -64,9 +64,10 @@ class FileStore(MemoryReader):
         trailers: Mapping[str, str],
         provenance: str | None,
     ) -> Proposal:
-        """Propose ``text`` for ``rel``: checked as :meth:`write_text` checks a write, against what the writer read.
+        """Propose ``text`` for ``rel``, checked against what the writer read.
 
-        The writer read its own proposal when its session has one for the file, else the file.
+        Checked as :meth:`memfs.store.MemoryStore.write_text` checks a write. The writer read its own
+        proposal when its session has one for the file, else the file.
         """
         own = proposals.own(self.engine, self.session, rel)
         seen = (own.text or "").encode("utf-8") if own is not None else proposals.current(self.engine, rel)

@@ -1,10 +1,10 @@
 """The search index: Whoosh, kept as a function of the files.
 
 This module and its parts are the only ones that import :mod:`whoosh`: :mod:`memfs.analysis` (words
-into terms), :mod:`memfs.storage` (the files, read only when signed), :mod:`memfs.indexing` (what a
-file becomes in the index) and :mod:`memfs.searcher` (every read: search, message search, counts). The
-index itself keeps its files, segments and signed list, and its syncs. It lives under ``.memfs/index``
-and is never the truth: it stores, per file, the ``(mtime_ns, size, sha256)`` it was built
+into terms), :mod:`memfs.storage` (the files, read only when signed) and :mod:`memfs.searcher` (every
+read: search, message search, counts); :mod:`memfs.indexing` (what a file becomes in the index) needs
+no Whoosh of its own. The index itself keeps its files, segments and signed list, and its syncs. It
+lives under ``.memfs/index`` and is never the truth: it stores, per file, the ``(mtime_ns, size, sha256)`` it was built
 from, so :meth:`SearchIndex.sync` brings it up to date from file stats alone, reading only
 the files that changed. A missing, corrupt or outdated index is rebuilt from the files.
 
@@ -13,7 +13,7 @@ and its stored fields, so an index folder someone else wrote (a vault copied or 
 ``.memfs/``) could run code when opened. memfs therefore reads no index file it cannot vouch
 for: after each commit it writes ``memfs-index.json`` into the folder, naming every file of the
 index with its size and sha256, signed with an HMAC key kept outside the vault (in the user's
-state folder, see :func:`index_key`). A file is handed to Whoosh only after its bytes match the
+state folder, see :func:`memfs.storage.index_key`). A file is handed to Whoosh only after its bytes match the
 signed list, and an index without a valid list is rebuilt from the files, unread. Files are read
 into memory rather than mapped, so a segment truncated under a running process cannot kill it
 with SIGBUS; the same list tells a long-lived reader when the index on disk is no longer the one

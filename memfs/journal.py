@@ -138,7 +138,7 @@ class Journal:
 
         Raises:
             LinkError: A folder on the way, or the file, is a symbolic link.
-            FileTooLargeError: The file is larger than memfs reads (:func:`read_limit`).
+            FileTooLargeError: The file is larger than memfs reads (:func:`memfs.statefiles.read_limit`).
         """
         return _read_regular(self.root, rel, own=own)
 

@@ -8,7 +8,8 @@ the same words:
   (``Hit.path``, ``Memory.path``, ``Revision.path``, what git and the index store);
 - a **name** is relative to a namespace: ``window-seats.md`` (``Memory.name``);
 - a **virtual path** is what the memory tools show an agent: ``/memories/window-seats.md``
-  (built in :mod:`memfs.tools`, which alone knows how its ``/memories`` maps to namespaces).
+  (built in :mod:`memfs.filetools`, whose :class:`~memfs.filetools.MemoryFolder` alone knows how
+  ``/memories`` maps to namespaces).
 
 A **label** is a vault path as commit messages and people read it: ``users/alice/x.md`` for a
 memory, the vault path itself for anything else.

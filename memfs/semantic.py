@@ -2,7 +2,7 @@
 
 A question rarely uses the words of the memory that answers it ("her profession" for "Alice works as
 a nurse"). A small embedding model places both near each other; memory search fuses its cosine
-similarity with the BM25F score (:mod:`memfs.index`, docs/architecture.md "A search").
+similarity with the BM25F score (:mod:`memfs.searcher`, docs/architecture.md "A search").
 
 **Models.** Anything with the five members of :class:`Embedder` will do. The default,
 :class:`E5Embedder`, is multilingual-e5-small quantised to 4 bits, with its weights and a small C
@@ -19,7 +19,7 @@ A write never waits for a model: a search embeds the memories written since (wit
 :data:`EMBED_BUDGET_SECONDS`; the rest wait for later searches, and rank by their words meanwhile).
 
 The file is a run of fixed-size records, each the content's digest, the vector (float32) and a
-keyed checksum (blake2b under the user's index key, :func:`memfs.index.index_key`). Writers append
+keyed checksum (blake2b under the user's index key, :func:`memfs.storage.index_key`). Writers append
 under an ``flock`` of the file, so several processes can add to it at once, and cut off a record a
 crash left half written before they append; a record that fails its checksum (damaged, or brought
 by a copied-in vault, signed with another user's key) is skipped, and its memory embedded again.

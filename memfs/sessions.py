@@ -10,8 +10,8 @@ An editor that saves by writing a new file and renaming it over the transcript w
 appends would silently drop the agent's messages. The sessions of a process therefore remember the
 entries they appended lately (in the engine's :class:`~memfs.appends.Appends`); if the file changed
 since memfs last wrote it and ends before the last of them, the missing ones are appended again
-before anything else. A file that is exactly as memfs last left it (the engine records its stat)
-and is shorter was popped or cleared by memfs itself, through any session object or process:
+before anything else. A file that is exactly as memfs last left it (``engine.appends`` records its
+stat in ``.memfs/own``) and is shorter was popped or cleared by memfs itself, through any session object or process:
 nothing is put back then.
 
 Every append, pop and clear is all or nothing: it runs in a rewind block (``engine.appends``) with

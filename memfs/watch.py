@@ -5,9 +5,9 @@ event names, the watcher re-reads the file from disk after a short quiet period 
 save, however many events it makes, is one change), updates the index, and after a longer quiet
 period commits what differs from the last commit with the person's identity. memfs's own writes
 are committed before they are visible to the watcher (the vault lock covers file and commit), or
-recorded by the write engine as its own until their session commits them, so they are never
-mistaken for a person's. Events can be lost under load (inotify drops them
-silently), so a full stat scan runs periodically and whenever a burst is too large to track.
+recorded as memfs's own (``.memfs/own``, :class:`~memfs.appends.Appends`) until their session
+commits them, so they are never mistaken for a person's. Events can be lost under load (inotify
+drops them silently), so a full stat scan runs periodically and whenever a burst is too large to track.
 
 With ``sync_every``, a second thread syncs the vault through a git remote (:mod:`memfs.sync`)
 that often, and soon after any commit (memfs's, the watcher's, another process's), debounced; a
