@@ -1557,13 +1557,14 @@ def watch(
             out.print(f"[{colours.get(kind, 'white')}]{kind:9}[/] {_m(path)}")
 
     _, given = _who(author, vault_path)
-    logged = ("engine", "catalog", "records", "index", "indexing", "searcher", "storage")  # what the watcher reports
-    logs, reported = [logging.getLogger(f"memfs.{name}") for name in logged], _Reported()
+    reported = _Reported()
     with Vault.open(vault_path, person=given) as vault:
         watcher = vault.watch(
             commit_delay=commit_delay, polling=polling, on_change=report, sync_every=sync_every, remote=remote
         )
         out.print(f"watching {_m(str(vault.root))} as {_m(str(vault.person))}; Ctrl-C to stop")
+        # every memfs module the watcher has loaded by now, whichever of them reports a held edit or a skipped file
+        logs = [logging.getLogger(name) for name in sorted(sys.modules) if name.startswith("memfs.")]
         for found in logs:
             found.addFilter(reported)
         stop = threading.Event()

@@ -554,11 +554,15 @@ def test_watch_prints_each_problem_once(root: Path, tmp_path: Path) -> None:
             wait_for(lambda: "broken.md" in out.read_text())
             (root / "memories/users/alice/fine.md").write_text("A later edit, reported after the problem.\n")
             wait_for(lambda: "committed" in out.read_text() and "fine.md" in out.read_text())
+            (root / "memories/users/alice/keys.md").write_text("The deploy token is ghp_" + "a1B2" * 9 + "\n")
+            wait_for(lambda: "keys.md" in out.read_text())
         finally:
             proc.send_signal(signal.SIGTERM)  # stops it cleanly; SIGINT may be ignored where the suite runs
             proc.wait(timeout=60)
     said = out.read_text() + err.read_text()
     assert said.count("not valid YAML") == 1, said  # the report's problem line, and no log line beside it
+    # a held edit too, whichever module holds it back: one report line, no log line
+    assert said.count("held      memories/users/alice/keys.md") == 1 and "not committing" not in said, said
 
 
 @pytest.mark.parametrize("args", [["changes", "--since", "yesterday", "-n", "5"], ["prune", "-n", "users/carol"]])
