@@ -64,9 +64,9 @@ from .paths import clean_memory_path, clean_namespace, clean_relpath, keepable_n
 from .results import Progress
 from .sources import (
     FIELDS,
-    MAX_ITEMS,
     Candidate,
     Skipped,
+    check_import_size,
     detect,
     read_json_text,
     read_source,
@@ -277,8 +277,7 @@ def _run(
     progress: Progress | None = None,
 ) -> ImportReport:
     """Check every candidate, then (unless ``dry_run``) write them in one commit: the import's report."""
-    if len(found) > MAX_ITEMS:
-        raise ImportSourceError(f"{source} holds {len(found)} memories, more than the {MAX_ITEMS} one import takes")
+    check_import_size(len(found), source)
     report = ImportReport(kind, dry_run, skipped=skipped)
     with vault.locked():
         plans = _plan(vault, found, report, on_secret, progress=_checking(progress, report, len(found), dry_run))

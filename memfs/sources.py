@@ -173,7 +173,7 @@ def _read_folder(root: Path, kind: str, ns: str) -> tuple[list[Candidate], list[
     found: list[Candidate] = []
     skipped: list[Skipped] = []
     for rel in _walk(root, skipped):
-        _check_count(len(found) + len(skipped) + 1, str(root))  # a folder of a million files stops here
+        check_import_size(len(found) + len(skipped) + 1, str(root))  # a folder of a million files stops here
         if kind != "anthropic" and not rel.endswith(".md"):
             skipped.append(Skipped(rel, "not a Markdown note (attachments are not imported)"))
             continue
@@ -425,14 +425,14 @@ def _json_records(text: str, source: str) -> tuple[list[tuple[str, Any]], list[S
             items = data
         if not isinstance(items, list):
             raise ImportSourceError(f"{source}: expected a list of memories (or an object with 'results')")
-        _check_count(len(items), source)
+        check_import_size(len(items), source)
         return [(f"{source} item {i}", item) for i, item in enumerate(items, 1)], []
     records: list[tuple[str, Any]] = []
     skipped: list[Skipped] = []
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
-        _check_count(len(records) + len(skipped) + 1, source)
+        check_import_size(len(records) + len(skipped) + 1, source)
         try:
             records.append((f"{source} line {n}", json.loads(line)))
         except RecursionError:
@@ -442,7 +442,7 @@ def _json_records(text: str, source: str) -> tuple[list[tuple[str, Any]], list[S
     return records, skipped
 
 
-def _check_count(count: int, source: str) -> None:
+def check_import_size(count: int, source: str) -> None:
     """Refuse a source as soon as it holds more than one import takes (before any record is built)."""
     if count > MAX_ITEMS:
         raise ImportSourceError(
