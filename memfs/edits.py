@@ -22,7 +22,7 @@ from .credentials import find_secrets, secret_advice
 from .errors import FileTooLargeError, LinkError, MemfsError
 from .history import GitHistory, has_conflict_markers
 from .layout import CONTENT_DIRS, is_attachment, is_content, is_transcript
-from .statefiles import _read_regular, _stat, read_limit, read_state, write_private
+from .statefiles import _stat, read_limit, read_regular, read_state, write_private
 
 log = logging.getLogger(__name__)
 
@@ -170,7 +170,7 @@ class Edits:
     def _has_conflict_markers(self, rel: str) -> bool:
         """True if the file holds git's conflict markers; False for a link or one too large (never committed)."""
         try:
-            data = _read_regular(self.root, rel)
+            data = read_regular(self.root, rel)
         except (OSError, LinkError, FileTooLargeError):
             return False
         return data is not None and has_conflict_markers(data)

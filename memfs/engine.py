@@ -68,10 +68,10 @@ from .paths import is_plain
 from .semantic import Embedder
 from .statefiles import (
     OwnStat,
-    _read_regular,
     holding,
     private_folder,
     read_limit,
+    read_regular,
 )
 
 log = logging.getLogger(__name__)
@@ -281,7 +281,7 @@ class WriteEngine:
             LinkError: A folder on the way, or the file, is a symbolic link.
             FileTooLargeError: The file is larger than memfs reads (:func:`read_limit`).
         """
-        return _read_regular(self.root, rel, own=own)
+        return read_regular(self.root, rel, own=own)
 
     def read_bytes(self, rel: str) -> bytes:
         """The bytes of a vault file (``rel`` is a vault path); MemoryNotFoundError if absent.

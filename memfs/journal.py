@@ -25,7 +25,7 @@ from typing import Any
 from . import _fs
 from .errors import FileTooLargeError, LinkError
 from .history import GitHistory
-from .statefiles import _read_regular
+from .statefiles import read_regular
 
 log = logging.getLogger(__name__)
 
@@ -140,7 +140,7 @@ class Journal:
             LinkError: A folder on the way, or the file, is a symbolic link.
             FileTooLargeError: The file is larger than memfs reads (:func:`memfs.statefiles.read_limit`).
         """
-        return _read_regular(self.root, rel, own=own)
+        return read_regular(self.root, rel, own=own)
 
     def _holds(self, rel: str, wrote: bytes | None) -> bool:
         """True when the vault file ``rel`` still holds what memfs wrote (None: no file), through the gate.

@@ -72,7 +72,7 @@ def read_limit(rel: str) -> int:
     return MAX_TRANSCRIPT_BYTES if is_transcript(rel) else MAX_INDEXED_BYTES
 
 
-def _read_regular(root: Path, rel: str, *, own: bool = False) -> bytes | None:
+def read_regular(root: Path, rel: str, *, own: bool = False) -> bytes | None:
     """The bytes of a regular vault file through the path gate, None if there is none.
 
     Bounded by :func:`read_limit` (FileTooLargeError, before any byte is read), except with
