@@ -349,11 +349,12 @@ class FileCommands(MemoryFolder):
                 trailers=self._trailers("create"),
             )
         self._seen.pop(self._rel(target), None)
+        proposing = target.store.proposes_change(target.name)
         return (
             f"File created successfully at: {path}"
-            + self._proposed(target)
+            + self._proposed(target, proposing=proposing)
             + _redaction_note(file_text)
-            + self._similar_note(target, final)
+            + ("" if proposing else self._similar_note(target, final))  # no file to merge: a person decides
         )
 
     def _similar_note(self, target: Target, written: str) -> str:

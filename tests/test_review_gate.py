@@ -57,6 +57,22 @@ def test_tools_writing_below_their_store_follow_the_innermost_policy(vault: memf
     assert (vault.root / "memories/users/alice/top.md").exists()
 
 
+@pytest.mark.parametrize(
+    "text", ["Alice prefers window seats on long flights.\n", "On long flights Alice always prefers window seats.\n"]
+)
+def test_a_proposed_create_names_no_near_duplicate_to_merge_into(vault: memfs.Vault, text: str) -> None:
+    """A create that became a proposal wrote no file: no note asks the model to merge it and delete it."""
+    vault.memories("users/alice/inbox").add("Alice prefers window seats on long flights, always.", title="Window seats")
+    settle(vault, INBOX_POLICY)
+    tools = MemoryTools(vault, ALICE, session="s1")
+
+    answer = ok(tools, "create", path="/memories/inbox/flights.md", file_text=text)
+
+    assert "It is a proposal" in answer and "already says" not in answer and "delete" not in answer
+    # the same create where it is written at once still names the memory that says the same
+    assert "already says much the same" in ok(tools, "create", path="/memories/flights.md", file_text=text)
+
+
 def test_edits_and_deletes_of_a_file_already_in_the_reviewed_folder_are_proposals(vault: memfs.Vault) -> None:
     vault.memories(ALICE).write_text("inbox/bank.md", "Call the bank.\n", create=True)  # a person's file
     settle(vault, INBOX_POLICY)
