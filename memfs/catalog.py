@@ -71,9 +71,10 @@ class Catalog:
         history: The vault's git history (asked which rebuilt files differ from the last commit).
         read: The bytes of a vault file through the path gate, bounded (None: no regular file).
         commit_edits: Commits those of the given vault paths that are people's edits (a reconcile).
-        lock_timeout: Seconds the index waits for its own writer lock.
-        freshness: See :attr:`freshness`.
-        embedder: The model of search by meaning, or None (search by words).
+
+    Made in two steps: the queues at once (a crash's recovery notes the paths it puts back in
+    ``pending`` before any index is opened, as the engine did before it had a catalog), then the
+    index, its reader and the vectors by :meth:`open`, after recovery.
     """
 
     def __init__(
@@ -85,9 +86,6 @@ class Catalog:
         history: GitHistory,
         read: Callable[[str], bytes | None],
         commit_edits: Callable[[list[str]], object],
-        lock_timeout: float,
-        freshness: float | None = DEFAULT_FRESHNESS,
-        embedder: Embedder | None = None,
     ) -> None:
         self.root = root
         self.state_dir = state_dir
@@ -100,11 +98,22 @@ class Catalog:
         self._seen_file = state_dir / "seen-edits"
         self._freshness: float | None = None
         self._index_failed = False  # a Whoosh write failed: its open files are collected at close
-        self.index = SearchIndex(root, state_dir / "index", lock_timeout=lock_timeout)
+
+    def open(
+        self, *, lock_timeout: float, freshness: float | None = DEFAULT_FRESHNESS, embedder: Embedder | None = None
+    ) -> None:
+        """Open the index (made anew if it is unusable), its reader and the vectors.
+
+        Args:
+            lock_timeout: Seconds the index waits for its own writer lock.
+            freshness: See :attr:`freshness`.
+            embedder: The model of search by meaning, or None (search by words).
+        """
+        self.index = SearchIndex(self.root, self.state_dir / "index", lock_timeout=lock_timeout)
         #: Every read of the index (search, message search, counts, lookups).
         self.reader = IndexReader(self.index)
         #: The vectors of the memories for search by meaning, or None (no model: search by words).
-        self.vectors = VectorStore(state_dir / "vectors", embedder, index_key()) if embedder else None
+        self.vectors = VectorStore(self.state_dir / "vectors", embedder, index_key()) if embedder else None
         #: The model's share in a fused score (:data:`memfs.semantic.SEMANTIC_WEIGHT`).
         self.semantic_weight = SEMANTIC_WEIGHT
         self.index.sweep_asides()

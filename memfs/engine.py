@@ -129,8 +129,9 @@ class WriteEngine:
             #: (``Vault.open(..., shared=True)``, ``memfs init --shared``); never wider than the umask.
             #: ``.memfs/`` is always private. A file memfs rewrites keeps its mode.
             self.modes = _fs.SHARED if self.history.shared() else _fs.PRIVATE
-            #: The index, the vectors and their queues, and every read through them (search). Made
-            #: first: recovering a transaction queues the paths it puts back for the index.
+            #: The index, the vectors and their queues, and every read through them (search). Its
+            #: queues first (recovering a transaction notes the paths it puts back for the index),
+            #: its index once the files are whole again.
             self.catalog = Catalog(
                 root,
                 self.state_dir,
@@ -138,9 +139,6 @@ class WriteEngine:
                 history=self.history,
                 read=self._regular,
                 commit_edits=self.commit_outside_edits,
-                lock_timeout=lock_timeout,
-                freshness=freshness,
-                embedder=embedder,
             )
             #: The crash journal (``.memfs/journal``).
             self.journal = Journal(
@@ -166,6 +164,7 @@ class WriteEngine:
             self.journal.recover()
             if setup:
                 self._ensure_layout()
+            self.catalog.open(lock_timeout=lock_timeout, freshness=freshness, embedder=embedder)
 
     def close(self) -> None:
         """Index what is pending, then release the index and git helper processes."""
