@@ -22,7 +22,7 @@ from .credentials import find_secrets, secret_advice
 from .errors import FileTooLargeError, LinkError, MemfsError
 from .history import GitHistory, has_conflict_markers
 from .layout import CONTENT_DIRS, is_attachment, is_content, is_transcript
-from .statefiles import _stat, read_limit, read_regular, read_state, write_private
+from .statefiles import _stat, holding, read_limit, read_regular, read_state, write_private
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +98,7 @@ class Edits:
         less those memfs wrote itself and will commit (a session's pending messages) unless they
         changed again since.
         """
-        with self._lock.hold():
+        with holding(self._lock):
             changed = [
                 p
                 for p in self.history.changed(list(CONTENT_DIRS))

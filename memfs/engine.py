@@ -221,7 +221,7 @@ class WriteEngine:
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
         """Hold the vault lock (re-entrant) for a ``with`` block."""
-        with self._lock.hold():
+        with holding(self._lock):
             yield
 
     @contextlib.contextmanager
@@ -244,7 +244,7 @@ class WriteEngine:
         killed mid-transaction leaves the journal, and the next transaction (in any process)
         rolls the files back, or forward if the commit had landed (:meth:`Journal.recover`).
         """
-        with self._lock.hold():
+        with holding(self._lock):
             if self._change is not None:  # part of an enclosing batch
                 yield self._change
                 if not summary:
@@ -646,7 +646,7 @@ class WriteEngine:
         history even when memfs deletes or replaces them. Files the current batch already
         changed are left out (that difference is the batch's own).
         """
-        with self._lock.hold():
+        with holding(self._lock):
             done = self._change.paths if self._change is not None else set()
             todo = [p for p in paths if p not in done]
             if todo:
@@ -671,7 +671,7 @@ class WriteEngine:
             message: The commit message; by default one naming the file or the number of files.
             allow_secrets: Vault paths whose credentials the person commits deliberately.
         """
-        with self._lock.hold():
+        with holding(self._lock):
             changed = self.edits.ready(paths, allow_secrets)
             if paths is None:
                 self.catalog.forget_seen()

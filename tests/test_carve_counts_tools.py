@@ -52,6 +52,7 @@ def counts(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
     found: Counter[str] = Counter()
     SCANNED.clear()
     count_method(monkeypatch, found, _fs.VaultLock, "_acquire_file")  # the lock taken (not re-entered)
+    count_method(monkeypatch, found, _fs.VaultLock, "hold")  # the lock entered, taken or re-entered
     count_method(monkeypatch, found, MemoryTools, "_resolve_now")  # a /memories path resolved
     count(monkeypatch, found, paths, "split_virtual")
     count(monkeypatch, found, documents, "_load_yaml")  # front matter parsed
@@ -78,7 +79,7 @@ def test_str_replace_takes_the_lock_once_resolves_once_and_parses_once(
     assert not result.is_error, result.text
     written = (vault.root / "memories" / NS / "seat.md").read_text("utf-8")
     assert "aisle seat" in written
-    assert counts["_acquire_file"] == 1
+    assert counts["_acquire_file"] == counts["hold"] == 1  # the steps inside the tool's hold enter it no more
     assert counts["_resolve_now"] == counts["split_virtual"] == 1  # the write check and the edit share it
     assert counts["_load_yaml"] == counts["parse_text"] == 1  # the edited text, once: not the stamped one again
     # the memory's text is scanned once (stamp); the others are the file name, the commit's message,
