@@ -68,12 +68,13 @@ class Edits:
         person's operation is in progress, and files an edit gave a credential (unless named in
         ``allow_secrets``) are held back (:meth:`_hold_back`). The caller holds the vault lock.
         """
+        told = self._held_back()  # held by an earlier call: said then (and `memfs doctor` lists it)
         if paths is None:
             for rel in filter(is_transcript, self.appends.own_uncommitted()):  # an interrupted append is no one's edit
                 self.appends.repair_tail(rel)
             changed = self.outside_edits()
         else:
-            candidates = sorted(set(paths) | self._held_back())
+            candidates = sorted(set(paths) | told)
             for rel in filter(is_transcript, candidates):  # an interrupted append is no one's edit
                 self.appends.repair_tail(rel)
             changed = self.history.changed(candidates) if candidates else []
@@ -89,7 +90,7 @@ class Edits:
                 "not committing %s: larger than the %d bytes memfs commits of such a file", rel, read_limit(rel)
             )
         changed = [p for p in changed if p not in too_big]
-        return self._hold_back(changed, set(allow_secrets))
+        return self._hold_back(changed, set(allow_secrets), told)
 
     def outside_edits(self) -> list[str]:
         """People's edits not committed yet, as vault paths.
@@ -107,7 +108,7 @@ class Edits:
             own = self.appends.own_uncommitted()
             return [p for p in changed if p not in own or own[p] != _stat(self.root / p)]
 
-    def _hold_back(self, changed: list[str], allow_secrets: set[str] | None = None) -> list[str]:
+    def _hold_back(self, changed: list[str], allow_secrets: set[str], told: set[str]) -> list[str]:
         """Those of ``changed`` (a person's edits) that may be committed now.
 
         A file holding git's conflict markers is never committed as a person's edit, and nothing
@@ -116,9 +117,9 @@ class Edits:
         credential is not committed either (git keeps every version for good; once there it takes
         a purge), unless it is in ``allow_secrets``. Those files are kept in ``.memfs/held`` and
         looked at again by every later call, so an edit made meanwhile is committed once the
-        conflict, the operation or the credential is gone, even if it does not change again.
+        conflict, the operation or the credential is gone, even if it does not change again. ``told``:
+        what ``.memfs/held`` holds now (read once by :meth:`ready`).
         """
-        told = set(self._held_back())  # held by an earlier call: said then (and `memfs doctor` lists it)
         marked = [rel for rel in changed if self._has_conflict_markers(rel)]
         for rel in marked:
             (log.debug if rel in told else log.warning)(
@@ -126,7 +127,7 @@ class Edits:
             )
         secret = {}
         for rel in changed:
-            found = [] if rel in marked or rel in (allow_secrets or ()) else self.new_secrets(rel)
+            found = [] if rel in marked or rel in allow_secrets else self.new_secrets(rel)
             if found:
                 secret[rel] = found
                 (log.debug if rel in told else log.warning)("not committing %s: %s", rel, secret_advice(rel, found))
@@ -137,7 +138,7 @@ class Edits:
         if busy is not None and ready:
             log.warning("not committing %d files changed outside memfs: %s", len(ready), busy[1])
         held = sorted(marked + (ready if busy is not None else []))
-        if held != sorted(self._held_back()):
+        if held != sorted(told):
             if held:
                 tmp = self._held_file.with_name("held.new")
                 write_private(tmp, "".join(f"{rel}\n" for rel in held).encode("utf-8"))

@@ -130,17 +130,8 @@ class Journal:
             os.close(fd)
 
     def _as_committed(self, rel: str) -> bytes | None:
-        data = self._regular(rel)
+        data = read_regular(self.root, rel)
         return None if data is None else self.history.committed_form(data)
-
-    def _regular(self, rel: str, *, own: bool = False) -> bytes | None:
-        """The bytes of the vault file ``rel`` through the path gate, bounded; None if there is no regular file.
-
-        Raises:
-            LinkError: A folder on the way, or the file, is a symbolic link.
-            FileTooLargeError: The file is larger than memfs reads (:func:`memfs.statefiles.read_limit`).
-        """
-        return read_regular(self.root, rel, own=own)
 
     def _holds(self, rel: str, wrote: bytes | None) -> bool:
         """True when the vault file ``rel`` still holds what memfs wrote (None: no file), through the gate.
@@ -152,7 +143,7 @@ class Journal:
     def _landed(self, rel: str, digest: str | None) -> bool:
         """True if ``rel`` holds the bytes of this digest (None: no file); a link or a file too large does not."""
         try:
-            return _digest(self._regular(rel)) == digest
+            return _digest(read_regular(self.root, rel)) == digest
         except (FileTooLargeError, LinkError):
             return False
 

@@ -377,19 +377,19 @@ class MemoryReader:
             InvalidArgumentError: ``since`` or ``until`` is not a date, or they make an empty range.
             SemanticSearchError: ``semantic=True`` and the vault has no embedding model.
         """
-        since, until = iso_range(since, until)
-        hits = self.engine.catalog.search(
+        return search_memories(
+            self.engine,
             query,
-            k=k,
             namespace=self.namespace,
+            k=k,
             type=type,
-            tags=list(tags),
+            tags=tags,
             since=since,
             until=until,
             history=history,
             semantic=semantic,
+            follow_links=follow_links,
         )
-        return hits + linked_hits(self.engine, hits, follow_links, namespace=self.namespace)
 
     def history(self, ref: str) -> builtins.list[Revision]:
         """The commits that changed this memory, newest first, followed across renames."""
@@ -523,6 +523,36 @@ def as_cased(root: os.PathLike[str], rel: str) -> str:
         parts.append(part)
         current = os.path.join(current, part)
     return "/".join(parts)
+
+
+def search_memories(
+    engine: WriteEngine,
+    query: str,
+    *,
+    namespace: str | None,
+    k: int,
+    type: str | None,
+    tags: Iterable[str],
+    since: str | datetime | None,
+    until: str | datetime | None,
+    history: bool,
+    semantic: bool | None,
+    follow_links: int,
+) -> list[Hit]:
+    """Memory search as the store and the vault both give it (:meth:`MemoryReader.search`): one namespace or all."""
+    since, until = iso_range(since, until)
+    hits = engine.catalog.search(
+        query,
+        k=k,
+        namespace=namespace,
+        type=type,
+        tags=list(tags),
+        since=since,
+        until=until,
+        history=history,
+        semantic=semantic,
+    )
+    return hits + linked_hits(engine, hits, follow_links, namespace=namespace)
 
 
 def linked_hits(

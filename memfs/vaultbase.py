@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .changes import Changes, collect
-from .dates import day_range, iso_range, time_range
+from .dates import day_range, time_range
 from .doctor import Finding, examine
 from .documents import Document
 from .engine import WriteEngine
@@ -31,11 +31,12 @@ from .layout import (
     split_memory_path,
 )
 from .paths import clean_memory_path, clean_namespace
+from .reader import search_memories
 from .results import Hit, MessageHit, Problem, Progress, SyncReport
 from .sessions import MarkdownSession, SessionInfo, keys_id, read_info
 from .settings import Settings
 from .settings import load as load_settings
-from .store import MemoryStore, linked_hits
+from .store import MemoryStore
 from .usage import UsageLog
 from .watch import Watcher
 
@@ -195,19 +196,19 @@ class VaultBase:
         """
         if namespace is not None:
             namespace = clean_namespace(namespace)
-        since, until = iso_range(since, until)
-        hits = self.engine.catalog.search(
+        return search_memories(
+            self.engine,
             query,
-            k=k,
             namespace=namespace,
+            k=k,
             type=type,
-            tags=list(tags),
+            tags=tags,
             since=since,
             until=until,
             history=history,
             semantic=semantic,
+            follow_links=follow_links,
         )
-        return hits + linked_hits(self.engine, hits, follow_links, namespace=namespace)
 
     @property
     def semantic(self) -> str | None:
