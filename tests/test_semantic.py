@@ -329,6 +329,62 @@ def test_a_model_that_answers_badly_leaves_search_by_words(vault_dir: Path, capl
             vault.memories("users/alice").search("green tea", semantic=True)
 
 
+class FailingEmbedder(WordHashEmbedder):
+    """A real embedder that fails as someone else's code may: any exception, on the side it is told."""
+
+    def __init__(self, error: BaseException, side: str) -> None:
+        super().__init__()
+        self.error, self.side = error, side
+
+    def embed_passages(self, texts: Any) -> Any:
+        if self.side == "passages":
+            raise self.error
+        return self._embed(texts)
+
+    def embed_queries(self, texts: Any) -> Any:
+        if self.side == "queries":
+            raise self.error
+        return self._embed(texts)
+
+
+@pytest.mark.parametrize("error", [RuntimeError("CUDA out of memory"), ValueError("bad input"), KeyError("vocab")])
+@pytest.mark.parametrize("side", ["passages", "queries"])
+def test_a_model_that_raises_anything_leaves_search_by_words(
+    vault_dir: Path, caplog: pytest.LogCaptureFixture, error: BaseException, side: str
+) -> None:
+    with memfs.Vault.open(vault_dir, durable=False, embedder=FailingEmbedder(error, side)) as vault:
+        vault.memories("users/alice").add("Alice likes green tea.")
+        with caplog.at_level(logging.WARNING):
+            hits = vault.memories("users/alice").search("green tea")
+        assert hits and hits[0].similarity is None
+        assert "searching by words alone" in caplog.text and type(error).__name__ in caplog.text
+        with pytest.raises(SemanticSearchError, match="the embedding model failed"):
+            vault.memories("users/alice").search("green tea", semantic=True)
+
+
+def test_a_full_reindex_of_a_vault_never_searched_by_meaning_makes_its_vectors(vault_dir: Path) -> None:
+    with memfs.Vault.open(vault_dir, durable=False, embedder=None) as vault:
+        vault.memories("users/alice").add("Alice likes green tea.")
+    with memfs.Vault.open(vault_dir, durable=False, embedder=WordHashEmbedder()) as vault:
+        assert not (vault_dir / ".memfs" / "vectors").exists()
+        assert vault.reindex(full=True).embedded == 1
+        assert vault.memories("users/alice").search("green tea")[0].similarity is not None
+
+
+def test_a_killed_compacts_copy_is_removed_by_the_next(alice: memfs.Vault, vault_dir: Path) -> None:
+    alice.search("what is alice's job")
+    [path] = vector_files(vault_dir)
+    leftover = path.with_name(path.name + ".tmp-999999")  # another process's, killed mid-copy
+    leftover.write_bytes(b"half a copy")
+    alice.reindex(full=True)
+    assert not leftover.exists() and [p.name for p in vector_files(vault_dir)] == [path.name]
+
+
+def test_every_embedder_of_the_bundled_model_shares_one_call_lock(model: E5Embedder) -> None:
+    """The engine keeps one state per loaded model: two vaults' embedders must not call it at once."""
+    assert E5Embedder()._call_lock is model._call_lock
+
+
 def test_bad_queries_are_refused_before_any_embedding(vault_dir: Path) -> None:
     embedder = WordHashEmbedder()
     with memfs.Vault.open(vault_dir, durable=False, embedder=embedder) as vault:
