@@ -202,8 +202,12 @@ class Commits:
         return "sha1", folder if folder is not None and folder.is_dir() else None
 
     def _private_repository(self) -> bool:
-        """True when git's own files are private here (``core.sharedRepository=0600``, set at init and clone)."""
-        return self._git("config", "--get", "core.sharedRepository", check=False).strip() == PRIVATE_REPOSITORY
+        """True when git's own files are private here (``core.sharedRepository=0600``, set at init and clone).
+
+        Read from the config as it is now (a vault opened ``shared=True`` changes it after this object
+        is made, and a person may): the objects a commit writes take the mode the config says.
+        """
+        return (self._env.value("core.sharedRepository") or "").strip() == PRIVATE_REPOSITORY
 
     def operation_in_progress(self) -> tuple[str, str] | None:
         """The git operation a person started here and has not finished, or None.
@@ -281,6 +285,8 @@ class Commits:
         if trailers:
             full += "\n" + "".join(f"{k}: {one_line(v)}\n" for k, v in trailers.items())
         crlf = self.converts_crlf()
+        if self._objects is not None:
+            self._objects.private = self._private_repository()
         sha = ""
         try:
             blobs = {

@@ -114,6 +114,26 @@ def test_an_old_vault_gets_a_private_state_folder_and_can_be_shared_later(tmp_pa
         assert not vault.history.shared()
 
 
+def objects_of(root: Path, sha: str) -> tuple[int, int]:
+    """The modes of the loose object ``sha`` and of its folder."""
+    obj = root / ".git" / "objects" / sha[:2] / sha[2:]
+    return mode(obj), mode(obj.parent)
+
+
+def test_the_objects_a_commit_writes_follow_the_sharing_the_vault_was_opened_with(tmp_path: Path) -> None:
+    """A private vault opened shared (and back): its next commits' objects are the group's (and private again)."""
+    with memfs.Vault.open(tmp_path / "vault", create=True, durable=False) as vault:
+        root = vault.root
+    with memfs.Vault.open(root, shared=True, durable=False) as vault:
+        vault.memories("team").add("The standup is at ten.", title="Standup")
+        shared = objects_of(root, vault.log()[0].sha)
+    with memfs.Vault.open(root, shared=False, durable=False) as vault:
+        vault.memories("team").add("The retro is on Friday.", title="Retro")
+        private = objects_of(root, vault.log()[0].sha)
+    assert shared[0] == 0o444 and shared[1] & 0o070 == 0o070 & ~umask_now()  # git's own modes when shared
+    assert private == (0o400, 0o700)
+
+
 def test_cli_init_shared(tmp_path: Path) -> None:
     runner = CliRunner()
     assert runner.invoke(cli, ["init", str(tmp_path / "private")]).exit_code == 0
