@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from . import _fs
-from .credentials import find_secrets
+from .credentials import find_secrets, secret_advice
 from .documents import Document, dumps, loads, normalize_time, tags_of
 from .errors import (
     ContentError,
@@ -315,7 +315,10 @@ def loose_notes(root: Path) -> list[str]:
     """
     if not root.is_dir():
         return []
-    entries = sorted(e.name for e in os.scandir(root) if e.name not in _VAULT_OWN)
+    # a hidden file at the top (``.env``, ``.DS_Store``) is the folder's, not the notes': it stays
+    entries = sorted(
+        e.name for e in os.scandir(root) if e.name not in _VAULT_OWN and (e.name == ".obsidian" or e.name[0] != ".")
+    )
     if ".obsidian" in entries:
         return entries
     kinds = _kinds_of_files(root, [e for e in entries if not e.startswith(".")])
@@ -395,7 +398,7 @@ def adopt_folder(vault: Vault, entries: list[str], namespace: str = "notes") -> 
         for _, new, _ in moves:
             rel = f"{target}/{new}"
             if not _editor_state(new):
-                data = _committable(root / rel, rel, skipped)
+                data = _committable(vault, rel, skipped)
                 if data is not None:
                     moved[rel] = data
         # the notes as they were, then stamped by the import: one commit each, however many notes
@@ -429,10 +432,15 @@ def _editor_state(rel: str) -> bool:
     return ".obsidian" in parts[:-1] and parts[parts.index(".obsidian") + 1] in EDITOR_STATE
 
 
-def _committable(path: Path, rel: str, skipped: list[Skipped]) -> bytes | None:
-    """A moved file's bytes to commit, or None (and why, in ``skipped``) when it cannot be."""
+def _committable(vault: Vault, rel: str, skipped: list[Skipped]) -> bytes | None:
+    """A moved file's bytes to commit, or None (and why, in ``skipped``) when it cannot be.
+
+    A file holding a credential (in its text or its name) is not committed, as a person's edit
+    holding one is not: git would keep it for good. A note among them is still imported (its
+    memory redacted, as every import does); the file itself waits for the person.
+    """
     try:
-        data = _fs.read_file(path, limit=MAX_ATTACHMENT_BYTES, name=rel)
+        data = _fs.read_file(vault.root / rel, limit=MAX_ATTACHMENT_BYTES, name=rel)
     except FileTooLargeError as exc:
         skipped.append(
             Skipped(
@@ -445,6 +453,11 @@ def _committable(path: Path, rel: str, skipped: list[Skipped]) -> bytes | None:
         return None
     if data is None:
         skipped.append(Skipped(rel, "not a regular file (a link or a device); kept in the folder, not committed"))
+        return None
+    found = vault.engine.edits.new_secrets(rel)
+    if found:
+        skipped.append(Skipped(rel, f"kept in the folder, not committed: {secret_advice(rel, found)}"))
+        return None
     return data
 
 

@@ -135,6 +135,33 @@ def test_init_on_a_notes_folder_says_which_names_it_changed_and_why(tmp_path: Pa
         assert vault.memories("people/ann").get("Why- Because.md").title == "Why? Because"
 
 
+TOKEN = "ghp_" + "a1B2" * 9
+
+
+@pytest.mark.parametrize(
+    "rel, data",
+    [
+        ("Ops/Deploy.md", f"The deploy token is {TOKEN}\n".encode()),  # a note
+        ("attachments/keys.txt", f"aws key AKIAIOSFODNN7EXAMPLE\ngithub {TOKEN}\n".encode()),  # beside the notes
+        (f"Ops/{TOKEN}.md", b"named after a token\n"),  # in its name
+    ],
+)
+def test_init_never_commits_a_credential_a_note_or_attachment_holds(tmp_path: Path, rel: str, data: bytes) -> None:
+    """Adopting a notes folder commits its files as a person's edits are: one holding a credential waits."""
+    root = notes_folder(tmp_path / "Notes")
+    (root / rel).parent.mkdir(parents=True, exist_ok=True)
+    (root / rel).write_bytes(data)
+    (root / ".env").write_text(f"GITHUB_TOKEN={TOKEN}\n")  # the folder's own hidden file, not a note's
+    result = CliRunner().invoke(cli, ["init", str(root)])
+    assert result.exit_code == 0, result.output
+    history = subprocess.run(["git", "-C", str(root), "log", "-p", "--all"], capture_output=True, check=True).stdout
+    history += "\n".join(tracked(root)).encode()
+    assert TOKEN.encode() not in history and b"AKIAIOSFODNN7EXAMPLE" not in history
+    assert (root / ".env").is_file()  # left where it was, never moved into memories/
+    assert "not committed" in result.output and "credential" in result.output
+    assert "memories/notes/Inbox.md" in tracked(root)  # the rest of the folder is adopted as before
+
+
 def test_init_of_an_empty_folder_or_an_existing_vault_adopts_nothing(tmp_path: Path, vault_dir: Path) -> None:
     result = CliRunner().invoke(cli, ["init", str(tmp_path / "fresh")])
     assert result.exit_code == 0 and not (tmp_path / "fresh" / "memories" / "notes").exists()
