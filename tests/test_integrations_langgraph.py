@@ -83,6 +83,11 @@ def test_search_by_query_filter_and_namespace(vault: memfs.Vault) -> None:
     # a person's own note in the same folder is not a LangGraph item, and is left alone
     vault.memories("users/alice/facts").add("A note a person wrote.", title="Note")
     assert {h.key for h in store.search(("users", "alice"))} == {"f1", "f2"}
+    # nor is one too large for memfs to read: it breaks no search, and no get of its key
+    big = vault.root / "memories/users/alice/facts/huge.md"
+    big.write_text("A person's pasted log.\n" + "x" * (5 * 1024 * 1024))
+    assert {h.key for h in store.search(("users", "alice"))} == {"f1", "f2"}
+    assert store.get(("users", "alice", "facts"), "huge") is None
 
 
 def test_a_batch_is_one_commit_and_reads_see_the_store_before_it(vault: memfs.Vault) -> None:

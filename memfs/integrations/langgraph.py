@@ -50,7 +50,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 from .. import lifecycle
 from ..documents import Document, dumps, timestamp
-from ..errors import DocumentError, MemoryNotFoundError, PathError
+from ..errors import DocumentError, FileTooLargeError, MemoryNotFoundError, PathError
 from ..layout import MEMORIES_DIR
 from ..paths import clean_relpath, slugify
 from ..store import MemoryStore
@@ -136,7 +136,7 @@ class MemfsStore(BaseStore):
         store = self._store(namespace)
         try:
             memory = store.get(file_name(key))
-        except (MemoryNotFoundError, DocumentError):
+        except (MemoryNotFoundError, DocumentError, FileTooLargeError):  # a person's note past what memfs reads
             return None
         return self._item(namespace, memory.metadata, memory.body)
 
@@ -179,7 +179,7 @@ class MemfsStore(BaseStore):
             return None
         try:
             doc = self.vault.read(rel)
-        except (MemoryNotFoundError, DocumentError, PathError):
+        except (MemoryNotFoundError, DocumentError, PathError, FileTooLargeError):
             return None
         item = self._item(tuple(parts[1:-1]), doc.metadata, doc.body)
         if item is None:
