@@ -350,7 +350,8 @@ def _deletions(engine: WriteEngine, ours: str | None, deleted: list[str]) -> lis
     by_commit: dict[str, list[str]] = {}
     left = set(deleted)
     newest: dict[str, str] = {}  # author email -> the newest commit undo --by EMAIL would pick
-    for rev in history.log(None, after=ours, limit=_TRACED_COMMITS) if ours else []:
+    revs = list(history.log(None, after=ours, limit=_TRACED_COMMITS)) if ours else []
+    for rev in revs:
         op = rev.trailers.get("Memfs-Op")
         if op in ("init", "undo", "purge", "sync"):
             continue
@@ -360,7 +361,7 @@ def _deletions(engine: WriteEngine, ours: str | None, deleted: list[str]) -> lis
             if gone:
                 by_commit[rev.sha] = sorted(gone)
                 left -= gone
-    authors = {rev.sha: rev.author for rev in history.log(None, after=ours, limit=_TRACED_COMMITS)} if ours else {}
+    authors = {rev.sha: rev.author for rev in revs}
     lines = []
     for sha, paths in [*by_commit.items(), *([("", sorted(left))] if left else [])]:
         who = authors.get(sha)
