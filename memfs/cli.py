@@ -48,6 +48,7 @@ from .lifecycle import Validity
 from .links import Resolved
 from .paths import clean_namespace
 from .proposals import HERE, Proposal
+from .sources import read_stdin
 from .store import IF_SIMILAR, ON_SECRET, Memory
 from .sync import report_lines
 from .vault import Vault
@@ -871,7 +872,7 @@ def import_(
     CLAUDE.md / AGENTS.md files, mem0 JSON and memfs JSON Lines. Notes that cannot be read are
     skipped and listed; nothing is half-written.
     """
-    text = sys.stdin.read() if source == "-" else None
+    text = read_stdin(sys.stdin.buffer) if source == "-" else None
     with _counting(f"importing {source}", quiet=quiet or as_json) as progress:
         report = vault.import_from(
             source,

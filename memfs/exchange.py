@@ -67,6 +67,7 @@ from .sources import (
     Candidate,
     Skipped,
     check_import_size,
+    check_source_text,
     detect,
     read_json_text,
     read_source,
@@ -231,6 +232,7 @@ def import_source(
     if str(source) == "-":
         if text is None:
             raise InvalidArgumentError("reading from standard input needs its text")
+        check_source_text(text)
         kind = format if format != "auto" else sniff_json(text)
         found, skipped = read_json_text(text, "-", kind, ns)
     else:

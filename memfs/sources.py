@@ -18,7 +18,7 @@ import unicodedata
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from . import _fs
 from .documents import Document, dumps, loads, normalize_time
@@ -536,6 +536,23 @@ def _from_mem0(record: Any, where: str, ns: str | None) -> Candidate | Skipped:
 def rebuilt(meta: Mapping[str, Any], body: str) -> str:
     """A memory file's text from its front matter and body."""
     return dumps(Document.new(meta, body))
+
+
+def check_source_text(text: str, name: str = "standard input") -> None:
+    """Refuse a source given as text (standard input) past what an import reads, as a file past it is."""
+    if len(text) > MAX_SOURCE_BYTES // 4 and len(text.encode("utf-8", "surrogatepass")) > MAX_SOURCE_BYTES:
+        raise ImportSourceError(f"{name} holds more than an import reads ({MAX_SOURCE_BYTES:,} bytes)")
+
+
+def read_stdin(stream: BinaryIO) -> str:
+    """Standard input as an import's text, read up to one byte past what an import reads (never all of it)."""
+    data = stream.read(MAX_SOURCE_BYTES + 1)
+    if len(data) > MAX_SOURCE_BYTES:
+        raise ImportSourceError(f"standard input holds more than an import reads ({MAX_SOURCE_BYTES:,} bytes)")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ImportSourceError("standard input is not UTF-8 text") from None
 
 
 def read_file(path: Path, limit: int) -> bytes:

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
 import memfs
+from memfs import sources
 from memfs.cli import cli
 from memfs.errors import ImportSourceError
 from memfs.sources import MAX_ITEMS, MAX_NESTING
@@ -169,3 +172,40 @@ def test_a_folder_holding_more_files_than_an_import_takes_is_refused_while_walke
         (root / f"a{n}.png").write_bytes(b"")
     with pytest.raises(ImportSourceError, match=f"more than the {MAX_ITEMS:,} memories one import takes"):
         vault.import_from(root, namespace="users/alice", format="markdown", accept=True)
+
+
+class Endless(io.RawIOBase):
+    """Standard input that never ends (`yes | memfs import -`): counts what was read from it."""
+
+    def __init__(self) -> None:
+        self.taken = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        buffer[:] = b"x" * len(buffer)
+        self.taken += len(buffer)
+        return len(buffer)
+
+
+def test_standard_input_is_read_only_up_to_what_an_import_reads(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sources, "MAX_SOURCE_BYTES", 4096)
+    endless = Endless()
+    with pytest.raises(ImportSourceError, match="standard input holds more than an import reads"):
+        sources.read_stdin(io.BufferedReader(endless))
+    assert endless.taken <= 4096 + 1 + io.DEFAULT_BUFFER_SIZE
+
+
+@pytest.mark.parametrize("size", [5000, 70_000])
+def test_an_import_from_standard_input_past_the_limit_is_refused_and_writes_nothing(
+    vault_dir: Path, monkeypatch: pytest.MonkeyPatch, size: int
+) -> None:
+    monkeypatch.setattr(sources, "MAX_SOURCE_BYTES", 4096)
+    record = json.dumps({"namespace": "me", "body": "y" * size}) + "\n"
+    result = CliRunner().invoke(cli, ["import", "--accept", "-", "--vault", str(vault_dir)], input=record)
+    assert result.exit_code != 0 and "standard input holds more than an import reads (4,096 bytes)" in result.output
+    with memfs.Vault.open(vault_dir) as vault:
+        assert vault.namespaces() == []
+        with pytest.raises(ImportSourceError, match="more than an import reads"):  # the library's door too
+            vault.import_from("-", text="é" * 3000, accept=True)  # 3,000 characters, 6,000 bytes: bytes count
