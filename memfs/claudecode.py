@@ -9,6 +9,7 @@ not at all, and never over a file that is already there (a person's ``CLAUDE.md`
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -48,10 +49,23 @@ def describe(note: Note) -> str:
 
 
 def memory_folder(notes: Iterable[Note]) -> dict[str, str]:
-    """A Claude Code memory folder: file name -> text, the ``MEMORY.md`` index included."""
+    """A Claude Code memory folder: file name -> text, the ``MEMORY.md`` index included.
+
+    A memory named like the index (an imported ``MEMORY.md`` that held notes of its own) is written
+    beside it as ``MEMORY-notes.md`` (``MEMORY-notes-2.md``... if taken), never over it.
+    """
+    notes = list(notes)
+    taken = {note.name.casefold() for note in notes}
     files: dict[str, str] = {}
     index = ["# Memory index", ""]
     for note in notes:
+        if note.name.casefold() == INDEX.casefold():
+            name, n = "MEMORY-notes.md", 1
+            while name.casefold() in taken:
+                n += 1
+                name = f"MEMORY-notes-{n}.md"
+            taken.add(name.casefold())
+            note = dataclasses.replace(note, name=name)
         meta: dict[str, Any] = {"name": note.title, "description": describe(note)}
         kind = note.metadata.get("type")
         if kind is not None:

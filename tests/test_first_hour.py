@@ -189,6 +189,15 @@ def test_a_memory_md_with_notes_of_its_own_is_imported(tmp_path: Path) -> None:
     run("init", str(tmp_path / "v"))
     run("import", "--vault", str(tmp_path / "v"), "-n", "me", str(tmp_path / "cc"), "--accept")
     assert (tmp_path / "v/memories/me/MEMORY.md").exists()  # a line that is not an index entry: kept
+    # and exported back beside the index, not under it: nothing the count includes is lost
+    for taken in ([], ["MEMORY-notes.md"]):
+        for name in taken:
+            with memfs.Vault.open(tmp_path / "v") as vault:
+                vault.memories("me").add("A note of that name already.", path=name)
+        folder = tmp_path / f"back-{len(taken)}"
+        run("export", "--vault", str(tmp_path / "v"), "-n", "me", "--format", "claude-code", str(folder))
+        kept = folder / ("MEMORY-notes-2.md" if taken else "MEMORY-notes.md")
+        assert "Always answer in French." in kept.read_text() and kept.name in (folder / "MEMORY.md").read_text()
 
 
 def test_export_to_claude_code_and_claude_md_and_back(tmp_path: Path) -> None:
