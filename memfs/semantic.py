@@ -55,7 +55,8 @@ EMBED_BATCH = 16
 EMBED_CHARS = 2000
 #: The weight of the model's similarity in a hybrid score, the rest going to BM25F, each z-scored
 #: over the memories searched. Chosen on the LoCoMo development conversations (fact recall,
-#: ``bench/fact_recall.py``; 0.6-0.8 are within a point of each other) and measured on others.
+#: ``bench/fact_recall.py``; 0.6-0.8 are within a point of each other); not yet measured on
+#: conversations it was not chosen on (``bench/fact_recall.py --data DIR`` runs that protocol).
 SEMANTIC_WEIGHT = 0.7
 _DIGEST = 32  # bytes of a sha256
 _CHECK = 8  # bytes of a record's checksum
