@@ -26,6 +26,7 @@ import hashlib
 import logging
 import math
 import os
+import threading
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -98,6 +99,7 @@ class Catalog:
         self._seen_file = state_dir / "seen-edits"
         self._freshness: float | None = None
         self._index_failed = False  # a Whoosh write failed: its open files are collected at close
+        self._embedding = threading.Lock()  # one thread of this process embeds at a time
 
     def open(
         self, *, lock_timeout: float, freshness: float | None = DEFAULT_FRESHNESS, embedder: Embedder | None = None
@@ -521,7 +523,11 @@ class Catalog:
                 )
             return None
         try:
-            self._embed(budget=EMBED_BUDGET_SECONDS)
+            if self._embedding.acquire(blocking=False):  # else a watcher's thread embeds: search with what is there
+                try:
+                    self._embed(budget=EMBED_BUDGET_SECONDS)
+                finally:
+                    self._embedding.release()
             return Dense(self.vectors.query(query), self.vectors, self.semantic_weight)
         except (SemanticSearchError, OSError) as exc:
             if semantic:
@@ -540,9 +546,10 @@ class Catalog:
         if self.vectors is None:
             return 0, 0
         self.catch_up()
-        if compact:
-            self.vectors.compact(self.reader.memory_digests())
-        return self._embed(budget=budget)
+        with self._embedding:
+            if compact:
+                self.vectors.compact(self.reader.memory_digests())
+            return self._embed(budget=budget)
 
     def _embed(self, *, budget: float | None) -> tuple[int, int]:
         """:meth:`embed` of an index already caught up."""

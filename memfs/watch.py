@@ -9,6 +9,10 @@ recorded as memfs's own (``.memfs/own``, :class:`~memfs.appends.Appends`) until 
 commits them, so they are never mistaken for a person's. Events can be lost under load (inotify
 drops them silently), so a full stat scan runs periodically and whenever a burst is too large to track.
 
+With an embedding model, the memories that have no vector yet are embedded while the watcher is
+idle (:data:`EMBED_STEP_SECONDS` at a time, events first), so a person's new notes are searchable by
+meaning before anyone searches, and no search pays for embedding them.
+
 With ``sync_every``, a second thread syncs the vault through a git remote (:mod:`memfs.sync`)
 that often, and soon after any commit (memfs's, the watcher's, another process's), debounced; a
 sync that fails is logged and tried again later, backing off, and never stops the watcher.
@@ -39,6 +43,10 @@ log = logging.getLogger(__name__)
 _IGNORED_SUFFIXES = ("~", ".swp", ".swx", ".swo", ".tmp", ".vsctmp", ".crswap", ".part", ".bak")
 
 Listener = Callable[[str, list[str]], None]
+
+#: Seconds of embedding per idle turn of a watcher (or an MCP server's look for changes): short
+#: enough that an event, a stop or a call waits little for it, long enough to embed a batch of facts.
+EMBED_STEP_SECONDS = 0.5
 
 
 def _wanted_events() -> list[type[Any]]:
@@ -129,6 +137,7 @@ class Watcher:
         self._uncommitted: set[str] = set()
         self._last_event = 0.0
         self._stopping = False
+        self._embed_due = self.engine.catalog.vectors is not None  # what waited while nobody watched
         self._observer: Any = None
         self._thread: threading.Thread | None = None
         if sync_every is not None and (
@@ -280,6 +289,8 @@ class Watcher:
                     wait = self.index_delay - quiet
                 elif self._uncommitted:
                     wait = self.commit_delay - quiet
+                elif self._embed_due:
+                    wait = 0.0
                 else:
                     wait = next_rescan - now
                 if wait > 0:
@@ -312,8 +323,13 @@ class Watcher:
                 self._tell("indexed", touched)
             if report.problems:
                 self._tell("problem", [f"{p.path}: {p.reason}" for p in report.problems])
+            self._embed_due = self.engine.catalog.vectors is not None
         elif self._uncommitted and quiet >= self.commit_delay:
             self._commit()
+        elif self._embed_due:
+            self._embed_due = False  # a model that fails is not retried in a loop: the next change re-arms it
+            done, left = self.engine.catalog.embed(budget=EMBED_STEP_SECONDS)
+            self._embed_due = done > 0 and left > 0
 
     def _commit(self) -> None:
         paths, self._uncommitted = sorted(self._uncommitted), set()

@@ -62,7 +62,7 @@ from ..paths import clean_memory_path, clean_namespace, clean_relpath
 from ..scopes import Scope
 from ..tools import COMMANDS, REGISTRY, ROOT, MemoryTools, Parameter
 from ..vault import Vault
-from ..watch import FileEvents
+from ..watch import EMBED_STEP_SECONDS, FileEvents
 
 log = logging.getLogger(__name__)
 
@@ -703,6 +703,10 @@ class MemoryServer:
         stat of every memory every two polls (5,000 a second at 10,000 memories) took the GIL
         from the calls being served. Events start before the first scan, so no change falls
         between them.
+
+        With an embedding model, each look that finds changes (and the first) is followed by
+        embedding what has no vector yet, :data:`~memfs.watch.EMBED_STEP_SECONDS` a look, so a
+        memory a tool wrote is searchable by meaning before a search has to embed it.
         """
         events = None if self.polling else FileEvents(self.vault.root, list(self._finder.tops))
         if events is not None and not await anyio.to_thread.run_sync(events.start):
@@ -710,14 +714,27 @@ class MemoryServer:
         try:
             self._known = set(await anyio.to_thread.run_sync(self._finder.scan))
             task_status.started()
+            embed_due = self.vault.semantic is not None
             while True:
                 await anyio.sleep(self.poll)
                 changed = await anyio.to_thread.run_sync(self._look, events)
                 if changed:
                     await self.announce(changed)
+                    embed_due = self.vault.semantic is not None
+                if embed_due:
+                    embed_due = await anyio.to_thread.run_sync(self._embed_some)
         finally:
             if events is not None:
                 events.stop()
+
+    def _embed_some(self) -> bool:
+        """Embed memories that have no vector yet, for a short while; whether more wait (blocking)."""
+        try:
+            done, left = self.vault.engine.catalog.embed(budget=EMBED_STEP_SECONDS)
+        except MemfsError as exc:  # the next search embeds, or says why not
+            log.warning("embedding in the background failed: %s", exc)
+            return False
+        return done > 0 and left > 0
 
     def _look(self, events: FileEvents | None) -> list[str]:
         """The memories changed since the last look (blocking): as events say, or by polling."""
