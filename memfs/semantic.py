@@ -239,7 +239,10 @@ class FastEmbedEmbedder:
         try:
             self._model = TextEmbedding(model_name=model, threads=threads, **options)
         except Exception as exc:
-            raise SemanticSearchError(f"fastembed could not load {model!r}: {exc}") from exc
+            raise SemanticSearchError(
+                f"fastembed could not load {model!r}: {exc} (a name is downloaded once into fastembed's "
+                "cache; where there is no network, give path= a folder holding the model)"
+            ) from exc
         self.dimension = int(listed[model.lower()]["dim"])
         self._prefixes = (query_prefix, passage_prefix)
 

