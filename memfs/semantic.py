@@ -182,11 +182,12 @@ class FastEmbedEmbedder:
 
     By name, one of ``fastembed.TextEmbedding.list_supported_models()``: fastembed downloads it once
     into its cache (``cache_dir``) unless it is there. From a folder (``path``), nothing is downloaded:
-    the folder holds what fastembed's ``specific_model_path`` loads, the ONNX file (``model_file``),
-    ``tokenizer.json`` and ``tokenizer_config.json``. A folder's model that fastembed does not list is
-    registered under ``model`` (``TextEmbedding.add_custom_model``), which needs its ``dimension``, its
-    ``pooling`` (``"mean"`` or ``"cls"``) and whether its vectors are normalised; its ``model_id``
-    carries the ONNX file's digest, so another model in a folder of the same name never shares vectors.
+    the folder holds what fastembed's ``specific_model_path`` loads, the ONNX file, ``tokenizer.json``
+    and ``tokenizer_config.json``. For a model fastembed lists, the ONNX file is the one its listing
+    names. One it does not list is registered under ``model`` (``TextEmbedding.add_custom_model``),
+    which needs its ``dimension``, its ``pooling`` (``"mean"`` or ``"cls"``), whether its vectors are
+    normalised and its ONNX file's name (``model_file``). From a folder, ``model_id`` carries the ONNX
+    file's digest, so another model in a folder of the same name never shares vectors.
 
     ``query_prefix`` and ``passage_prefix`` are put before each text (e5 models want ``"query: "`` and
     ``"passage: "``; fastembed adds none). ``threads`` is onnxruntime's thread count (one by default,
@@ -218,6 +219,8 @@ class FastEmbedEmbedder:
         listed = {m["model"].lower(): m for m in TextEmbedding.list_supported_models()}
         self.model_id = f"fastembed:{model}"
         if path is not None:
+            if model.lower() in listed:  # fastembed loads the file its listing names
+                model_file = listed[model.lower()]["model_file"]
             folder = _model_folder(path, model_file)
             if model.lower() not in listed:
                 _register(model, dimension, pooling, normalize, model_file)

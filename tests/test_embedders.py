@@ -149,7 +149,7 @@ def test_a_folder_without_what_fastembed_loads_is_refused_with_what_is_missing(t
     with pytest.raises(InvalidArgumentError, match=r"lacks tokenizer_config\.json"):
         FastEmbedEmbedder(NAME, path=folder, dimension=384)
     with pytest.raises(InvalidArgumentError, match=r"lacks weights\.onnx"):
-        FastEmbedEmbedder(NAME, path=lay_out(tmp_path / "other"), model_file="weights.onnx")
+        FastEmbedEmbedder("memfs-test/weights", path=lay_out(tmp_path / "other"), model_file="weights.onnx")
     with pytest.raises(InvalidArgumentError, match="must be a folder"):
         FastEmbedEmbedder(NAME, path=tmp_path / "absent", dimension=384)
 
@@ -184,3 +184,13 @@ def test_a_listed_model_not_in_the_cache_fails_with_the_way_out_when_it_may_not_
     for name in ("BAAI/bge-small-en-v1.5", "sentence-transformers/all-MiniLM-L6-v2"):
         with pytest.raises(SemanticSearchError, match=f"could not load '{name}'.*give path= a folder"):
             FastEmbedEmbedder(name, cache_dir=str(cache), local_files_only=True)
+
+
+def test_a_model_fastembed_lists_loads_from_a_folder_with_the_file_its_listing_names(
+    tmp_path: Path, minilm: FastEmbedEmbedder
+) -> None:
+    listed = FastEmbedEmbedder("sentence-transformers/all-MiniLM-L6-v2", path=lay_out(tmp_path / "listed"))
+    assert listed.dimension == 384 and listed.model_id.startswith("fastembed:sentence-transformers/all-MiniLM-L6-v2@")
+    assert cosine(listed.embed_queries(["a nurse"])[0], minilm.embed_queries(["a nurse"])[0]) > 0.999
+    with pytest.raises(InvalidArgumentError, match=r"lacks model_optimized\.onnx"):  # what bge-small's listing names
+        FastEmbedEmbedder("BAAI/bge-small-en-v1.5", path=lay_out(tmp_path / "bge"))
