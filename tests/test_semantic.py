@@ -251,16 +251,41 @@ def test_a_torn_or_foreign_record_is_skipped(alice: memfs.Vault, vault_dir: Path
     assert len(other_key) == 0  # a vault copied to another user: every record fails its key
 
 
-def test_a_search_embeds_within_its_budget_and_reindex_embeds_all(vault_dir: Path, model: E5Embedder) -> None:
+def note_of(length: int, i: int) -> str:
+    """A note of ``length`` characters, each different (the start says which)."""
+    text = f"Note {i} about the garden. " + "The roses, the tomatoes and the beans grow by the wall. " * 40
+    return text[: length - 1] + "."
+
+
+@pytest.mark.parametrize(
+    "length, first",
+    [(2000, 1), (600, 1), (300, 3), (60, semantic.EMBED_BATCH)],  # a long note alone; short facts 16 to a call
+)
+def test_a_search_embeds_whole_memories_within_its_budget_and_reindex_embeds_all(
+    vault_dir: Path, model: E5Embedder, length: int, first: int
+) -> None:
+    """A search that has spent its budget stops after its first batch, and a batch is as long as the notes allow.
+
+    Budget 0 is spent by the first batch, whatever the machine: what remains is counted, not timed.
+    """
     with memfs.Vault.open(vault_dir, durable=False, embedder=model) as vault:
         store = vault.memories("notes")
+        count = first + 2
         with vault.batch("many"):
-            for i in range(semantic.EMBED_BATCH * 2 + 3):
-                store.add(f"Note number {i} about the garden, the roses and the tomatoes.")
-        assert vault.engine.catalog.embed(budget=0) == (semantic.EMBED_BATCH, semantic.EMBED_BATCH + 3)
+            for i in range(count):
+                store.add(note_of(length, i))
+        assert vault.engine.catalog.embed(budget=0) == (first, count - first)
         report = vault.reindex()
-        assert report.embedded == semantic.EMBED_BATCH + 3
+        assert report.embedded == count - first
         assert "every memory embedded" in next(f.message for f in vault.doctor() if f.check == "search")
+
+
+def test_batches_hold_at_most_their_count_and_characters_and_a_long_text_alone() -> None:
+    items = [(str(i), "x" * n) for i, n in enumerate([100, 200, 2500, 999, 1, 500, 500, 1])]
+    sizes = [[len(t) for _, t in b] for b in semantic.batches(items, count=3, chars=1000)]
+    assert sizes == [[100, 200], [2500], [999, 1], [500, 500], [1]]
+    assert [len(b) for b in semantic.batches([(str(i), "x") for i in range(35)])] == [16, 16, 3]
+    assert list(semantic.batches([])) == []
 
 
 @pytest.mark.slow
@@ -305,6 +330,56 @@ class WordHashEmbedder:
 
     embed_passages = _embed
     embed_queries = _embed
+
+
+class MeteredEmbedder(WordHashEmbedder):
+    """A real embedder whose calls cost time on its own clock: ``per_char`` seconds per character embedded."""
+
+    def __init__(self, per_char: float) -> None:
+        super().__init__()
+        self.per_char, self.now = per_char, 0.0
+
+    def embed_passages(self, texts: Any) -> Any:
+        self.now += self.per_char * sum(len(t) for t in texts)
+        return self._embed(texts)
+
+    def clock(self) -> float:
+        return self.now
+
+
+@pytest.mark.parametrize(
+    "length, fit",
+    [
+        (2000, 1),  # 0.8 s a note: a second would end at 1.6 s
+        (900, 2),  # 0.36 s a note, one to a call: the third would end at 1.08 s
+        (300, 6),  # 0.36 s a call of 3: a third would end at 1.08 s
+        (60, 2 * semantic.EMBED_BATCH),  # 0.384 s a call of 16: a third would end at 1.152 s
+    ],
+)
+def test_a_search_spends_at_most_its_budget_however_long_the_memories(vault_dir: Path, length: int, fit: int) -> None:
+    """A budget of one second embeds what fits in it, counted exactly on the embedder's own clock.
+
+    The model's time is 0.4 ms a character here (the bundled model's cost on a busy machine). Before,
+    the first 16 memories went to the model whatever their length: 16 long notes, 12.8 s.
+    """
+    embedder = MeteredEmbedder(per_char=0.0004)
+    with memfs.Vault.open(vault_dir, durable=False, embedder=embedder) as vault:
+        store = vault.memories("notes")
+        with vault.batch("many"):
+            for i in range(50):
+                store.add(note_of(length, i))
+        store.search("roses", semantic=False)  # the index caught up; nothing embedded yet
+        catalog = vault.engine.catalog
+        vectors = catalog.vectors
+        assert vectors is not None
+        missing = catalog.reader.unembedded(vectors)
+        texts = {d: vault.read(rel).body.strip() for rel, d in missing}
+        assert {len(t) for t in texts.values()} == {length}
+        done = semantic.embed_missing(vectors, missing, lambda rel, d: texts[d], budget=1.0, clock=embedder.clock)
+        assert done == fit == len(vectors)
+        assert embedder.now <= 1.0 or done == 1  # only a first memory longer than the budget goes over it
+        rest = catalog.reader.unembedded(vectors)
+        assert semantic.embed_missing(vectors, rest, lambda rel, d: texts[d], budget=None) == 50 - fit
 
 
 def test_any_embedder_of_the_protocol_can_be_given(vault_dir: Path) -> None:
