@@ -31,6 +31,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import hashlib
+import json
 import logging
 import os
 import re
@@ -157,10 +158,12 @@ class SentenceTransformerEmbedder:
     """A sentence-transformers model (``pip install sentence-transformers``), by name or local folder.
 
     ``query_prefix`` and ``passage_prefix`` are put before each text (e5 models want ``"query: "`` and
-    ``"passage: "``). A name the library must download needs the network once; a local folder does not.
+    ``"passage: "``); they are part of the model's id (:meth:`id_of`). A name the library must
+    download needs the network once; a local folder does not.
     """
 
     def __init__(self, model: str, *, query_prefix: str = "", passage_prefix: str = "", **options: Any) -> None:
+        self.model_id = self.id_of(model, query_prefix=query_prefix, passage_prefix=passage_prefix)
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:
@@ -169,9 +172,24 @@ class SentenceTransformerEmbedder:
             self._model = SentenceTransformer(model, **options)
         except Exception as exc:
             raise SemanticSearchError(f"sentence-transformers could not load {model!r}: {exc}") from exc
-        self.model_id = f"sentence-transformers:{model}"
         self.dimension = int(self._model.get_sentence_embedding_dimension())
         self._prefixes = (query_prefix, passage_prefix)
+
+    @staticmethod
+    def id_of(model: str, *, query_prefix: str = "", passage_prefix: str = "") -> str:
+        """The id of ``model`` embedding with these prefixes (:attr:`Embedder.model_id`).
+
+        A prefix changes every vector, so vectors made with other prefixes, or queries made with
+        other prefixes than the vectors, are another model's: the prefixes are in the id, and so
+        in the vectors file's name. Without prefixes the id is the model's name alone, as it was.
+        """
+        for name, value in (("query_prefix", query_prefix), ("passage_prefix", passage_prefix)):
+            if not isinstance(value, str):
+                raise InvalidArgumentError(f"{name} must be a string, got {value!r}")
+        base = f"sentence-transformers:{model}"
+        if not query_prefix and not passage_prefix:
+            return base
+        return f"{base} prefixes={json.dumps([query_prefix, passage_prefix])}"
 
     def embed_passages(self, texts: Sequence[str]) -> Any:
         """Vectors of memories."""
@@ -183,7 +201,11 @@ class SentenceTransformerEmbedder:
 
 
 class FastEmbedEmbedder:
-    """A fastembed model (``pip install fastembed``): ONNX, no torch; it downloads a model once unless cached."""
+    """A fastembed model (``pip install fastembed``): ONNX, no torch; it downloads a model once unless cached.
+
+    memfs gives it no prefixes: what fastembed does to passages and queries is fixed by the model
+    it loads, so the name is the id.
+    """
 
     def __init__(self, model: str, **options: Any) -> None:
         try:

@@ -437,6 +437,27 @@ def test_a_model_that_raises_anything_leaves_search_by_words(
             vault.memories("users/alice").search("green tea", semantic=True)
 
 
+def test_a_sentence_transformers_id_names_its_prefixes_so_each_way_has_its_own_vectors(tmp_path: Path) -> None:
+    """Vectors made with one pair of prefixes are never searched with queries made with another."""
+    id_of = semantic.SentenceTransformerEmbedder.id_of
+    name = "intfloat/multilingual-e5-small"
+    assert id_of(name) == f"sentence-transformers:{name}"  # no prefixes: the id, and the file, as before
+    ways = [("", ""), ("query: ", "passage: "), ("passage: ", "query: "), ("query: ", ""), ("", "query: ")]
+    ways += [("a", "b c"), ("a b", "c")]  # where one prefix ends and the other starts is part of the id
+    ids = {id_of(name, query_prefix=q, passage_prefix=p) for q, p in ways}
+    assert len(ids) == len(ways)
+    files = set()
+    for model_id in ids:
+        embedder = WordHashEmbedder()
+        embedder.model_id = model_id
+        files.add(VectorStore(tmp_path, embedder, b"k" * 32).path)
+    assert len(files) == len(ways)
+    with pytest.raises(InvalidArgumentError, match="query_prefix must be a string, got 3"):
+        semantic.SentenceTransformerEmbedder(name, query_prefix=3)  # type: ignore[arg-type]
+    with pytest.raises(InvalidArgumentError, match="passage_prefix must be a string"):
+        id_of(name, passage_prefix=None)  # type: ignore[arg-type]
+
+
 def test_a_full_reindex_of_a_vault_never_searched_by_meaning_makes_its_vectors(vault_dir: Path) -> None:
     with memfs.Vault.open(vault_dir, durable=False, embedder=None) as vault:
         vault.memories("users/alice").add("Alice likes green tea.")
