@@ -24,6 +24,8 @@ keyed checksum (blake2b under the user's index key, :func:`memfs.storage.index_k
 under an ``flock`` of the file, so several processes can add to it at once, and cut off a record a
 crash left half written before they append; a record that fails its checksum (damaged, or brought
 by a copied-in vault, signed with another user's key) is skipped, and its memory embedded again.
+A full reindex writes a compacted file in place of the old one; a reader in another process tells
+it by its inode and by the record where its last one was, and reads it again from its start.
 """
 
 from __future__ import annotations
@@ -310,6 +312,10 @@ class VectorStore:
         self._rows: dict[str, int] = {}
         self._matrix = np.zeros((0, self.dimension), dtype=np.float32)
         self._read = 0  # bytes of the file read so far
+        self._identity: tuple[int, int] | None = None  # the device and inode of the file read so far
+        self._last = b""  # the checksum of the last record read: a file rewritten in its own inode differs there
+        #: Changes whenever a digest's row may have: what a cache of :meth:`rows_of` is kept under.
+        self.version = 0
         self._lock = threading.Lock()
         self._queries: dict[str, Any] = {}  # the last few queries' vectors
 
@@ -327,20 +333,46 @@ class VectorStore:
         return np.fromiter((rows.get(d, -1) for d in digests), np.int64, len(digests))
 
     def refresh(self) -> None:
-        """Read the records other processes (or this one) appended since the last read."""
+        """Read the records other processes (or this one) appended since the last read.
+
+        A file that is no longer the one read so far (another process's full reindex compacted it
+        into a new file, which may have grown past this reader's offset since) is read again from
+        its start: its records are not where they were.
+        """
         with self._lock:
             fd = self._open_regular()
             if fd is None:
-                size = 0
-            else:
-                with os.fdopen(fd, "rb") as handle:
-                    size = os.fstat(handle.fileno()).st_size
-                    if size < self._read:  # compacted by another process: read it all again
-                        self._rows, self._matrix, self._read = {}, np.zeros((0, self.dimension), np.float32), 0
-                    handle.seek(self._read)
-                    data = handle.read((size - self._read) // self._record * self._record)
+                return
+            with os.fdopen(fd, "rb") as handle:
+                info = os.fstat(handle.fileno())
+                if self._replaced(handle, info):
+                    self._forget()
+                handle.seek(self._read)
+                data = handle.read((info.st_size - self._read) // self._record * self._record)
+            self._identity = (info.st_dev, info.st_ino)
+            if data:
                 self._read += len(data)
+                self._last = data[-_CHECK:]
                 self._take(data)
+
+    def _replaced(self, handle: Any, info: os.stat_result) -> bool:
+        """Whether the open file is not the one read so far: another inode, shorter, or another last record.
+
+        The last record read is compared too: a file rewritten in place (``cp`` over it), or a new
+        file given the inode number the old one freed, keeps the identity.
+        """
+        if not self._read:
+            return False
+        if (info.st_dev, info.st_ino) != self._identity or info.st_size < self._read:
+            return True
+        handle.seek(self._read - _CHECK)
+        return bool(handle.read(_CHECK) != self._last)
+
+    def _forget(self) -> None:
+        """Drop what was read: the file is read again from its start."""
+        self._rows, self._matrix, self._read = {}, np.zeros((0, self.dimension), dtype=np.float32), 0
+        self._identity, self._last = None, b""
+        self.version += 1
 
     def _open_regular(self) -> int | None:
         """The vectors file opened for reading, or None when there is none.
@@ -381,6 +413,7 @@ class VectorStore:
             base = len(self._matrix)
             self._matrix = np.vstack([self._matrix, np.array(vectors, dtype=np.float32)])
             self._rows.update({d: base + i for i, d in enumerate(digests)})
+            self.version += 1
 
     def add(self, digests: Sequence[str], texts: Sequence[str]) -> None:
         """Embed ``texts`` (the contents of ``digests``) and append their vectors, batch by batch (:func:`batches`)."""
@@ -452,7 +485,7 @@ class VectorStore:
             except BaseException:  # a full disk: the old file stays, the partial copy goes
                 tmp.unlink(missing_ok=True)
                 raise
-            self._rows, self._matrix, self._read = {}, np.zeros((0, self.dimension), dtype=np.float32), 0
+            self._forget()
         self.refresh()
 
 

@@ -27,6 +27,7 @@ from memfs.cli import cli
 from memfs.errors import InvalidArgumentError, QueryTooLongError, SemanticSearchError
 from memfs.longterm import LongTermMemory
 from memfs.semantic import E5Embedder, VectorStore
+from memfs.storage import index_key
 
 ALICE = [
     "Alice works as a nurse at Santa Maria hospital.",
@@ -249,6 +250,38 @@ def test_a_torn_or_foreign_record_is_skipped(alice: memfs.Vault, vault_dir: Path
         assert len(vectors) == len(ALICE) + 1  # and the forged memory was embedded again
     other_key.refresh()
     assert len(other_key) == 0  # a vault copied to another user: every record fails its key
+
+
+@pytest.mark.parametrize("grown", [6, 8])  # back to the size the reader had read, and past it
+@pytest.mark.parametrize("how", ["replaced", "rewritten in its inode"])
+def test_a_reader_reads_again_a_file_another_process_compacted_and_grew(
+    alice: memfs.Vault, model: E5Embedder, tmp_path: Path, grown: int, how: str
+) -> None:
+    """A full reindex elsewhere compacts the file, appends, and this reader still finds every record once."""
+    alice.search("her profession")
+    reader = alice.engine.catalog.vectors
+    assert reader is not None and len(reader) == len(ALICE) + 1
+    other = VectorStore(reader.path.parent, model, index_key())  # another process's view of the same file
+    held = tmp_path / "held.vec"
+    os.link(reader.path, held)  # the reader's file, kept to be written over in place
+    other.compact(set(sorted(alice.engine.catalog.reader.memory_digests())[:3]))  # most memories deleted
+    new = [hashlib.sha256(f"new {i}".encode()).hexdigest() for i in range(grown)]
+    other.add(new, [f"Note {i}: the meeting moved to room {i}." for i in range(grown)])
+    assert reader.path.stat().st_size >= reader._read  # grown back to, or past, where the reader had read
+    if how == "rewritten in its inode":  # the same inode as the reader read: cp writes over a file this way
+        data = reader.path.read_bytes()
+        with open(held, "r+b") as handle:
+            handle.write(data)
+            handle.truncate()
+        os.replace(held, reader.path)
+    reader.refresh()
+    assert len(reader) == len(other) == 3 + grown
+    for digest in new:
+        [row], [theirs] = reader.rows_of([digest]), other.rows_of([digest])
+        assert row >= 0 and np.array_equal(reader.matrix[row], other.matrix[theirs])
+    # only the memories the compaction dropped are embedded again (the searcher's rows follow the reread)
+    assert alice.engine.catalog.embed() == (len(ALICE) + 1 - 3, 0)
+    assert "nurse" in first_body(alice, alice.memories("users/alice").search("her profession"))
 
 
 def note_of(length: int, i: int) -> str:
