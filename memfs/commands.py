@@ -41,7 +41,8 @@ class Command:
         parameters: Its parameters, in order.
         writes: True when it changes memory (refused in read-only parts and modes).
         native: True for the six commands of Anthropic's built-in memory tool.
-        handler: The :class:`~memfs.tools.MemoryTools` method that carries it out.
+        handler: The :class:`~memfs.tools.MemoryTools` method that carries it out: the text for
+            the model, or a :class:`ToolResult` when the command also answers as data.
     """
 
     name: str
@@ -49,10 +50,10 @@ class Command:
     parameters: dict[str, Parameter]
     writes: bool
     native: bool
-    handler: Callable[..., str]
+    handler: Callable[..., str | ToolResult]
 
 
-Handler = Callable[..., str]
+Handler = Callable[..., "str | ToolResult"]
 
 
 def command(
@@ -60,7 +61,7 @@ def command(
 ) -> Callable[[Handler], Handler]:
     """Register a :class:`~memfs.tools.MemoryTools` method as a command (one definition per command)."""
 
-    def register(handler: Callable[..., str]) -> Callable[..., str]:
+    def register(handler: Handler) -> Handler:
         params = {key: Parameter(*spec) for key, spec in parameters.items()}
         REGISTRY[name] = Command(name, description, params, writes, native, handler)
         return handler
@@ -73,10 +74,15 @@ REGISTRY: dict[str, Command] = {}
 
 @dataclass(frozen=True)
 class ToolResult:
-    """What a tool call returns to the model: the text, and whether it is an error."""
+    """What a tool call returns to the model: the text, whether it is an error, and the answer as data.
+
+    ``data`` is the structured content of a command that has one (search: the query and its hits,
+    from the same search as the text), else None.
+    """
 
     text: str
     is_error: bool = False
+    data: dict[str, Any] | None = None
 
 
 def schema(commands: Sequence[Command], *, with_command: bool = False) -> dict[str, Any]:

