@@ -7,7 +7,7 @@
 The weight of the model in memfs's fused score (``semantic.SEMANTIC_WEIGHT``) was chosen on the
 LoCoMo development conversations (bench/fact_recall.py). This runs the same rankings, with the same
 code, on another public corpus: PrefEval ("Do LLMs Recognize Your Preferences? Evaluating
-Personalized Preference Following in LLMs", Zhao et al., ICLR 2025; the public repository
+Personalized Preference Following in LLMs", Zhao et al., 2025, arXiv 2502.09597; the public repository
 amazon-science/PrefEval, CC BY-NC 4.0), its explicit preferences: 1,000 things a user says of
 themselves in 20 topics ("I have a severe peanut allergy, so I must avoid any foods containing
 peanuts"), each with a request the user makes later in other words, where the preference matters
