@@ -115,6 +115,24 @@ def model_rows(conv: dict[str, Any], embedder: semantic.Embedder) -> tuple[list[
     return rows, latencies
 
 
+def measure(
+    conversations: list[dict[str, Any]], weights: list[float], embedder: semantic.Embedder | None
+) -> dict[str, tuple[list[dict[str, Any]], list[float]]]:
+    """Per ranking, the rows and latencies of every question of ``conversations`` (a fresh vault each)."""
+    results: dict[str, tuple[list[Any], list[float]]] = {}
+    for conv in conversations:
+        with tempfile.TemporaryDirectory() as tmp:
+            for name, (rows, lat) in memfs_rows(conv, Path(tmp), weights).items():
+                results.setdefault(name, ([], []))[0].extend(rows)
+                results[name][1].extend(lat)
+        results.setdefault("bm25s", ([], []))[0].extend(bm25s_rows(conv))
+        if embedder is not None:
+            rows, lat = model_rows(conv, embedder)
+            results.setdefault("model", ([], []))[0].extend(rows)
+            results["model"][1].extend(lat)
+    return results
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=corpus.DATA, help="a folder of LoCoMo-format conversations")
@@ -124,17 +142,7 @@ def main() -> int:
     if not conversations:
         parser.error(f"no conversations (*.json) in {args.data}")
     embedder = semantic.default_embedder()
-    results: dict[str, tuple[list[Any], list[float]]] = {}
-    for conv in conversations:
-        with tempfile.TemporaryDirectory() as tmp:
-            for name, (rows, lat) in memfs_rows(conv, Path(tmp), args.weights).items():
-                results.setdefault(name, ([], []))[0].extend(rows)
-                results[name][1].extend(lat)
-        results.setdefault("bm25s", ([], []))[0].extend(bm25s_rows(conv))
-        if embedder is not None:
-            rows, lat = model_rows(conv, embedder)
-            results.setdefault("model", ([], []))[0].extend(rows)
-            results["model"][1].extend(lat)
+    results = measure(conversations, args.weights, embedder)
     report = {
         "data": str(args.data), "conversations": [c["name"] for c in conversations],
         "facts": sum(len(c["facts"]) for c in conversations),
