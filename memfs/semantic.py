@@ -67,8 +67,9 @@ EMBED_CHARS = 2000
 #: over the memories searched. Chosen on the LoCoMo development conversations (fact recall,
 #: ``bench/fact_recall.py``; 0.6-0.8 are within a point of each other). On a corpus it was not
 #: chosen on (PrefEval's stated preferences, ``bench/heldout_recall.py``) the fusion stays above
-#: both of its parts and 0.7 is best in vaults of one topic, 2 points below 0.8-0.9 in one vault of
-#: 1,000 (docs/benchmarks.md): kept, as a third corpus would be needed to choose between them.
+#: both of its parts (above the model by MRR@10; by first-5 hits, within noise), and 0.7 is best
+#: in vaults of one topic but 2 points below 0.8-0.9 in one vault of 1,000 (docs/benchmarks.md):
+#: kept, as a third corpus would be needed to choose between them.
 SEMANTIC_WEIGHT = 0.7
 _DIGEST = 32  # bytes of a sha256
 _CHECK = 8  # bytes of a record's checksum
