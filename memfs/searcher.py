@@ -42,7 +42,7 @@ from .layout import in_namespace, split_memory_path
 from .lifecycle import CURRENT, Validity
 from .notes import normalize_tag
 from .results import Dense, Found, Hit, MessageHit, Problem
-from .semantic import VectorStore, z_scores
+from .semantic import VectorSnapshot, VectorStore, z_scores
 
 log = logging.getLogger(__name__)
 
@@ -568,7 +568,8 @@ class IndexReader:
         allowed = self._allowed(searcher, leaves, filters, hidden)
         allowed &= self._holding(searcher, leaves, [("kind", "memory")])
         docs = np.flatnonzero(allowed)
-        rows = self._vector_rows(leaves, dense.vectors)[docs]
+        snapshot = dense.vectors.snapshot()  # rows and matrix as one whole: another thread may read more meanwhile
+        rows = self._vector_rows(leaves, dense.vectors, snapshot)[docs]
         has = rows >= 0
         similarity = np.full(len(docs), np.nan)
         if has.any():
@@ -576,7 +577,7 @@ class IndexReader:
             # candidates' rows first copied the matrix (15 MB at 10,000 memories). einsum, not `@`:
             # BLAS hands a product this size to its threads, asleep between searches, and waking
             # them cost 4-5 ms where the product itself is 0.7 ms on one core (bench/semantic_cost.py).
-            similarity[has] = np.einsum("ij,j->i", dense.vectors.matrix, dense.vector)[rows[has]]
+            similarity[has] = np.einsum("ij,j->i", snapshot.matrix, dense.vector)[rows[has]]
         by_meaning = np.zeros(len(docs))
         by_meaning[has] = z_scores(similarity[has])
         fused = np.full(searcher.doc_count_all(), -np.inf)
@@ -589,8 +590,8 @@ class IndexReader:
             for doc, sim in zip(best, near, strict=True)
         ]
 
-    def _vector_rows(self, leaves: list[tuple[Any, int]], vectors: VectorStore) -> Any:
-        """Per document: the row of its file's vector in ``vectors``, or -1 (none yet, or not a file's document)."""
+    def _vector_rows(self, leaves: list[tuple[Any, int]], vectors: VectorStore, snapshot: VectorSnapshot) -> Any:
+        """Per document: the row of its file's vector in ``snapshot`` (of ``vectors``), or -1 (none, or no file's)."""
         parts = []
         for leaf, _ in leaves:
             segment = leaf.segment()
@@ -599,8 +600,8 @@ class IndexReader:
                 continue
             sid = segment.segment_id()
             cached = self._rows_cache.get(sid)
-            if cached is None or cached[0] is not vectors or cached[1] != vectors.version:
-                cached = (vectors, vectors.version, vectors.rows_of(self._digests(leaf)))
+            if cached is None or cached[0] is not vectors or cached[1] != snapshot.version:
+                cached = (vectors, snapshot.version, snapshot.rows_of(self._digests(leaf)))
                 self._rows_cache[sid] = cached
             parts.append(cached[2])
         return np.concatenate(parts) if parts else np.zeros(0, np.int64)
@@ -628,7 +629,7 @@ class IndexReader:
                 searcher = self._reader()
                 leaves = [(leaf.reader(), offset) for leaf, offset in searcher.leaf_searchers()]
                 memories = self._live_docs(searcher, leaves) & self._holding(searcher, leaves, [("kind", "memory")])
-                missing = np.flatnonzero(memories & (self._vector_rows(leaves, vectors) < 0))
+                missing = np.flatnonzero(memories & (self._vector_rows(leaves, vectors, vectors.snapshot()) < 0))
                 if not len(missing):
                     return []
                 found = []

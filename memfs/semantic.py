@@ -41,7 +41,8 @@ import re
 import stat
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -399,6 +400,26 @@ def _slug(model_id: str) -> str:
     return f"{readable}-{hashlib.sha256(model_id.encode()).hexdigest()[:8]}"
 
 
+@dataclass(frozen=True)
+class VectorSnapshot:
+    """The vectors a :class:`VectorStore` had read at one moment: ``rows`` (digest to row) index ``matrix``.
+
+    Attributes:
+        version: The store's :attr:`VectorStore.version` then.
+        rows: The row of each digest's vector in ``matrix``.
+        matrix: One unit vector a row.
+    """
+
+    version: int
+    rows: Mapping[str, int]
+    matrix: Any
+
+    def rows_of(self, digests: Sequence[str]) -> Any:
+        """The row of each digest's vector, or -1 where there is none."""
+        rows = self.rows
+        return np.fromiter((rows.get(d, -1) for d in digests), np.int64, len(digests))
+
+
 class VectorStore:
     """The vectors of one model for a vault's memory contents, under ``.memfs/vectors/``.
 
@@ -433,8 +454,16 @@ class VectorStore:
 
     def rows_of(self, digests: Sequence[str]) -> Any:
         """The row of each digest's vector, or -1 where there is none yet."""
-        rows = self._rows
-        return np.fromiter((rows.get(d, -1) for d in digests), np.int64, len(digests))
+        return self.snapshot().rows_of(digests)
+
+    def snapshot(self) -> VectorSnapshot:
+        """The vectors read so far, as one whole: a refresh in another thread meanwhile leaves it as it is.
+
+        A search reads rows and the matrix at different moments; from one snapshot they always
+        belong together, whatever another thread (a watcher embedding) reads in between.
+        """
+        with self._lock:
+            return VectorSnapshot(self.version, self._rows, self._matrix)
 
     def refresh(self) -> None:
         """Read the records other processes (or this one) appended since the last read.
@@ -516,7 +545,8 @@ class VectorStore:
         if digests:
             base = len(self._matrix)
             self._matrix = np.vstack([self._matrix, np.array(vectors, dtype=np.float32)])
-            self._rows.update({d: base + i for i, d in enumerate(digests)})
+            # a new dict, never the old one changed: a snapshot taken before keeps rows its matrix has
+            self._rows = self._rows | {d: base + i for i, d in enumerate(digests)}
             self.version += 1
 
     def add(self, digests: Sequence[str], texts: Sequence[str]) -> None:

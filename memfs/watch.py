@@ -29,6 +29,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from .catalog import Catalog
 from .credentials import secret_advice
 from .engine import WriteEngine, engine_of
 from .errors import InvalidArgumentError, MemfsError, SyncError
@@ -69,6 +70,22 @@ def _wanted_events() -> list[type[Any]]:
         events.DirDeletedEvent,
         events.DirMovedEvent,
     ]
+
+
+def embed_some(catalog: Catalog) -> bool:
+    """Embed memories that have no vector yet, for :data:`EMBED_STEP_SECONDS`; whether more wait.
+
+    What a long-lived process (a watcher, an MCP server) does while idle. A failure (the model, a
+    full disk, a vectors folder gone wrong) is a warning and stops this round: the next change
+    starts another, and a search embeds or falls back to words by itself, so the process never
+    stops for derived state, and a model that keeps failing is not asked again in a loop.
+    """
+    try:
+        done, left = catalog.embed(budget=EMBED_STEP_SECONDS)
+    except Exception as exc:
+        log.warning("embedding in the background stopped: %s", str(exc) or exc.__class__.__name__)
+        return False
+    return done > 0 and left > 0
 
 
 def ignored(name: str) -> bool:
@@ -327,9 +344,7 @@ class Watcher:
         elif self._uncommitted and quiet >= self.commit_delay:
             self._commit()
         elif self._embed_due:
-            self._embed_due = False  # a model that fails is not retried in a loop: the next change re-arms it
-            done, left = self.engine.catalog.embed(budget=EMBED_STEP_SECONDS)
-            self._embed_due = done > 0 and left > 0
+            self._embed_due = embed_some(self.engine.catalog)
 
     def _commit(self) -> None:
         paths, self._uncommitted = sorted(self._uncommitted), set()

@@ -8,11 +8,13 @@ a real MCP server object; nothing of memfs is mocked.
 from __future__ import annotations
 
 import hashlib
+import logging
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import anyio
+import numpy as np
 import pytest
 
 import memfs
@@ -134,3 +136,80 @@ def test_an_mcp_server_embeds_what_was_written_before_a_search(
         anyio.run(serve)
         assert searches == []
         assert record_count(vault_dir, vault) == 2
+
+
+def test_a_snapshot_keeps_its_rows_and_matrix_together_whatever_is_read_after(
+    vault_dir: Path, model: E5Embedder
+) -> None:
+    """A search reads rows and vectors at two moments; a watcher's thread may read new records between them."""
+    with memfs.Vault.open(vault_dir, durable=False, embedder=model) as vault:
+        store = vault.memories("users/alice")
+        for text in NOTES.values():
+            store.add(text)
+        vault.reindex()
+        vectors = vault.engine.catalog.vectors
+        assert vectors is not None
+        snapshot = vectors.snapshot()
+        before = {d: snapshot.matrix[r].copy() for d, r in snapshot.rows.items()}
+        store.add("Alice keeps bees on the roof of her building.")
+        vault.reindex()  # another record read: the store's rows and matrix grow
+        assert vectors.version != snapshot.version and len(vectors) == len(NOTES) + 1
+        assert set(snapshot.rows) == set(before)
+        assert all(np.array_equal(snapshot.matrix[snapshot.rows[d]], v) for d, v in before.items())
+        vault.reindex(full=True)  # the file compacted and read again from the start
+        assert all(np.array_equal(snapshot.matrix[snapshot.rows[d]], v) for d, v in before.items())
+
+
+def break_vectors(vault: memfs.Vault) -> Path:
+    """A folder where the vectors file goes: reading or writing the vectors then fails with an OSError."""
+    vectors = vault.engine.catalog.vectors
+    assert vectors is not None
+    vectors.path.mkdir(parents=True)
+    (vectors.path / "x").write_text("in the way")
+    return vectors.path
+
+
+def test_a_watcher_whose_embedding_fails_says_so_and_goes_on_committing(
+    vault_dir: Path, model: E5Embedder, caplog: pytest.LogCaptureFixture
+) -> None:
+    with memfs.Vault.open(vault_dir, durable=False, embedder=model) as vault:
+        break_vectors(vault)
+        folder = vault_dir / "memories" / "users" / "alice"
+        with caplog.at_level(logging.WARNING, logger="memfs.watch"), vault.watch(index_delay=0.05, commit_delay=0.1):
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / "job.md").write_text("Alice works as a nurse.\n", encoding="utf-8")
+            wait_for(lambda: bool(vault.log("memories/users/alice/job.md")))
+            (folder / "car.md").write_text("Alice drives a Corolla.\n", encoding="utf-8")
+            wait_for(lambda: bool(vault.log("memories/users/alice/car.md")))  # still watching, still committing
+        failures = [r for r in caplog.records if "embedding in the background stopped" in r.getMessage()]
+        assert failures and all(r.exc_info is None for r in failures)  # a line each, no traceback
+        assert len(failures) <= 3  # once a change, never in a loop
+
+
+def test_an_mcp_server_whose_embedding_fails_goes_on_serving(
+    vault_dir: Path, model: E5Embedder, caplog: pytest.LogCaptureFixture
+) -> None:
+    with memfs.Vault.open(vault_dir, durable=False, embedder=model) as vault:
+        store = vault.memories("users/alice")
+        store.add(NOTES["job.md"])
+        break_vectors(vault)
+        server = MemoryServer(vault, ["users/alice"], poll=0.05)
+        told: list[list[str]] = []
+
+        async def announce(changed: object) -> None:
+            told.append(list(changed))  # type: ignore[call-overload]
+
+        server.announce = announce  # type: ignore[method-assign]
+
+        async def serve() -> None:
+            async with anyio.create_task_group() as group:
+                await group.start(server.watch)
+                await anyio.to_thread.run_sync(store.add, NOTES["food.md"])
+                await anyio.to_thread.run_sync(wait_for, lambda: bool(told))
+                await anyio.to_thread.run_sync(store.add, NOTES["car.md"])  # a second look after the failure
+                await anyio.to_thread.run_sync(wait_for, lambda: len(told) >= 2)
+                group.cancel_scope.cancel()
+
+        with caplog.at_level(logging.WARNING, logger="memfs.watch"):
+            anyio.run(serve)  # the failure never ends the server's task group
+        assert any("embedding in the background stopped" in r.getMessage() for r in caplog.records)

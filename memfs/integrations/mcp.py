@@ -62,7 +62,7 @@ from ..paths import clean_memory_path, clean_namespace, clean_relpath
 from ..scopes import Scope
 from ..tools import COMMANDS, REGISTRY, ROOT, MemoryTools, Parameter
 from ..vault import Vault
-from ..watch import EMBED_STEP_SECONDS, FileEvents
+from ..watch import FileEvents, embed_some
 
 log = logging.getLogger(__name__)
 
@@ -714,19 +714,10 @@ class MemoryServer:
                     await self.announce(changed)
                     embed_due = self.vault.semantic is not None
                 if embed_due:
-                    embed_due = await anyio.to_thread.run_sync(self._embed_some)
+                    embed_due = await anyio.to_thread.run_sync(embed_some, self.vault.engine.catalog)
         finally:
             if events is not None:
                 events.stop()
-
-    def _embed_some(self) -> bool:
-        """Embed memories that have no vector yet, for a short while; whether more wait (blocking)."""
-        try:
-            done, left = self.vault.engine.catalog.embed(budget=EMBED_STEP_SECONDS)
-        except MemfsError as exc:  # the next search embeds, or says why not
-            log.warning("embedding in the background failed: %s", exc)
-            return False
-        return done > 0 and left > 0
 
     def _look(self, events: FileEvents | None) -> list[str]:
         """The memories changed since the last look (blocking): as events say, or by polling."""
