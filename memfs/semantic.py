@@ -249,18 +249,31 @@ class FastEmbedEmbedder:
         listed = {m["model"].lower(): m for m in TextEmbedding.list_supported_models()}
         self.model_id = f"fastembed:{model}"
         if path is not None:
-            if model.lower() in listed:  # fastembed loads the file its listing names
-                model_file = listed[model.lower()]["model_file"]
+            key = model.lower()
+            registered = _REGISTERED.get(key)
+            if registered is not None:  # registered by memfs in this process: the same settings, or another name
+                asked = (registered[0] if dimension is None else dimension, pooling, normalize, model_file)
+                if asked != registered:
+                    raise InvalidArgumentError(
+                        f"{model!r} was loaded in this process with dimension, pooling, normalize and "
+                        f"model_file {registered!r}, not {asked!r}: give this model another name"
+                    )
+            elif key in listed:  # fastembed loads the file its listing names
+                model_file = listed[key]["model_file"]
             folder = _model_folder(path, model_file)
-            if model.lower() not in listed:
+            if key not in listed:
                 _register(model, dimension, pooling, normalize, model_file)
-                listed[model.lower()] = {"dim": dimension}
-            elif dimension is not None and dimension != listed[model.lower()]["dim"]:
+                _REGISTERED[key] = (dimension, pooling, normalize, model_file)
+                listed[key] = {"dim": dimension}
+                registered = _REGISTERED[key]
+            elif dimension is not None and dimension != listed[key]["dim"]:
                 raise InvalidArgumentError(
-                    f"fastembed already knows {model!r} with dimension {listed[model.lower()]['dim']}, "
+                    f"fastembed already knows {model!r} with dimension {listed[key]['dim']}, "
                     f"not {dimension!r}: give this model another name"
                 )
             self.model_id += f"@{_file_digest(folder / model_file)}"
+            if registered is not None:  # how its vectors are made is ours to say, so it is in the id
+                self.model_id += ("+cls" if pooling == "cls" else "") + ("" if normalize else "+unnormalized")
             options["specific_model_path"] = str(folder)
         elif model.lower() not in listed:
             raise InvalidArgumentError(
@@ -301,6 +314,11 @@ def _model_folder(path: str | os.PathLike[str], model_file: str) -> Path:
             "the ONNX file (model_file=), tokenizer.json and tokenizer_config.json"
         )
     return folder
+
+
+#: The models memfs registered with fastembed in this process (fastembed's list is the process's),
+#: by lower-case name: dimension, pooling, normalize, model file.
+_REGISTERED: dict[str, tuple[int | None, str, bool, str]] = {}
 
 
 def _register(model: str, dimension: int | None, pooling: str, normalize: bool, model_file: str) -> None:

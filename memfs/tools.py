@@ -34,7 +34,7 @@ from .commands import command as _command
 from .commands import echo as _echo
 from .commands import schema as _schema
 from .content import MAX_CONTENT_BYTES
-from .credentials import redact
+from .credentials import redact, redact_value
 from .engine import engine_of
 from .errors import (
     AlreadyExistsError,
@@ -184,7 +184,7 @@ class MemoryTools(FileCommands):
             answer = spec.handler(self, **args)
             if isinstance(answer, str):
                 return ToolResult(redact(answer)[0])
-            return ToolResult(redact(answer.text)[0], answer.is_error, answer.data)
+            return ToolResult(redact(answer.text)[0], answer.is_error, redact_value(answer.data))
         except MemfsError as exc:
             return ToolResult(redact(self.explain(exc, command, args))[0], True)
         except Exception:  # a bug must not end the agent's turn: log it, tell the model

@@ -29,7 +29,6 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from .catalog import Catalog
 from .credentials import secret_advice
 from .engine import WriteEngine, engine_of
 from .errors import InvalidArgumentError, MemfsError, SyncError
@@ -72,8 +71,8 @@ def _wanted_events() -> list[type[Any]]:
     ]
 
 
-def embed_some(catalog: Catalog) -> bool:
-    """Embed memories that have no vector yet, for :data:`EMBED_STEP_SECONDS`; whether more wait.
+def embed_some(vault: Any) -> bool:
+    """Embed a vault's memories that have no vector yet, for :data:`EMBED_STEP_SECONDS`; whether more wait.
 
     What a long-lived process (a watcher, an MCP server) does while idle. A failure (the model, a
     full disk, a vectors folder gone wrong) is a warning and stops this round: the next change
@@ -81,7 +80,7 @@ def embed_some(catalog: Catalog) -> bool:
     stops for derived state, and a model that keeps failing is not asked again in a loop.
     """
     try:
-        done, left = catalog.embed(budget=EMBED_STEP_SECONDS)
+        done, left = engine_of(vault).catalog.embed(budget=EMBED_STEP_SECONDS)
     except Exception as exc:
         log.warning("embedding in the background stopped: %s", str(exc) or exc.__class__.__name__)
         return False
@@ -344,7 +343,7 @@ class Watcher:
         elif self._uncommitted and quiet >= self.commit_delay:
             self._commit()
         elif self._embed_due:
-            self._embed_due = embed_some(self.engine.catalog)
+            self._embed_due = embed_some(self.engine)
 
     def _commit(self) -> None:
         paths, self._uncommitted = sorted(self._uncommitted), set()

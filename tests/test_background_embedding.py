@@ -213,3 +213,21 @@ def test_an_mcp_server_whose_embedding_fails_goes_on_serving(
         with caplog.at_level(logging.WARNING, logger="memfs.watch"):
             anyio.run(serve)  # the failure never ends the server's task group
         assert any("embedding in the background stopped" in r.getMessage() for r in caplog.records)
+
+
+def test_a_search_while_another_thread_of_the_process_embeds_ranks_with_what_is_there(
+    vault_dir: Path, model: E5Embedder
+) -> None:
+    with memfs.Vault.open(vault_dir, durable=False, embedder=model) as vault:
+        store = vault.memories("users/alice")
+        store.add(NOTES["job.md"])
+        vault.reindex()
+        store.add(NOTES["food.md"])
+        catalog = vault.engine.catalog
+        assert catalog.vectors is not None and len(catalog.vectors) == 1
+        with catalog._embedding:  # as while a watcher's thread embeds: the search neither waits nor embeds
+            hits = store.search("what does she eat")
+            assert len(catalog.vectors) == 1
+        assert "vegetarian" in vault.read(hits[0].path).body  # by its words meanwhile
+        store.search("what does she eat")
+        assert len(catalog.vectors) == 2  # and the next search embeds it

@@ -173,10 +173,21 @@ def test_a_model_fastembed_does_not_list_needs_a_folder_and_its_dimension(tmp_pa
         FastEmbedEmbedder(NAME, path=folder, threads=0)
 
 
-def test_a_name_already_known_with_another_dimension_is_refused(model_dir: Path, minilm: FastEmbedEmbedder) -> None:
-    assert FastEmbedEmbedder(NAME, path=model_dir).dimension == 384  # known now: no dimension needed
-    with pytest.raises(InvalidArgumentError, match="already knows .* with dimension 384, not 256"):
-        FastEmbedEmbedder(NAME, path=model_dir, dimension=256)
+def test_a_name_already_loaded_with_other_settings_is_refused(model_dir: Path, minilm: FastEmbedEmbedder) -> None:
+    again = FastEmbedEmbedder(NAME, path=model_dir)  # known now: no dimension needed
+    assert again.dimension == 384 and again.model_id == minilm.model_id  # the same vectors file
+    # fastembed's list of models is the process's: other settings under the same name would be
+    # run with the first ones, so they are refused, whatever differs
+    for other in ({"dimension": 256}, {"pooling": "cls"}, {"normalize": False}):
+        with pytest.raises(InvalidArgumentError, match="was loaded in this process with .* another name"):
+            FastEmbedEmbedder(NAME, path=model_dir, **other)  # type: ignore[arg-type]
+
+
+def test_settings_that_change_the_vectors_are_in_the_model_id(model_dir: Path, minilm: FastEmbedEmbedder) -> None:
+    cls = FastEmbedEmbedder("memfs-test/minilm-cls", path=model_dir, dimension=384, pooling="cls", normalize=False)
+    assert cls.model_id.endswith("+cls+unnormalized") and cls.model_id != minilm.model_id
+    assert not minilm.model_id.endswith(("+cls", "+unnormalized"))  # the defaults: the id as it was
+    assert cosine(cls.embed_passages(["a nurse"])[0], minilm.embed_passages(["a nurse"])[0]) < 0.999
 
 
 def test_a_listed_model_not_in_the_cache_fails_with_the_way_out_when_it_may_not_download(tmp_path: Path) -> None:

@@ -51,7 +51,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     raise ImportError("memfs mcp needs the MCP SDK: pip install 'memfs-vault[mcp]'") from exc
 
 from .. import __version__
-from ..credentials import find_secrets, redact
+from ..credentials import find_secrets, redact, redact_value
 from ..documents import load_bytes, normalize_time, timestamp
 from ..errors import DocumentError, InvalidArgumentError, MemfsError, MemoryNotFoundError, PathError, ToolCallError
 from ..freshness import ChangeFinder, file_stat, walk
@@ -362,7 +362,7 @@ class MemoryServer:
             return f"Unknown tool {one_line(name)[:100]!r}; this server offers: {offered}.", True, None
         if command in REGISTRY:
             result = tools.dispatch(name, arguments)  # search's data comes from the search of its text
-            return result.text, result.is_error, None if result.data is None else _redacted(result.data)
+            return result.text, result.is_error, None if result.data is None else redact_value(result.data)
         args = dict(arguments or {})
         try:
             _check(command, args, _SEARCH_MESSAGES[1] if command == "search_messages" else _RECALL[1])
@@ -371,7 +371,7 @@ class MemoryServer:
             else:
                 text, error, structured = self._recall(**args)
             # a credential a person kept in a file reaches no agent, in the text or in the data
-            return redact(text)[0], error, _redacted(structured)
+            return redact(text)[0], error, redact_value(structured)
         except MemfsError as exc:
             return redact(tools.explain(exc, command, args))[0], True, None
         except Exception:  # a bug must not end the client's turn: log it, tell the model
@@ -714,7 +714,7 @@ class MemoryServer:
                     await self.announce(changed)
                     embed_due = self.vault.semantic is not None
                 if embed_due:
-                    embed_due = await anyio.to_thread.run_sync(embed_some, self.vault.engine.catalog)
+                    embed_due = await anyio.to_thread.run_sync(embed_some, self.vault)
         finally:
             if events is not None:
                 events.stop()
@@ -1164,14 +1164,3 @@ def _read_file(vault: Vault, rel: str) -> bytes:
 
 
 __all__ = ["ALL_COMMANDS", "Grants", "MemoryServer", "choose_commands", "grants", "path_of_uri", "serve", "uri_of"]
-
-
-def _redacted(value: Any) -> Any:
-    """``value`` (structured content) with every credential in its strings redacted, as the text is."""
-    if isinstance(value, str):
-        return redact(value)[0]
-    if isinstance(value, dict):
-        return {key: _redacted(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_redacted(item) for item in value]
-    return value
