@@ -344,13 +344,25 @@ def _register(model: str, dimension: int | None, pooling: str, normalize: bool, 
     )
 
 
+#: A model file's digest by its identity (path, device, inode, size, time of change): read once a process.
+_DIGESTS: dict[tuple[str, int, int, int, int], str] = {}
+
+
 def _file_digest(path: Path) -> str:
-    """The first 12 hex digits of a file's sha256: names a model's weights in its id."""
-    digest = hashlib.sha256()
-    with path.open("rb") as file:
-        for block in iter(lambda: file.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()[:12]
+    """The first 12 hex digits of a file's sha256: names a model's weights in its id.
+
+    Kept by the file's identity, so a process opening the same model again (a vault each) reads a
+    file of hundreds of megabytes once.
+    """
+    st = path.stat()
+    key = (str(path.resolve()), st.st_dev, st.st_ino, st.st_size, st.st_ctime_ns)
+    if key not in _DIGESTS:
+        digest = hashlib.sha256()
+        with path.open("rb") as file:
+            for block in iter(lambda: file.read(1 << 20), b""):
+                digest.update(block)
+        _DIGESTS[key] = digest.hexdigest()[:12]
+    return _DIGESTS[key]
 
 
 def default_embedder() -> Embedder | None:

@@ -205,3 +205,15 @@ def test_a_model_fastembed_lists_loads_from_a_folder_with_the_file_its_listing_n
     assert cosine(listed.embed_queries(["a nurse"])[0], minilm.embed_queries(["a nurse"])[0]) > 0.999
     with pytest.raises(InvalidArgumentError, match=r"lacks model_optimized\.onnx"):  # what bge-small's listing names
         FastEmbedEmbedder("BAAI/bge-small-en-v1.5", path=lay_out(tmp_path / "bge"))
+
+
+def test_a_model_files_digest_is_read_once_and_again_when_the_file_changes(tmp_path: Path) -> None:
+    from memfs.semantic import _file_digest
+
+    weights = tmp_path / "model.onnx"
+    weights.write_bytes(b"weights one")
+    first = _file_digest(weights)
+    assert first == hashlib.sha256(b"weights one").hexdigest()[:12]
+    with weights.open("r+b") as handle:  # the same file, other bytes: a new size and time of change
+        handle.write(b"WEIGHTS ONE, retrained")
+    assert _file_digest(weights) == hashlib.sha256(b"WEIGHTS ONE, retrained").hexdigest()[:12]
