@@ -25,6 +25,17 @@ from memfs.tools import MemoryTools, ToolResult
 if TYPE_CHECKING:
     from memfs.vault import Vault
 
+#: Eight facts about one person, each answering a question asked in other words (search by meaning).
+ALICE_FACTS = [
+    "Alice works as a nurse at Santa Maria hospital.",
+    "Alice is vegetarian.",
+    "Alice drives a blue Toyota Corolla.",
+    "Alice lives in Porto with her two cats.",
+    "Alice's sister Maria is a lawyer in Lisbon.",
+    "Alice plays the cello in a community orchestra.",
+    "Alice is allergic to penicillin.",
+    "Alice's favourite holiday destination is Kyoto.",
+]
 UNEXPECTED = "failed unexpectedly"  # what a tool says when a bug, not a reason, refused a call
 
 #: Identity and location variables of the developer's (or CI's) environment that memfs or git would read.

