@@ -4,6 +4,11 @@ The key that signs every index this user's memfs builds (kept outside every vaul
 storage reading only files of the signed list (into memory: a truncated segment cannot kill the
 reader with SIGBUS), and the codec that names segments from :mod:`secrets`. :mod:`memfs.index`
 writes and checks the signed list itself.
+
+A new segment is written through memfs's writer (:func:`open_writer`): the bytes Whoosh's own
+writer writes, but its postings kept grouped by term as documents are added and each term's
+blocks written at once, where Whoosh sorts a tuple per posting and writes them one by one
+(most of the cost of a first index of transcripts). tests/test_storage_writer.py compares both.
 """
 
 from __future__ import annotations
@@ -12,14 +17,23 @@ import contextlib
 import hashlib
 import logging
 import os
+import pickle
 import secrets
+import struct
 import threading
+import zlib
+from array import array
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from whoosh.codec.whoosh3 import W3Codec, W3FieldWriter, W3Segment
+from whoosh.codec.base import OutOfOrderError
+from whoosh.codec.whoosh3 import WHOOSH3_HEADER_MAGIC, W3Codec, W3FieldWriter, W3Segment, W3TermInfo
 from whoosh.filedb.filestore import FileStorage
 from whoosh.filedb.structfile import BufferFile
+from whoosh.system import pack_ushort
+from whoosh.util.numeric import length_to_byte
+from whoosh.writing import PostingPool, SegmentWriter
 
 from .errors import SearchIndexError
 
@@ -130,15 +144,320 @@ class _Codec(W3Codec):  # type: ignore[misc]
         return _FieldWriter(self, storage, segment)
 
 
-class _FieldWriter(W3FieldWriter):  # type: ignore[misc]
-    """Whoosh's postings writer, reading each document's field lengths once rather than once per posting.
+def open_writer(ix: Any, **options: Any) -> Any:
+    """A writer of the Whoosh index ``ix`` (``options`` are Whoosh's), writing through memfs's codec.
 
-    Whoosh looks a document's length up for every posting it writes (to bound each block's
-    scores), through a column reader: a fifth of the time of indexing long messages.
+    In one process the writer is :class:`_Writer`, which keeps the new segment's postings grouped
+    by term; Whoosh's writer for several processes keeps Whoosh's pools, whose sorted postings
+    :class:`_FieldWriter` still writes a term at a time.
+    """
+    if options.get("procs", 1) > 1:
+        return ix.writer(codec=_Codec(), **options)
+    return _Writer(ix, codec=_Codec(), **options)
+
+
+class _FieldWriter(W3FieldWriter):  # type: ignore[misc]
+    """Whoosh's postings writer, writing each term's blocks at once rather than a posting at a time.
+
+    Whoosh writes a posting through three calls, with type checks and a look-up of the
+    document's field length (to bound each block's scores) each time, most of the cost of
+    indexing transcripts. The bytes written are Whoosh's: the same blocks of
+    ``blocklimit`` postings, pickled and compressed the same way, with the same statistics
+    (:class:`W3TermInfo` adds up each block as Whoosh's writer would have it).
     """
 
     def add_postings(self, schema: Any, lengths: Any, items: Any) -> None:
-        super().add_postings(schema, _Lengths(lengths) if lengths else lengths, items)
+        if self._codec._inlinelimit > 1:  # Whoosh's own inlining (not memfs's codec): its way, a posting at a time
+            super().add_postings(schema, _Lengths(lengths) if lengths else lengths, items)
+            return
+        columns = _Lengths(lengths) if lengths else None
+        fields = items.fields() if isinstance(items, _Sorted) else _fields_of(items)
+        for fieldname, terms in fields:
+            self.start_field(fieldname, schema[fieldname])
+            column = columns.column(fieldname) if columns is not None else None
+            fixedsize = self._format.fixed_value_size()
+            for btext, docs, weights, values in terms:
+                self._write_term(btext, docs, weights, values, column, fixedsize)
+            self.finish_field()
+
+    def _write_term(
+        self,
+        btext: bytes,
+        docs: list[int],
+        weights: list[float],
+        values: list[bytes | None],
+        column: list[int] | None,
+        fixedsize: int | None,
+    ) -> None:
+        """Write one term's postings as :class:`whoosh.codec.whoosh3.W3PostingsWriter` does, and its entry."""
+        limit, level = self._codec._blocklimit, self._codec._compression
+        terminfo = W3TermInfo()
+        start = self._postfile.tell()
+        out = [WHOOSH3_HEADER_MAGIC]
+        count = len(docs)
+        for at in range(0, count, limit):
+            block = _Block(docs[at : at + limit], weights[at : at + limit], column)
+            terminfo.add_block(block)
+            kept = [v for v in values[at : at + limit] if v]  # Whoosh keeps no empty value
+            if fixedsize is None or fixedsize < 0:
+                packed: Any = tuple(kept)
+            else:
+                packed = b"".join(kept) if fixedsize else None
+            data = pickle.dumps((block.deltas(), block.packed_weights(), packed), 2)
+            if level:
+                data = zlib.compress(data, level)
+            info = pickle.dumps(block.info(level), 2)
+            size = len(info) + len(data)
+            out += [_INT.pack(size if at + limit < count else -size), info, data]
+        written = b"".join(out)
+        self._postfile.write(written)
+        terminfo.set_extent(start, len(written))
+        self._tindex.add(pack_ushort(self._fieldid) + btext, terminfo.to_bytes())
+
+
+class _Writer(SegmentWriter):  # type: ignore[misc]
+    """Whoosh's writer of a new segment, keeping its postings grouped by term as documents come (:class:`_Pool`).
+
+    A document is added as Whoosh adds it (the same per-document values, lengths and stored
+    fields); only its postings go into their terms' lists instead of one tuple each.
+    """
+
+    def __init__(self, ix: Any, **kwargs: Any) -> None:
+        super().__init__(ix, **kwargs)
+        self.pool = _Pool(self._tempstorage, self.newsegment, limitmb=kwargs.get("limitmb", 128))
+        # a field with a spelling graph (none of memfs's) takes Whoosh's own way
+        self._plain = not any(field.separate_spelling() for _, field in self.schema.items())
+
+    def add_document(self, **fields: Any) -> None:
+        if not self._plain:
+            super().add_document(**fields)
+            return
+        self._check_state()
+        perdocwriter = self.perdocwriter
+        schema = self.schema
+        docnum = self.docnum
+        docboost = self._doc_boost(fields)
+        fieldnames = sorted(name for name in fields if not name.startswith("_"))
+        self._check_fields(schema, fieldnames)
+        perdocwriter.start_doc(docnum)
+        try:
+            for fieldname in fieldnames:
+                value = fields.get(fieldname)
+                if value is None:
+                    continue
+                field = schema[fieldname]
+                length = 0
+                if field.indexed:
+                    boost = self._field_boost(fields, fieldname, docboost)
+                    length = self.pool.add_field(fieldname, docnum, field.index(value), boost, field.scorable)
+                if field.vector:
+                    items = field.vector.word_values(value, field.analyzer, mode="index")
+                    perdocwriter.add_vector_items(fieldname, field, sorted((t, w, v) for t, _, w, v in items))
+                customval = fields.get(f"_stored_{fieldname}", value)
+                perdocwriter.add_field(fieldname, field, customval if field.stored else None, length)
+                if field.column_type and customval is not None:
+                    perdocwriter.add_column_value(fieldname, field.column_type, field.to_column_value(customval))
+        except Exception:
+            perdocwriter.cancel_doc()
+            raise
+        perdocwriter.finish_doc()
+        self._added = True
+        self.docnum += 1
+
+
+_Group = tuple[list[int], list[float], list[bytes | None]]  # a term's documents, weights and values
+_POSTING_BYTES = 160  # about what Whoosh's pool counts a posting as: the pool goes to disk where Whoosh's did
+
+
+class _Pool(PostingPool):  # type: ignore[misc]
+    """Whoosh's pool of a new segment's postings, kept grouped by field and term as they are added.
+
+    Whoosh keeps a tuple per posting and sorts them all at the end; here a term's postings come
+    in document order (documents are numbered as they are added), so only fields and terms are
+    sorted, and a term whose postings did not come in order is sorted as Whoosh would. Past
+    Whoosh's memory limit the pool is written to a sorted run on disk, and the runs are merged,
+    as Whoosh's are.
+    """
+
+    def __init__(self, tempstore: Any, segment: Any, limitmb: int = 128) -> None:
+        super().__init__(tempstore, segment, limitmb=limitmb)
+        self.groups: dict[str, dict[bytes, _Group]] = {}
+        self.disordered: set[tuple[str, bytes]] = set()
+        self.count = 0
+
+    def add(self, item: tuple[str, bytes, int, float, bytes | None]) -> None:
+        fieldname, btext, docnum, weight, vbytes = item
+        terms = self.groups.get(fieldname)
+        if terms is None:
+            terms = self.groups[fieldname] = {}
+            self.fieldnames.add(fieldname)
+        group = terms.get(btext)
+        if group is None:
+            terms[btext] = ([docnum], [weight], [vbytes])
+        else:
+            if docnum <= group[0][-1]:
+                self.disordered.add((fieldname, btext))
+            group[0].append(docnum)
+            group[1].append(weight)
+            group[2].append(vbytes)
+        self.count += 1
+        if self.count * _POSTING_BYTES > self.limit:
+            self.save()
+
+    def add_field(self, fieldname: str, docnum: int, items: Iterable[Any], boost: float, scorable: bool) -> int:
+        """Add one document's postings of a field (Whoosh's ``(btext, frequency, weight, vbytes)``); its length."""
+        terms = self.groups.get(fieldname)
+        if terms is None:
+            terms = self.groups[fieldname] = {}
+            self.fieldnames.add(fieldname)
+        length = added = 0
+        for btext, frequency, weight, vbytes in items:
+            if scorable:
+                length += frequency
+            group = terms.get(btext)
+            if group is None:
+                terms[btext] = ([docnum], [weight * boost], [vbytes])
+            else:
+                if docnum <= group[0][-1]:
+                    self.disordered.add((fieldname, btext))
+                group[0].append(docnum)
+                group[1].append(weight * boost)
+                group[2].append(vbytes)
+            added += 1
+        self.count += added
+        if self.count * _POSTING_BYTES > self.limit:
+            self.save()
+        return length
+
+    def save(self) -> None:
+        self.current += [
+            (fieldname, btext, *posting)
+            for fieldname, terms in self.groups.items()
+            for btext, group in terms.items()
+            for posting in zip(*group, strict=True)
+        ]
+        self.groups, self.disordered, self.count = {}, set(), 0
+        super().save()
+
+    def iter_postings(self) -> Any:
+        if self.runs:  # the pool went to disk: merged as Whoosh merges it (this pool's last run with them)
+            return super().iter_postings()
+        return _Sorted(self.groups, self.disordered)
+
+
+class _Sorted:
+    """The postings of a :class:`_Pool` in Whoosh's order: by field, term, document (then weight, value)."""
+
+    def __init__(self, groups: dict[str, dict[bytes, _Group]], disordered: set[tuple[str, bytes]]) -> None:
+        self._groups = groups
+        self._disordered = disordered
+
+    def fields(self) -> Iterator[tuple[str, list[tuple[bytes, list[int], list[float], list[bytes | None]]]]]:
+        """Each field's terms with their postings (documents, weights, values)."""
+        for fieldname in sorted(self._groups):
+            terms = self._groups[fieldname]
+            found = []
+            for btext in sorted(terms):
+                docs, weights, values = terms[btext]
+                if (fieldname, btext) in self._disordered:
+                    ordered = sorted(zip(docs, weights, values, strict=True))
+                    docs, weights, values = ([p[i] for p in ordered] for i in range(3))  # type: ignore[assignment]
+                found.append((btext, docs, weights, values))
+            yield fieldname, found
+
+    def __iter__(self) -> Iterator[tuple[str, bytes, int, float, bytes | None]]:
+        for fieldname, terms in self.fields():
+            for btext, docs, weights, values in terms:
+                for posting in zip(docs, weights, values, strict=True):
+                    yield (fieldname, btext, *posting)
+
+
+_INT = struct.Struct("!i")  # a block's length, as Whoosh's StructFile.write_int packs it
+
+
+class _Block:
+    """A block of one term's postings (at most ``blocklimit``), with the statistics Whoosh keeps of it.
+
+    The length and weight bounds are Whoosh's: a zero length is not counted (no length is
+    None), and the highest weight is the first weight above every earlier one, from 0.
+    """
+
+    def __init__(self, docs: list[int], weights: list[float], column: list[int] | None) -> None:
+        self._ids = array("I", docs)
+        self._weights = array("f", weights)  # what Whoosh stores and sums: single precision
+        self._maxweight = max((w for w in weights if w > 0), default=0)
+        lengths = [] if column is None else [n for n in (column[d] if d < len(column) else 0 for d in docs) if n]
+        self._minlength = min(lengths) if lengths else None
+        self._maxlength = max(0, max(lengths)) if lengths else 0
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def min_id(self) -> int:
+        return int(self._ids[0])
+
+    def max_id(self) -> int:
+        return int(self._ids[-1])
+
+    def min_length(self) -> int | None:
+        return self._minlength
+
+    def max_length(self) -> int:
+        return self._maxlength
+
+    def max_weight(self) -> float:
+        return self._maxweight
+
+    def deltas(self) -> tuple[int, ...]:
+        ids = self._ids
+        return (ids[0], *(b - a for a, b in zip(ids, ids[1:], strict=False)))
+
+    def packed_weights(self) -> Any:
+        weights = self._weights
+        if weights.count(1.0) == len(weights):
+            return None
+        first = weights[0]
+        return first if weights.count(first) == len(weights) else tuple(weights)
+
+    def info(self, level: int) -> tuple[Any, ...]:
+        return (
+            len(self._ids),
+            self._ids[-1],
+            self._maxweight,
+            level,
+            length_to_byte(self._minlength),
+            length_to_byte(self._maxlength),
+        )
+
+
+def _fields_of(items: Iterable[tuple[str, bytes, int, float, bytes | None]]) -> Iterator[tuple[str, list[Any]]]:
+    """Whoosh's sorted stream of postings as each field's terms and their postings, checked as Whoosh checks it."""
+    lastfn: str | None = None
+    lasttext: bytes | None = None
+    terms: list[Any] = []
+    docs: list[int] = []
+    weights: list[float] = []
+    values: list[bytes | None] = []
+    for fieldname, btext, docnum, weight, value in items:
+        if fieldname != lastfn:
+            if lastfn is not None:
+                if fieldname < lastfn:
+                    raise OutOfOrderError(f"Field {lastfn!r} .. {fieldname!r}")
+                yield lastfn, terms
+            lastfn, lasttext, terms = fieldname, None, []
+        elif lasttext and btext < lasttext:
+            raise OutOfOrderError(f"Term {lastfn}:{lasttext!r} .. {fieldname}:{btext!r}")
+        if docnum == -1:  # Whoosh's mark of a word for a spelling graph, never a posting
+            continue
+        if btext != lasttext:
+            docs, weights, values = [], [], []
+            terms.append((btext, docs, weights, values))
+            lasttext = btext
+        docs.append(docnum)
+        weights.append(weight)
+        values.append(value)
+    if lastfn is not None:
+        yield lastfn, terms
 
 
 class _Lengths:
@@ -149,11 +468,16 @@ class _Lengths:
         self._fields: dict[str, list[int]] = {}
 
     def doc_field_length(self, docnum: int, fieldname: str, default: int = 0) -> int:
+        column = self.column(fieldname)
+        return column[docnum] if docnum < len(column) else default
+
+    def column(self, fieldname: str) -> list[int]:
+        """The length of field ``fieldname`` in each document of the segment."""
         column = self._fields.get(fieldname)
         if column is None:
             read = self._lengths.doc_field_length
             column = self._fields[fieldname] = [read(doc, fieldname) for doc in range(self._lengths.doc_count_all())]
-        return column[docnum] if docnum < len(column) else default
+        return column
 
 
 _SEGMENT_CHARS = "0123456789abcdefghijklmnopqrstuvwxyz"  # what Whoosh's own segment names use
