@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
+import operator
 import os
 import pickle
 import secrets
@@ -23,16 +24,25 @@ import struct
 import threading
 import zlib
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from whoosh.codec.base import OutOfOrderError
-from whoosh.codec.whoosh3 import WHOOSH3_HEADER_MAGIC, W3Codec, W3FieldWriter, W3Segment, W3TermInfo
+from whoosh.codec.whoosh3 import (
+    LENGTHS_COLUMN,
+    WHOOSH3_HEADER_MAGIC,
+    W3Codec,
+    W3FieldWriter,
+    W3PerDocReader,
+    W3Segment,
+    W3TermInfo,
+    _lenfield,
+)
 from whoosh.filedb.filestore import FileStorage
 from whoosh.filedb.structfile import BufferFile
 from whoosh.system import pack_ushort
-from whoosh.util.numeric import length_to_byte
+from whoosh.util.numeric import byte_to_length, length_to_byte
 from whoosh.writing import PostingPool, SegmentWriter
 
 from .errors import SearchIndexError
@@ -176,17 +186,15 @@ class _FieldWriter(W3FieldWriter):  # type: ignore[misc]
             self.start_field(fieldname, schema[fieldname])
             column = columns.column(fieldname) if columns is not None else None
             fixedsize = self._format.fixed_value_size()
-            for btext, docs, weights, values in terms:
-                self._write_term(btext, docs, weights, values, column, fixedsize)
+            for btext, postings in terms:
+                self._write_term(btext, postings, column, fixedsize)
             self.finish_field()
 
     def _write_term(
         self,
         btext: bytes,
-        docs: list[int],
-        weights: list[float],
-        values: list[bytes | None],
-        column: list[int] | None,
+        postings: list[_Posting],
+        column: list[int | None] | None,
         fixedsize: int | None,
     ) -> None:
         """Write one term's postings as :class:`whoosh.codec.whoosh3.W3PostingsWriter` does, and its entry."""
@@ -194,11 +202,12 @@ class _FieldWriter(W3FieldWriter):  # type: ignore[misc]
         terminfo = W3TermInfo()
         start = self._postfile.tell()
         out = [WHOOSH3_HEADER_MAGIC]
-        count = len(docs)
+        count = len(postings)
         for at in range(0, count, limit):
-            block = _Block(docs[at : at + limit], weights[at : at + limit], column)
+            docs, weights, values = zip(*postings[at : at + limit], strict=True)
+            block = _Block(docs, weights, column)
             terminfo.add_block(block)
-            kept = [v for v in values[at : at + limit] if v]  # Whoosh keeps no empty value
+            kept = [v for v in values if v]  # Whoosh keeps no empty value
             if fixedsize is None or fixedsize < 0:
                 packed: Any = tuple(kept)
             else:
@@ -265,7 +274,8 @@ class _Writer(SegmentWriter):  # type: ignore[misc]
         self.docnum += 1
 
 
-_Group = tuple[list[int], list[float], list[bytes | None]]  # a term's documents, weights and values
+_Posting = tuple[int, float, bytes | None]  # a document of a term, its weight and its value (Whoosh's bytes)
+_Terms = list[tuple[bytes, list[_Posting]]]  # a field's terms, sorted, with their postings
 _POSTING_BYTES = 160  # about what Whoosh's pool counts a posting as: the pool goes to disk where Whoosh's did
 
 
@@ -281,7 +291,7 @@ class _Pool(PostingPool):  # type: ignore[misc]
 
     def __init__(self, tempstore: Any, segment: Any, limitmb: int = 128) -> None:
         super().__init__(tempstore, segment, limitmb=limitmb)
-        self.groups: dict[str, dict[bytes, _Group]] = {}
+        self.groups: dict[str, dict[bytes, list[_Posting]]] = {}
         self.disordered: set[tuple[str, bytes]] = set()
         self.count = 0
 
@@ -291,15 +301,13 @@ class _Pool(PostingPool):  # type: ignore[misc]
         if terms is None:
             terms = self.groups[fieldname] = {}
             self.fieldnames.add(fieldname)
-        group = terms.get(btext)
-        if group is None:
-            terms[btext] = ([docnum], [weight], [vbytes])
+        postings = terms.get(btext)
+        if postings is None:
+            terms[btext] = [(docnum, weight, vbytes)]
         else:
-            if docnum <= group[0][-1]:
+            if docnum <= postings[-1][0]:
                 self.disordered.add((fieldname, btext))
-            group[0].append(docnum)
-            group[1].append(weight)
-            group[2].append(vbytes)
+            postings.append((docnum, weight, vbytes))
         self.count += 1
         if self.count * _POSTING_BYTES > self.limit:
             self.save()
@@ -314,15 +322,13 @@ class _Pool(PostingPool):  # type: ignore[misc]
         for btext, frequency, weight, vbytes in items:
             if scorable:
                 length += frequency
-            group = terms.get(btext)
-            if group is None:
-                terms[btext] = ([docnum], [weight * boost], [vbytes])
+            postings = terms.get(btext)
+            if postings is None:
+                terms[btext] = [(docnum, weight * boost, vbytes)]
             else:
-                if docnum <= group[0][-1]:
+                if docnum <= postings[-1][0]:  # a term twice in a document
                     self.disordered.add((fieldname, btext))
-                group[0].append(docnum)
-                group[1].append(weight * boost)
-                group[2].append(vbytes)
+                postings.append((docnum, weight * boost, vbytes))
             added += 1
         self.count += added
         if self.count * _POSTING_BYTES > self.limit:
@@ -333,8 +339,8 @@ class _Pool(PostingPool):  # type: ignore[misc]
         self.current += [
             (fieldname, btext, *posting)
             for fieldname, terms in self.groups.items()
-            for btext, group in terms.items()
-            for posting in zip(*group, strict=True)
+            for btext, postings in terms.items()
+            for posting in postings
         ]
         self.groups, self.disordered, self.count = {}, set(), 0
         super().save()
@@ -348,27 +354,21 @@ class _Pool(PostingPool):  # type: ignore[misc]
 class _Sorted:
     """The postings of a :class:`_Pool` in Whoosh's order: by field, term, document (then weight, value)."""
 
-    def __init__(self, groups: dict[str, dict[bytes, _Group]], disordered: set[tuple[str, bytes]]) -> None:
+    def __init__(self, groups: dict[str, dict[bytes, list[_Posting]]], disordered: set[tuple[str, bytes]]) -> None:
         self._groups = groups
         self._disordered = disordered
 
-    def fields(self) -> Iterator[tuple[str, list[tuple[bytes, list[int], list[float], list[bytes | None]]]]]:
-        """Each field's terms with their postings (documents, weights, values)."""
+    def fields(self) -> Iterator[tuple[str, _Terms]]:
+        """Each field's terms with their postings."""
         for fieldname in sorted(self._groups):
             terms = self._groups[fieldname]
-            found = []
-            for btext in sorted(terms):
-                docs, weights, values = terms[btext]
-                if (fieldname, btext) in self._disordered:
-                    ordered = sorted(zip(docs, weights, values, strict=True))
-                    docs, weights, values = ([p[i] for p in ordered] for i in range(3))  # type: ignore[assignment]
-                found.append((btext, docs, weights, values))
-            yield fieldname, found
+            disordered = {btext for name, btext in self._disordered if name == fieldname}
+            yield fieldname, [(t, sorted(terms[t]) if t in disordered else terms[t]) for t in sorted(terms)]
 
     def __iter__(self) -> Iterator[tuple[str, bytes, int, float, bytes | None]]:
         for fieldname, terms in self.fields():
-            for btext, docs, weights, values in terms:
-                for posting in zip(docs, weights, values, strict=True):
+            for btext, postings in terms:
+                for posting in postings:
                     yield (fieldname, btext, *posting)
 
 
@@ -382,11 +382,17 @@ class _Block:
     None), and the highest weight is the first weight above every earlier one, from 0.
     """
 
-    def __init__(self, docs: list[int], weights: list[float], column: list[int] | None) -> None:
+    def __init__(self, docs: Sequence[int], weights: Sequence[float], column: list[int | None] | None) -> None:
         self._ids = array("I", docs)
         self._weights = array("f", weights)  # what Whoosh stores and sums: single precision
-        self._maxweight = max((w for w in weights if w > 0), default=0)
-        lengths = [] if column is None else [n for n in (column[d] if d < len(column) else 0 for d in docs) if n]
+        top = max(weights)
+        self._maxweight = top if top > 0 else max((w for w in weights if w > 0), default=0)  # (NaN first: not > 0)
+        if column is None:
+            lengths: list[int] = []
+        elif max(docs) < len(column):
+            lengths = list(filter(None, map(column.__getitem__, docs)))
+        else:
+            lengths = [n for n in (column[d] if d < len(column) else 0 for d in docs) if n]
         self._minlength = min(lengths) if lengths else None
         self._maxlength = max(0, max(lengths)) if lengths else 0
 
@@ -410,7 +416,7 @@ class _Block:
 
     def deltas(self) -> tuple[int, ...]:
         ids = self._ids
-        return (ids[0], *(b - a for a, b in zip(ids, ids[1:], strict=False)))
+        return (ids[0], *map(operator.sub, ids[1:], ids))
 
     def packed_weights(self) -> Any:
         weights = self._weights
@@ -430,14 +436,14 @@ class _Block:
         )
 
 
-def _fields_of(items: Iterable[tuple[str, bytes, int, float, bytes | None]]) -> Iterator[tuple[str, list[Any]]]:
+def _fields_of(
+    items: Iterable[tuple[str, bytes, int, float, bytes | None]],
+) -> Iterator[tuple[str, _Terms]]:
     """Whoosh's sorted stream of postings as each field's terms and their postings, checked as Whoosh checks it."""
     lastfn: str | None = None
     lasttext: bytes | None = None
-    terms: list[Any] = []
-    docs: list[int] = []
-    weights: list[float] = []
-    values: list[bytes | None] = []
+    terms: _Terms = []
+    postings: list[_Posting] = []
     for fieldname, btext, docnum, weight, value in items:
         if fieldname != lastfn:
             if lastfn is not None:
@@ -450,12 +456,10 @@ def _fields_of(items: Iterable[tuple[str, bytes, int, float, bytes | None]]) -> 
         if docnum == -1:  # Whoosh's mark of a word for a spelling graph, never a posting
             continue
         if btext != lasttext:
-            docs, weights, values = [], [], []
-            terms.append((btext, docs, weights, values))
+            postings = []
+            terms.append((btext, postings))
             lasttext = btext
-        docs.append(docnum)
-        weights.append(weight)
-        values.append(value)
+        postings.append((docnum, weight, value))
     if lastfn is not None:
         yield lastfn, terms
 
@@ -465,19 +469,28 @@ class _Lengths:
 
     def __init__(self, lengths: Any) -> None:
         self._lengths = lengths
-        self._fields: dict[str, list[int]] = {}
+        self._fields: dict[str, list[int | None]] = {}
 
-    def doc_field_length(self, docnum: int, fieldname: str, default: int = 0) -> int:
+    def doc_field_length(self, docnum: int, fieldname: str, default: int = 0) -> int | None:
         column = self.column(fieldname)
         return column[docnum] if docnum < len(column) else default
 
-    def column(self, fieldname: str) -> list[int]:
+    def column(self, fieldname: str) -> list[int | None]:
         """The length of field ``fieldname`` in each document of the segment."""
         column = self._fields.get(fieldname)
         if column is None:
-            read = self._lengths.doc_field_length
-            column = self._fields[fieldname] = [read(doc, fieldname) for doc in range(self._lengths.doc_count_all())]
+            column = self._fields[fieldname] = self._read(fieldname)
         return column
+
+    def _read(self, fieldname: str) -> list[int | None]:
+        lengths, count = self._lengths, self._lengths.doc_count_all()
+        if not isinstance(lengths, W3PerDocReader):
+            return [lengths.doc_field_length(doc, fieldname) for doc in range(count)]
+        # what W3PerDocReader.doc_field_length answers, its column looked for once, not once per document
+        reader = lengths._cached_reader(_lenfield(fieldname), LENGTHS_COLUMN)
+        if reader is None:
+            return [0] * count
+        return [byte_to_length(b) if b else None for b in (reader[doc] for doc in range(count))]
 
 
 _SEGMENT_CHARS = "0123456789abcdefghijklmnopqrstuvwxyz"  # what Whoosh's own segment names use
