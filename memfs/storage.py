@@ -14,6 +14,7 @@ blocks written at once, where Whoosh sorts a tuple per posting and writes them o
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import logging
 import operator
@@ -39,6 +40,7 @@ from whoosh.codec.whoosh3 import (
     W3TermInfo,
     _lenfield,
 )
+from whoosh.fields import FieldType
 from whoosh.filedb.filestore import FileStorage
 from whoosh.filedb.structfile import BufferFile
 from whoosh.system import pack_ushort
@@ -157,12 +159,12 @@ class _Codec(W3Codec):  # type: ignore[misc]
 def open_writer(ix: Any, **options: Any) -> Any:
     """A writer of the Whoosh index ``ix`` (``options`` are Whoosh's), writing through memfs's codec.
 
-    In one process the writer is :class:`_Writer`, which keeps the new segment's postings grouped
-    by term; Whoosh's writer for several processes keeps Whoosh's pools, whose sorted postings
-    :class:`_FieldWriter` still writes a term at a time.
+    The writer keeps the new segment's postings grouped by term (:class:`_Writer`); with
+    ``procs`` above 1, Whoosh's writer in several processes does, each process through
+    :class:`_Writer` (:func:`_mp_writer`).
     """
     if options.get("procs", 1) > 1:
-        return ix.writer(codec=_Codec(), **options)
+        return _mp_writer()(ix, codec=_Codec(), **options)
     return _Writer(ix, codec=_Codec(), **options)
 
 
@@ -234,8 +236,11 @@ class _Writer(SegmentWriter):  # type: ignore[misc]
     def __init__(self, ix: Any, **kwargs: Any) -> None:
         super().__init__(ix, **kwargs)
         self.pool = _Pool(self._tempstorage, self.newsegment, limitmb=kwargs.get("limitmb", 128))
-        # a field with a spelling graph (none of memfs's) takes Whoosh's own way
-        self._plain = not any(field.separate_spelling() for _, field in self.schema.items())
+        # Whoosh's own way for a schema with a field that indexes itself (numbers, booleans) or
+        # has a spelling graph: none of memfs's
+        self._plain = all(
+            type(field).index is FieldType.index and not field.separate_spelling() for _, field in self.schema.items()
+        )
 
     def add_document(self, **fields: Any) -> None:
         if not self._plain:
@@ -256,9 +261,12 @@ class _Writer(SegmentWriter):  # type: ignore[misc]
                     continue
                 field = schema[fieldname]
                 length = 0
-                if field.indexed:
+                if field.indexed:  # what FieldType.index hands Whoosh's writer, its words not yet UTF-8
+                    if not field.format or not isinstance(value, (str, list, tuple)):
+                        list(field.index(value))  # its error
+                    words = field.format.word_values(value, field.analyzer, mode="index")
                     boost = self._field_boost(fields, fieldname, docboost)
-                    length = self.pool.add_field(fieldname, docnum, field.index(value), boost, field.scorable)
+                    length = self.pool.add_field(fieldname, docnum, words, boost, field.scorable)
                 if field.vector:
                     items = field.vector.word_values(value, field.analyzer, mode="index")
                     perdocwriter.add_vector_items(fieldname, field, sorted((t, w, v) for t, _, w, v in items))
@@ -272,6 +280,49 @@ class _Writer(SegmentWriter):  # type: ignore[misc]
         perdocwriter.finish_doc()
         self._added = True
         self.docnum += 1
+
+
+@functools.cache
+def _mp_writer() -> Any:
+    """Whoosh's writer in several processes, each of which writes through :class:`_Writer`.
+
+    Made at first use: :mod:`whoosh.multiproc` brings :mod:`multiprocessing`, which ``import memfs``
+    does not need.
+    """
+    from whoosh.multiproc import MpWriter, SubWriterTask, finish_subsegment
+
+    class _SubWriterTask(SubWriterTask):  # type: ignore[misc]
+        """Whoosh's process of a writer in several processes: its ``run``, writing through :class:`_Writer`."""
+
+        def run(self) -> None:
+            ix = self.storage.open_index(self.indexname)
+            writer = self.writer = _Writer(ix, _lk=False, **self.kwargs)
+            while self.running:
+                jobinfo = self.jobqueue.get()
+                if jobinfo is None:
+                    break
+                self._process_file(*jobinfo)
+            if not self.running:
+                writer.cancel()
+            elif self.multisegment:
+                self.resultqueue.put((None, writer.pool.fieldnames, writer._finalize_segment()), timeout=5)
+            else:
+                self.resultqueue.put(finish_subsegment(writer, self.kwargs.get("k", 64)), timeout=5)
+
+    class _MpWriter(MpWriter):  # type: ignore[misc]
+        def __init__(self, ix: Any, **kwargs: Any) -> None:
+            super().__init__(ix, **kwargs)
+            self.pool = _Pool(self._tempstorage, self.newsegment, limitmb=kwargs.get("limitmb", 128))
+
+        def _new_task(self) -> Any:
+            task = _SubWriterTask(
+                self.storage, self.indexname, self.jobqueue, self.resultqueue, self.subargs, self.multisegment
+            )
+            self.tasks.append(task)
+            task.start()
+            return task
+
+    return _MpWriter
 
 
 _Posting = tuple[int, float, bytes | None]  # a document of a term, its weight and its value (Whoosh's bytes)
@@ -312,16 +363,17 @@ class _Pool(PostingPool):  # type: ignore[misc]
         if self.count * _POSTING_BYTES > self.limit:
             self.save()
 
-    def add_field(self, fieldname: str, docnum: int, items: Iterable[Any], boost: float, scorable: bool) -> int:
-        """Add one document's postings of a field (Whoosh's ``(btext, frequency, weight, vbytes)``); its length."""
+    def add_field(self, fieldname: str, docnum: int, words: Iterable[Any], boost: float, scorable: bool) -> int:
+        """Add one document's postings of a field (its format's ``(word, frequency, weight, vbytes)``); its length."""
         terms = self.groups.get(fieldname)
         if terms is None:
             terms = self.groups[fieldname] = {}
             self.fieldnames.add(fieldname)
         length = added = 0
-        for btext, frequency, weight, vbytes in items:
+        for word, frequency, weight, vbytes in words:
             if scorable:
                 length += frequency
+            btext = word.encode("utf-8")
             postings = terms.get(btext)
             if postings is None:
                 terms[btext] = [(docnum, weight * boost, vbytes)]

@@ -206,3 +206,60 @@ def test_searches_rank_alike_over_both_indexes(
             )
     assert ranked[0] == ranked[1]
     assert all(ranked[0])
+
+
+def by_document(ix: Any) -> dict[str, Any]:
+    """Each document's stored fields, field lengths and postings, over every segment (numbering aside)."""
+    docs: dict[str, Any] = {}
+    with ix.reader() as reader:
+        names = ix.schema.names()
+        keys = {d: repr(sorted(reader.stored_fields(d).items())) for d in range(reader.doc_count_all())}
+        for d, key in keys.items():
+            assert key not in docs
+            # a length of 0 reads as None from a segment with the field's lengths, 0 from one without
+            docs[key] = {"lengths": {f: reader.doc_field_length(d, f) or 0 for f in names}, "postings": {}}
+        for fieldname in reader.indexed_field_names():
+            for btext in reader.lexicon(fieldname):
+                matcher = reader.postings(fieldname, btext)
+                while matcher.is_active():
+                    posting = (matcher.weight(), matcher.value())
+                    docs[keys[matcher.id()]]["postings"][fieldname, btext] = posting
+                    matcher.next()
+    return docs
+
+
+def test_a_build_in_two_processes_writes_the_documents_whoosh_writes(
+    vault_files: tuple[Path, list[str], dict[str, Any]], tmp_path: Path
+) -> None:
+    """Each process of a fresh build in two writes through memfs's writer (memfs.index: PARALLEL_FROM_DOCS)."""
+    root, paths, _ = vault_files
+    writers = []
+
+    def two_processes(ix: Any) -> Any:
+        writers.append(open_writer(ix, procs=2, multisegment=True, batchsize=50))
+        return writers[-1]
+
+    expected = by_document(build(root, paths, tmp_path / "stock", stock))
+    ix = build(root, paths, tmp_path / "memfs", two_processes)
+    (writer,) = writers
+    tasks = {type(task).__name__ for task in writer.tasks}
+    for queue in (writer.jobqueue, writer.resultqueue):  # their feeder threads end with them
+        queue.close()
+        queue.join_thread()
+    assert len(ix._segments()) == 2
+    assert tasks == {"_SubWriterTask"}
+    assert by_document(ix) == expected
+
+
+@pytest.mark.parametrize("value", [5, 2.5, {"a": 1}])
+def test_a_value_whoosh_cannot_index_is_refused_as_whoosh_refuses_it(tmp_path: Path, value: Any) -> None:
+    errors = []
+    for name, make_writer in (("stock", stock), ("memfs", open_writer)):
+        (tmp_path / name).mkdir()
+        ix = FileStorage(str(tmp_path / name)).create_index(_schema(), indexname=INDEX_NAME)
+        writer = make_writer(ix)
+        with pytest.raises(ValueError) as caught:
+            writer.add_document(path="a", title=value)
+        errors.append(str(caught.value))
+        writer.cancel()
+    assert errors[0] == errors[1]
