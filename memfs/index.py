@@ -62,8 +62,9 @@ from .errors import FileTooLargeError, LinkError, SearchIndexError
 from .freshness import ChangeFinder, FileStamp, file_stat, walk
 from .indexing import MAX_TRANSCRIPT_BYTES, Indexer, resume_point
 from .layout import CONTENT_DIRS, is_transcript
+from .postings import open_writer
 from .results import Progress, SyncReport
-from .storage import _Storage, index_key, open_writer
+from .storage import _Storage, index_key
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """memfs's writer of a new segment writes what Whoosh's own writer writes, byte for byte.
 
 memfs keeps a new segment's postings grouped by term and writes each term's blocks at once
-(memfs.storage: ``_Writer``, ``_Pool``, ``_FieldWriter``); Whoosh keeps a tuple per posting and
+(memfs.postings: ``_Writer``, ``_Pool``, ``_FieldWriter``); Whoosh keeps a tuple per posting and
 writes them one by one. The same documents go through both (memfs's own indexing of a real vault:
 memories, an empty body, transcripts whose messages carry their neighbours' words, weaker), and
 the two indexes must read back the same: every term's statistics and postings (documents,
@@ -23,8 +23,8 @@ import memfs
 from memfs.analysis import WEIGHTING
 from memfs.index import INDEX_NAME, _schema
 from memfs.indexing import Indexer
+from memfs.postings import _Codec, _Pool, _Writer, open_writer
 from memfs.results import SyncReport
-from memfs.storage import _Codec, _Pool, _Writer, open_writer
 
 SHARED = "harbour"  # a word of every message: a term of several blocks (Whoosh writes 128 postings a block)
 
