@@ -62,8 +62,9 @@ from .errors import FileTooLargeError, LinkError, SearchIndexError
 from .freshness import ChangeFinder, FileStamp, file_stat, walk
 from .indexing import MAX_TRANSCRIPT_BYTES, Indexer, resume_point
 from .layout import CONTENT_DIRS, is_transcript
+from .postings import open_writer
 from .results import Progress, SyncReport
-from .storage import _Codec, _Storage, index_key
+from .storage import _Storage, index_key
 
 log = logging.getLogger(__name__)
 
@@ -431,7 +432,7 @@ class SearchIndex:
                 # A build from scratch: two processes index halves into two segments (measured 1.4x on
                 # 2 cores). Only for fresh builds: Whoosh's multiprocess writer merges updates poorly.
                 options.update(procs=2, multisegment=True)
-            writer = self._ix.writer(codec=_Codec(), **options)
+            writer = open_writer(self._ix, **options)
             indexer = self._indexer()
             try:
                 for done, rel in enumerate(todo, 1):

@@ -1,9 +1,9 @@
 """The index's files on disk: read only when memfs vouches for them, never mapped.
 
-The key that signs every index this user's memfs builds (kept outside every vault), Whoosh's file
-storage reading only files of the signed list (into memory: a truncated segment cannot kill the
-reader with SIGBUS), and the codec that names segments from :mod:`secrets`. :mod:`memfs.index`
-writes and checks the signed list itself.
+The key that signs every index this user's memfs builds (kept outside every vault) and Whoosh's
+file storage reading only files of the signed list (into memory: a truncated segment cannot kill
+the reader with SIGBUS). :mod:`memfs.index` writes and checks the signed list itself;
+:mod:`memfs.postings` writes the segments.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from whoosh.codec.whoosh3 import W3Codec, W3FieldWriter, W3Segment
 from whoosh.filedb.filestore import FileStorage
 from whoosh.filedb.structfile import BufferFile
 
@@ -111,52 +110,6 @@ def _read_fd(fd: int, size: int) -> bytes:
         chunks.append(chunk)
         size -= len(chunk)
     return b"".join(chunks)
-
-
-class _Codec(W3Codec):  # type: ignore[misc]
-    """Whoosh's codec, except that a new segment's name comes from the OS, not from :mod:`random`.
-
-    Whoosh names segments with ``random.choice``: a program that seeds :mod:`random` (for
-    reproducible runs; Hypothesis does it before every example) would name its next segment
-    like an earlier run did, and Whoosh's commit then fails on the name clash (the index was
-    rebuilt from the files each time). The segment keeps a plain codec, so the pickled segment
-    list names only Whoosh's classes.
-    """
-
-    def new_segment(self, storage: Any, indexname: str) -> Any:
-        return W3Segment(W3Codec(), indexname, segid="".join(secrets.choice(_SEGMENT_CHARS) for _ in range(16)))
-
-    def field_writer(self, storage: Any, segment: Any) -> Any:
-        return _FieldWriter(self, storage, segment)
-
-
-class _FieldWriter(W3FieldWriter):  # type: ignore[misc]
-    """Whoosh's postings writer, reading each document's field lengths once rather than once per posting.
-
-    Whoosh looks a document's length up for every posting it writes (to bound each block's
-    scores), through a column reader: a fifth of the time of indexing long messages.
-    """
-
-    def add_postings(self, schema: Any, lengths: Any, items: Any) -> None:
-        super().add_postings(schema, _Lengths(lengths) if lengths else lengths, items)
-
-
-class _Lengths:
-    """A segment's field lengths, each field's read into a list the first time it is asked for."""
-
-    def __init__(self, lengths: Any) -> None:
-        self._lengths = lengths
-        self._fields: dict[str, list[int]] = {}
-
-    def doc_field_length(self, docnum: int, fieldname: str, default: int = 0) -> int:
-        column = self._fields.get(fieldname)
-        if column is None:
-            read = self._lengths.doc_field_length
-            column = self._fields[fieldname] = [read(doc, fieldname) for doc in range(self._lengths.doc_count_all())]
-        return column[docnum] if docnum < len(column) else default
-
-
-_SEGMENT_CHARS = "0123456789abcdefghijklmnopqrstuvwxyz"  # what Whoosh's own segment names use
 
 
 class _Storage(FileStorage):  # type: ignore[misc]
