@@ -186,17 +186,17 @@ class SentenceTransformerEmbedder:
     def id_of(model: str, *, query_prefix: str = "", passage_prefix: str = "") -> str:
         """The id of ``model`` embedding with these prefixes (:attr:`Embedder.model_id`).
 
-        A prefix changes every vector, so vectors made with other prefixes, or queries made with
-        other prefixes than the vectors, are another model's: the prefixes are in the id, and so
-        in the vectors file's name. Without prefixes the id is the model's name alone, as it was.
+        The id names what makes the stored vectors (it is the vectors file's name): the model and
+        the passage prefix, which changes every vector, so vectors made with another are another
+        model's. The query prefix is checked but not in the id: queries are embedded at each
+        search, so changing it never needs the memories embedded again. Without a passage prefix
+        the id is the model's name alone, as it was.
         """
         for name, value in (("query_prefix", query_prefix), ("passage_prefix", passage_prefix)):
             if not isinstance(value, str):
                 raise InvalidArgumentError(f"{name} must be a string, got {value!r}")
         base = f"sentence-transformers:{model}"
-        if not query_prefix and not passage_prefix:
-            return base
-        return f"{base} prefixes={json.dumps([query_prefix, passage_prefix])}"
+        return f"{base}+passage:{json.dumps(passage_prefix)}" if passage_prefix else base
 
     def embed_passages(self, texts: Sequence[str]) -> Any:
         """Vectors of memories."""
