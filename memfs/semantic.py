@@ -706,8 +706,9 @@ def embed_missing(
 
     ``read(path, digest)`` gives the text to embed, or None when the file no longer holds those
     bytes (it changed since it was indexed: the next catch-up indexes it, and a later search embeds
-    it). ``clock`` gives the time in seconds. Returns how many were embedded. A failing model is
-    logged and leaves the rest for later.
+    it). ``clock`` gives the time in seconds. Returns how many were embedded. A failing model
+    raises :class:`SemanticSearchError` (an unwritable vectors file, ``OSError``), with what was
+    embedded before it kept: the caller says so (a search falls back to words, a watcher warns).
     """
     started, done, embedded_chars = clock(), 0, 0
     texts = ((d, text) for rel, d in missing if (text := read(rel, d)) is not None)
