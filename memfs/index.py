@@ -622,7 +622,7 @@ class SearchIndex:
             plans.append(plan)
             report.problems += plan.report.problems
         segments = aside._segments_without(drop, list(resume), [d for plan in plans for d in plan.deletes])
-        writer = self._ix.writer(timeout=self.lock_timeout, limitmb=128)
+        writer = open_writer(self._ix, timeout=self.lock_timeout, limitmb=128)
         moved: list[str] = []
         try:
             for rel in keep + list(resume):
@@ -671,7 +671,7 @@ class SearchIndex:
         join another index as they are.
         """
         if drop or heads or deletes:
-            writer = self._ix.writer(timeout=self.lock_timeout)
+            writer = open_writer(self._ix, timeout=self.lock_timeout)
             try:
                 for rel in drop:
                     writer.delete_by_term("path", rel)

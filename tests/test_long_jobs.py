@@ -10,6 +10,7 @@ job leave one correct index. Lock hold times are measured in bench/locks.py, not
 from __future__ import annotations
 
 import json
+import random
 import select
 import shutil
 import subprocess
@@ -297,3 +298,40 @@ def test_the_first_summarized_turn_of_a_long_session_leaves_the_lock_to_writers(
         finally:
             child.kill()
     assert written >= 1
+
+
+def test_a_program_that_seeds_random_publishes_grown_transcripts_without_a_clash(
+    vault: memfs.Vault, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A long job's publish names its new segment (a transcript's late entries) from `secrets`, not `random`.
+
+    Whoosh's own writer drew the name from `random`: seeded alike before each publish, the second
+    publish named its segment as the first had, and its commit failed on the clash.
+    """
+    index = vault.engine.catalog.index
+    state = random.getstate()
+    try:
+        for job in range(3):
+            folder = vault.root / f"memories/imported{job}"
+            folder.mkdir()
+            for i in range(STAGE_FROM_FILES):  # a long job: built aside
+                (folder / f"n{i}.md").write_text(f"imported note {i} of job {job}, about tea\n")
+            session = vault.session(f"chat{job}", commit="manual")
+            session.append([message(i, "") for i in range(5)])
+            session.commit()
+            paths = [f"memories/imported{job}/n{i}.md" for i in range(STAGE_FROM_FILES)] + [f"sessions/chat{job}.md"]
+            staged = index.stage(paths)
+            assert staged is not None
+            session.append([{"role": "user", "content": f"a zebra{job} crossing"}])  # grows after the build read it
+            random.seed(7)  # what a reproducible run (or Hypothesis, before each example) does
+            with vault.engine.locked():
+                report = index.publish(staged)
+            assert f"sessions/chat{job}.md" in report.added
+            assert positions(vault, f"zebra{job}") == [6]
+            assert len(vault.search(f"job {job} tea", k=500)) >= STAGE_FROM_FILES
+    finally:
+        random.setstate(state)  # the rest of the suite keeps its own randomness
+    assert index.doc_count() == 3 * (STAGE_FROM_FILES + 1 + 6)
+    with memfs.Vault.open(vault.root, durable=False) as other:  # another process's view: the published segments
+        assert [positions(other, f"zebra{job}") for job in range(3)] == [[6], [6], [6]]
+    assert "rebuilding" not in caplog.text and "could not" not in caplog.text
