@@ -222,6 +222,13 @@ def atomic_write(path: Path, data: bytes, *, durable: bool = True, modes: Modes 
         fsync_dir(path.parent)
 
 
+def write_private(path: Path, data: bytes) -> None:
+    """Replace the state file ``path``'s content with ``data``; a new file is the owner's alone (0600)."""
+    # state under .memfs/, written as before (no fault point of its own): only its mode is new
+    with open(path, "wb", opener=lambda name, flags: os.open(name, flags, 0o600)) as handle:
+        handle.write(data)
+
+
 def write_temp(path: Path, data: bytes, *, durable: bool = True, modes: Modes = PRIVATE) -> Path:
     """A new temporary file beside ``path`` holding ``data`` (fsynced when durable); the caller renames it.
 

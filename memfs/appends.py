@@ -31,7 +31,7 @@ from typing import Any
 
 from . import _fs
 from .errors import ConflictError, LinkError
-from .statefiles import OwnStat, _stat, holding, private_folder, read_state, write_private
+from .statefiles import OwnStat, _stat, holding, private_folder, read_state
 from .transcript import classify_tail, partial_heading
 
 log = logging.getLogger(__name__)
@@ -447,7 +447,7 @@ class Appends:
             del own[rel]
         tmp = self._own_file.with_name("own.new")
         private_folder(self.state_dir)  # .memfs/ may have been deleted: it is made again
-        write_private(tmp, json.dumps(own).encode("utf-8"))
+        _fs.write_private(tmp, json.dumps(own).encode("utf-8"))
         os.replace(tmp, self._own_file)
         seen = _stat(self._own_file)
         self._own_cache = None if seen is None else (seen, {k: list(v) for k, v in own.items()})

@@ -51,7 +51,7 @@ from .paths import clean_relpath
 from .results import Dense, Found, Hit, MessageHit, Problem, Progress, SyncReport
 from .searcher import IndexReader, check_query
 from .semantic import EMBED_BUDGET_SECONDS, SEMANTIC_WEIGHT, Embedder, VectorStore, embed_missing, embed_text
-from .statefiles import MAX_STATE_BYTES, private_folder, read_state, write_private
+from .statefiles import MAX_STATE_BYTES, private_folder, read_state
 from .storage import index_key
 
 log = logging.getLogger(__name__)
@@ -428,7 +428,7 @@ class Catalog:
             report = self._index_now(staged, wanted, progress, fresh=fresh, walked=walked)
             if paths is None:
                 with contextlib.suppress(FileNotFoundError):
-                    write_private(self._pending_file, b"")
+                    _fs.write_private(self._pending_file, b"")
             changed = report.added + report.updated + report.removed
             if staged is not None and differ is not None:  # git already said which of those differ from HEAD
                 changed = [p for p in changed if p not in staged.as_built or p in differ]

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import gitrun
-from ._fs import checkpoint, fsync_together
+from ._fs import checkpoint, fsync_together, write_private
 from .credentials import find_secrets, redact, report
 from .errors import GitLockError, HistoryError, RepositoryStateError
 from .gitenv import PRIVATE_REPOSITORY, GitEnvironment, fixed_overrides
@@ -63,12 +63,6 @@ _OPERATIONS = (
     ),
     ("BISECT_LOG", "bisect", "a bisect", "end it (git bisect reset)"),
 )
-
-
-def _write_state(path: Path, text: str) -> None:
-    """Replace a state file under ``.memfs/`` with ``text``; a new one is the owner's alone (0600)."""
-    with open(path, "w", encoding="utf-8", opener=lambda name, flags: os.open(name, flags, 0o600)) as handle:
-        handle.write(text)
 
 
 def _screened(
@@ -577,7 +571,7 @@ class Commits:
     def _note_lagging(self, paths: Iterable[str]) -> None:
         """Note repository ``paths`` as lagging in git's index (caught up from HEAD after a later commit)."""
         try:
-            _write_state(self._lagging, "".join(f"{p}\n" for p in sorted(set(paths) - {""})))
+            write_private(self._lagging, "".join(f"{p}\n" for p in sorted(set(paths) - {""})).encode("utf-8"))
         except OSError as exc:
             log.warning("could not note the paths git's index lags on: %s", exc)
 
@@ -690,7 +684,7 @@ class Commits:
             return
         kept = [p for p in lagging if p and not (drop and drop.search(p))]
         if len(kept) != len(lagging):
-            _write_state(self._lagging, "".join(f"{p}\n" for p in kept))
+            write_private(self._lagging, "".join(f"{p}\n" for p in kept).encode("utf-8"))
 
 
 def _identity_env(author: Identity, committer: Identity) -> dict[str, str]:

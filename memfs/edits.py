@@ -22,7 +22,7 @@ from .credentials import find_secrets, secret_advice
 from .errors import FileTooLargeError, LinkError, MemfsError
 from .history import GitHistory, has_conflict_markers
 from .layout import CONTENT_DIRS, is_attachment, is_content, is_transcript
-from .statefiles import _stat, holding, read_limit, read_regular, read_state, write_private
+from .statefiles import _stat, holding, read_limit, read_regular, read_state
 
 log = logging.getLogger(__name__)
 
@@ -141,7 +141,7 @@ class Edits:
         if held != sorted(told):
             if held:
                 tmp = self._held_file.with_name("held.new")
-                write_private(tmp, "".join(f"{rel}\n" for rel in held).encode("utf-8"))
+                _fs.write_private(tmp, "".join(f"{rel}\n" for rel in held).encode("utf-8"))
                 os.replace(tmp, self._held_file)
             else:
                 self._held_file.unlink(missing_ok=True)

@@ -469,22 +469,13 @@ class VectorStore:
         self._read = 0  # bytes of the file read so far
         self._identity: tuple[int, int] | None = None  # the device and inode of the file read so far
         self._last = b""  # the checksum of the last record read: a file rewritten in its own inode differs there
-        #: Changes whenever a digest's row may have: what a cache of :meth:`rows_of` is kept under.
+        #: Changes whenever a digest's row may have: what a cache of :meth:`VectorSnapshot.rows_of` is kept under.
         self.version = 0
         self._lock = threading.Lock()
         self._queries: dict[str, Any] = {}  # the last few queries' vectors
 
     def __len__(self) -> int:
         return len(self._rows)
-
-    @property
-    def matrix(self) -> Any:
-        """Every vector read so far, one row each (see :meth:`rows_of`)."""
-        return self._matrix
-
-    def rows_of(self, digests: Sequence[str]) -> Any:
-        """The row of each digest's vector, or -1 where there is none yet."""
-        return self.snapshot().rows_of(digests)
 
     def snapshot(self) -> VectorSnapshot:
         """The vectors read so far, as one whole: a refresh in another thread meanwhile leaves it as it is.

@@ -46,13 +46,6 @@ def read_state(file: Path) -> bytes | None:
         return None
 
 
-def write_private(path: Path, data: bytes) -> None:
-    """Replace the state file ``path``'s content with ``data``; a new file is the owner's alone (0600)."""
-    # derived state, written as before (no fault point of its own): only its mode is new
-    with open(path, "wb", opener=lambda name, flags: os.open(name, flags, 0o600)) as handle:
-        handle.write(data)
-
-
 def private_folder(folder: Path) -> None:
     """Make ``.memfs/`` 0700, and 0700 again if it is anything else.
 

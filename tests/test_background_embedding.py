@@ -45,7 +45,7 @@ def embedded(vault: memfs.Vault, path: Path) -> bool:
     vectors = vault.engine.catalog.vectors
     assert vectors is not None
     vectors.refresh()
-    return bool(vectors.rows_of([hashlib.sha256(path.read_bytes()).hexdigest()])[0] >= 0)
+    return bool(vectors.snapshot().rows_of([hashlib.sha256(path.read_bytes()).hexdigest()])[0] >= 0)
 
 
 def record_count(vault_dir: Path, vault: memfs.Vault) -> int:

@@ -268,8 +268,9 @@ def test_a_reader_reads_again_a_file_another_process_compacted_and_grew(
     reader.refresh()
     assert len(reader) == len(other) == 3 + grown
     for digest in new:
-        [row], [theirs] = reader.rows_of([digest]), other.rows_of([digest])
-        assert row >= 0 and np.array_equal(reader.matrix[row], other.matrix[theirs])
+        mine, its = reader.snapshot(), other.snapshot()
+        [row], [theirs] = mine.rows_of([digest]), its.rows_of([digest])
+        assert row >= 0 and np.array_equal(mine.matrix[row], its.matrix[theirs])
     # only the memories the compaction dropped are embedded again (the searcher's rows follow the reread)
     assert alice.engine.catalog.embed() == (len(ALICE) + 1 - 3, 0)
     assert "nurse" in first_body(alice, alice.memories("users/alice").search("her profession"))
