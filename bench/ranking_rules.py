@@ -26,7 +26,8 @@ compares the first-5 hits (memfs also weighs lifecycle and dates; on these facts
 
 Rankings (``w`` = SEMANTIC_WEIGHT; ``fuse(x) = (1 - w) * z(bm25f) + w * z(x)``, z over the vault):
 
-- ``words``: BM25F alone; ``model``: the e5 cosine alone; ``shipped``: ``fuse(cosine)``;
+- ``words``: BM25F alone (as memfs: only the facts that hold a query word); ``model``: the e5 cosine
+  alone; ``shipped``: ``fuse(cosine)``;
 - ``center_a{a}``: the passages' and the query's vectors less ``a`` times the mean of the vault's
   passage vectors, renormalised, then their cosine fused;
 - ``density_k{k}_g{g}`` (hubness reduction, CSLS-like): cosine less ``g`` times the memory's mean
@@ -217,7 +218,7 @@ def ensemble(v: Vault) -> Any:
 def rankings(sparse: bool, minilm: bool) -> dict[str, Callable[[Vault], Any]]:
     """Every ranking measured, by name: the baselines first, then the rules."""
     out: dict[str, Callable[[Vault], Any]] = {
-        "words": lambda v: v.words,
+        "words": lambda v: np.where(v.words > 0, v.words, -np.inf),  # as memfs: only facts holding a query word
         "model": cosine,
         "shipped": lambda v: fuse(v, cosine(v)),
     }
@@ -253,7 +254,11 @@ def arrays(conv: dict[str, Any], folder: Path, models: dict[str, Cached | str]) 
 
 
 def rows_of(conv: dict[str, Any], scores: Any) -> list[dict[str, Any]]:
-    return [facts.scores(embedders.ranked(s), q["gold"]) for q, s in zip(conv["questions"], scores, strict=True)]
+    """Per question: its metrics over the first 10 facts by ``scores`` (-inf: a fact not returned at all)."""
+    return [
+        facts.scores([i for i in embedders.ranked(s) if s[i] > -np.inf], q["gold"])
+        for q, s in zip(conv["questions"], scores, strict=True)
+    ]
 
 
 def means(rows: list[dict[str, Any]]) -> dict[str, float]:
