@@ -23,7 +23,12 @@ def _ids(raw: Any) -> set[str]:
 
 def conversation(path: Path) -> dict[str, Any]:
     """One conversation: its facts (text, evidence ids) and its questions (text, category, gold fact indices)."""
-    data = json.loads(path.read_text())
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise SystemExit(f"{path}: not a readable JSON file ({exc})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("qa"), list):
+        raise SystemExit(f"{path}: not a LoCoMo conversation (an object with a 'qa' list): give locomo-dev's folder")
     facts: list[dict[str, Any]] = []
     for key, value in data.items():
         if key.endswith("_observation") and isinstance(value, dict):
