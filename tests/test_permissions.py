@@ -120,18 +120,34 @@ def objects_of(root: Path, sha: str) -> tuple[int, int]:
     return mode(obj), mode(obj.parent)
 
 
+def object_folders(root: Path) -> dict[Path, int]:
+    """Git's fan-out folders of loose objects, with their modes."""
+    return {f: mode(f) for f in (root / ".git" / "objects").glob("[0-9a-f][0-9a-f]")}
+
+
 def test_the_objects_a_commit_writes_follow_the_sharing_the_vault_was_opened_with(tmp_path: Path) -> None:
-    """A private vault opened shared (and back): its next commits' objects are the group's (and private again)."""
+    """A private vault opened shared (and back): its next commits' objects are the group's (and private again).
+
+    A commit's objects land in git's fan-out folders (``objects/ab/``); a folder that already
+    exists keeps its mode (docs/security.md: existing files and folders keep theirs), so the
+    folders checked are those each commit made.
+    """
     with memfs.Vault.open(tmp_path / "vault", create=True, durable=False) as vault:
         root = vault.root
+    before = object_folders(root)
     with memfs.Vault.open(root, shared=True, durable=False) as vault:
         vault.memories("team").add("The standup is at ten.", title="Standup")
         shared = objects_of(root, vault.log()[0].sha)
+    made_shared = {f: m for f, m in object_folders(root).items() if f not in before}
+    before = object_folders(root)
     with memfs.Vault.open(root, shared=False, durable=False) as vault:
         vault.memories("team").add("The retro is on Friday.", title="Retro")
         private = objects_of(root, vault.log()[0].sha)
-    assert shared[0] == 0o444 and shared[1] & 0o070 == 0o070 & ~umask_now()  # git's own modes when shared
-    assert private == (0o400, 0o700)
+    made_private = {f: m for f, m in object_folders(root).items() if f not in before}
+    assert shared[0] == 0o444 and private[0] == 0o400  # git's own modes for the objects, shared then private
+    assert made_shared and made_private  # a commit writes a commit, trees and a blob: some land in new folders
+    assert all(m & 0o070 == 0o070 & ~umask_now() for m in made_shared.values()), made_shared
+    assert all(m == 0o700 for m in made_private.values()), made_private
 
 
 def test_cli_init_shared(tmp_path: Path) -> None:
