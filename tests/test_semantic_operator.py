@@ -6,6 +6,8 @@ the first one after the change: what it returns is what an agent asking then wou
 
 from __future__ import annotations
 
+import logging
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -70,3 +72,40 @@ def test_the_first_search_after_a_hand_edit_finds_the_new_text_by_meaning(
     found = bodies(alice, store.search(question, k=3))
     assert found and new in found[0], found
     assert not any(old in b for b in bodies(alice, store.search(question, k=10)))
+
+
+# -- .memfs/vectors removed or replaced while a process has it open --------------------------------
+
+
+@pytest.mark.parametrize("added", ["Alice has a tattoo of a whale.", "Alice keeps bees on her roof."])
+def test_vectors_deleted_under_an_open_vault_are_all_made_again_by_the_next_search(
+    alice: memfs.Vault, vault_dir: Path, added: str
+) -> None:
+    """The file is gone for every process: this one makes it anew with every memory, not just the new one."""
+    store = alice.memories("users/alice")
+    shutil.rmtree(vault_dir / ".memfs" / "vectors")
+    store.add(added)
+    assert "nurse" in bodies(alice, store.search("her profession", k=3))[0]
+    assert "vegetarian" in bodies(alice, store.search("food restrictions", k=3))[0]
+    vectors = alice.engine.catalog.vectors
+    assert vectors is not None and len(vectors) == len(ALICE_FACTS) + 1
+    with memfs.Vault.open(vault_dir, durable=False, embedder=vectors.embedder) as other:
+        assert other.engine.catalog.embed() == (0, 0)  # another process finds them all on disk
+
+
+@pytest.mark.parametrize("junk", [b"", b"not a folder\n"])
+def test_a_file_where_the_vectors_folder_goes_is_removed_once_and_the_vectors_made_again(
+    alice: memfs.Vault, vault_dir: Path, junk: bytes, caplog: pytest.LogCaptureFixture
+) -> None:
+    alice.close()
+    folder = vault_dir / ".memfs" / "vectors"
+    shutil.rmtree(folder)
+    folder.write_bytes(junk)
+    with caplog.at_level(logging.WARNING), memfs.Vault.open(vault_dir, durable=False, embedder=E5Embedder()) as vault:
+        store = vault.memories("users/alice")
+        for _ in range(2):
+            hits = store.search("her profession", k=3)
+            assert hits and "nurse" in bodies(vault, hits)[0] and hits[0].similarity is not None
+    assert folder.is_dir()
+    warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warned) == 1 and str(folder) in warned[0], warned
