@@ -109,3 +109,56 @@ def test_a_file_where_the_vectors_folder_goes_is_removed_once_and_the_vectors_ma
     assert folder.is_dir()
     warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     assert len(warned) == 1 and str(folder) in warned[0], warned
+
+
+# -- recall ranks as search does ---------------------------------------------------------------
+
+#: Questions whose words (the name, "she") are in every memory: the floor by words lets several
+#: through, and the model says which one answers.
+RANKED = {
+    "what is alice's job": "nurse",
+    "what does alice do for a living": "nurse",
+    "does alice have a car": "Corolla",
+    "alice's family": "sister",
+}
+
+
+def recalled(vault: memfs.Vault, question: str) -> list[str]:
+    """The memories ``context_for`` injects for ``question``, in the block's order."""
+    manager = memfs.LongTermMemory(vault, stores=["users/alice"])
+    return [m.text for m in manager.relevant(question)]
+
+
+@pytest.mark.parametrize("question", sorted(RANKED))
+def test_context_for_ranks_the_memories_it_injects_as_search_does(alice: memfs.Vault, question: str) -> None:
+    first = bodies(alice, alice.memories("users/alice").search(question, k=1))[0]
+    assert RANKED[question] in first
+    injected = recalled(alice, question)
+    assert len(injected) > 1 and injected[0] == first, injected
+    block = memfs.LongTermMemory(alice, stores=["users/alice"]).context_for([{"role": "user", "content": question}])
+    assert block.index(RANKED[question]) < min(block.index(t) for t in injected[1:])
+
+
+def test_mcp_recall_through_the_sdk_client_ranks_as_memory_search_does(alice: memfs.Vault) -> None:
+    pytest.importorskip("mcp")
+    import anyio
+    from mcp import Client
+
+    from memfs.integrations.mcp import MemoryServer
+
+    server = MemoryServer(alice, ["users/alice"])
+
+    async def ask() -> list[tuple[str, str]]:
+        answers = []
+        async with Client(server.server) as client:
+            for question in sorted(RANKED):
+                searched = await client.call_tool("memory_search", {"query": question})
+                recall = await client.call_tool("memory_recall", {"query": question})
+                assert not searched.is_error and not recall.is_error
+                answers.append((searched.content[0].text, recall.content[0].text))
+        return answers
+
+    for (searched, recall), question in zip(anyio.run(ask), sorted(RANKED), strict=True):
+        top = searched.splitlines()[1].split(" — ")[0].split(". ", 1)[1]
+        assert RANKED[question] in searched.splitlines()[2]
+        assert recall.index(f'path="{top}"') == recall.index('path="'), recall
