@@ -27,6 +27,7 @@ import logging
 import math
 import os
 import threading
+import time
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -485,10 +486,13 @@ class Catalog:
         check_count("k", options.get("k", 10))
         check_query(query)
         self.catch_up()
-        dense = self._dense(query, semantic)
+        deadline = time.monotonic() + EMBED_BUDGET_SECONDS  # what embedding may take of this search, in all
+        dense = self._dense(query, semantic, deadline)
         # a file indexed again is embedded before the query runs again: else its new text, having
         # no vector, would count as average by meaning and be missed by the search that found it
-        embed = None if dense is None else lambda: self._embed_for_search(semantic, then="with the vectors there are")
+        embed = (
+            None if dense is None else lambda: self._embed_for_search(semantic, deadline, "with the vectors there are")
+        )
         try:
             return self._verified(lambda: self.reader.search(query, dense=dense, **options), embed)
         except SearchIndexError as exc:
@@ -514,8 +518,11 @@ class Catalog:
             found = look()
         return found.hits
 
-    def _dense(self, query: str, semantic: bool | None) -> Dense | None:
-        """The query's vector and the memories', for a search by meaning; None for a search by words."""
+    def _dense(self, query: str, semantic: bool | None, deadline: float) -> Dense | None:
+        """The query's vector and the memories', for a search by meaning; None for a search by words.
+
+        What waits for a vector is embedded first, until ``deadline`` (a ``time.monotonic()``).
+        """
         if semantic not in (None, True, False):
             raise InvalidArgumentError(f"semantic must be True, False or None, got {semantic!r}")
         if semantic is False or not query.strip():
@@ -527,7 +534,7 @@ class Catalog:
                     "(or open it with embedder=...), or search with semantic=False"
                 )
             return None
-        if not self._embed_for_search(semantic):
+        if not self._embed_for_search(semantic, deadline):
             return None
         try:
             return Dense(self.vectors.query(query), self.vectors, self.semantic_weight)
@@ -537,17 +544,22 @@ class Catalog:
             log.warning("searching by words alone: %s", exc)
             return None
 
-    def _embed_for_search(self, semantic: bool | None, *, then: str = "by words alone") -> bool:
-        """Embed what waits for a vector, within a search's budget; False if that failed.
+    def _embed_for_search(self, semantic: bool | None, deadline: float, then: str = "by words alone") -> bool:
+        """Embed what waits for a vector until ``deadline`` (none once it passed); False if that failed.
 
-        A failure is logged, saying how the search goes on (``then``); a search that asked for
-        meaning (``semantic=True``) raises SemanticSearchError instead.
+        A search embeds before its first look and after each time it indexes again files found
+        changed, all within one budget (:data:`~memfs.semantic.EMBED_BUDGET_SECONDS`). A failure is
+        logged, saying how the search goes on (``then``); a search that asked for meaning
+        (``semantic=True``) raises SemanticSearchError instead.
         """
         assert self.vectors is not None
+        budget = deadline - time.monotonic()
+        if budget <= 0:
+            return True
         try:
             if self._embedding.acquire(blocking=False):  # else a watcher's thread embeds: search with what is there
                 try:
-                    self._embed(budget=EMBED_BUDGET_SECONDS)
+                    self._embed(budget=budget)
                 finally:
                     self._embedding.release()
             return True
