@@ -27,6 +27,7 @@ import logging
 import math
 import os
 import threading
+import time
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -485,32 +486,43 @@ class Catalog:
         check_count("k", options.get("k", 10))
         check_query(query)
         self.catch_up()
-        dense = self._dense(query, semantic)
+        deadline = time.monotonic() + EMBED_BUDGET_SECONDS  # what embedding may take of this search, in all
+        dense = self._dense(query, semantic, deadline)
+        # a file indexed again is embedded before the query runs again: else its new text, having
+        # no vector, would count as average by meaning and be missed by the search that found it
+        embed = (
+            None if dense is None else lambda: self._embed_for_search(semantic, deadline, "with the vectors there are")
+        )
         try:
-            return self._verified(lambda: self.reader.search(query, dense=dense, **options))
+            return self._verified(lambda: self.reader.search(query, dense=dense, **options), embed)
         except SearchIndexError as exc:
             log.warning("%s; rebuilding the search index from the files", exc)
             self._rebuild()
-            return self._verified(lambda: self.reader.search(query, dense=dense, **options))
+            return self._verified(lambda: self.reader.search(query, dense=dense, **options), embed)
 
-    def _verified(self, look: Callable[[], Found[_T]]) -> list[_T]:
+    def _verified(self, look: Callable[[], Found[_T]], embed: Callable[[], object] | None = None) -> list[_T]:
         """The hits of ``look`` (a query of the index), every file of them as it is now.
 
         A hit whose file changed since it was indexed (:attr:`Found.stale`) has that file indexed
-        again (:meth:`_resync`) and the query runs again, so it is ranked by what the file says
-        now; after :data:`VERIFY_ATTEMPTS` such runs, such hits are left out. A hit whose file is
-        gone is never returned.
+        again (:meth:`_resync`), and embedded (``embed``, for a search by meaning), and the query
+        runs again, so it is ranked by what the file says now; after :data:`VERIFY_ATTEMPTS` such
+        runs, such hits are left out. A hit whose file is gone is never returned.
         """
         found = look()
         for _ in range(VERIFY_ATTEMPTS - 1):
             if not found.stale:
                 break
             self._resync(found.stale)
+            if embed is not None:
+                embed()
             found = look()
         return found.hits
 
-    def _dense(self, query: str, semantic: bool | None) -> Dense | None:
-        """The query's vector and the memories', for a search by meaning; None for a search by words."""
+    def _dense(self, query: str, semantic: bool | None, deadline: float) -> Dense | None:
+        """The query's vector and the memories', for a search by meaning; None for a search by words.
+
+        What waits for a vector is embedded first, until ``deadline`` (a ``time.monotonic()``).
+        """
         if semantic not in (None, True, False):
             raise InvalidArgumentError(f"semantic must be True, False or None, got {semantic!r}")
         if semantic is False or not query.strip():
@@ -522,18 +534,40 @@ class Catalog:
                     "(or open it with embedder=...), or search with semantic=False"
                 )
             return None
+        if not self._embed_for_search(semantic, deadline):
+            return None
         try:
-            if self._embedding.acquire(blocking=False):  # else a watcher's thread embeds: search with what is there
-                try:
-                    self._embed(budget=EMBED_BUDGET_SECONDS)
-                finally:
-                    self._embedding.release()
             return Dense(self.vectors.query(query), self.vectors, self.semantic_weight)
         except (SemanticSearchError, OSError) as exc:
             if semantic:
                 raise SemanticSearchError(f"search by meaning failed: {exc}") from exc
             log.warning("searching by words alone: %s", exc)
             return None
+
+    def _embed_for_search(self, semantic: bool | None, deadline: float, then: str = "by words alone") -> bool:
+        """Embed what waits for a vector until ``deadline`` (none once it passed); False if that failed.
+
+        A search embeds before its first look and after each time it indexes again files found
+        changed, all within one budget (:data:`~memfs.semantic.EMBED_BUDGET_SECONDS`). A failure is
+        logged, saying how the search goes on (``then``); a search that asked for meaning
+        (``semantic=True``) raises SemanticSearchError instead.
+        """
+        assert self.vectors is not None
+        budget = deadline - time.monotonic()
+        if budget <= 0:
+            return True
+        try:
+            if self._embedding.acquire(blocking=False):  # else a watcher's thread embeds: search with what is there
+                try:
+                    self._embed(budget=budget)
+                finally:
+                    self._embedding.release()
+            return True
+        except (SemanticSearchError, OSError) as exc:
+            if semantic:
+                raise SemanticSearchError(f"search by meaning failed: {exc}") from exc
+            log.warning("searching %s: %s", then, exc)
+            return False
 
     def embed(self, *, budget: float | None = None, compact: bool = False) -> tuple[int, int]:
         """Embed the memories that have no vector yet (within ``budget`` seconds; None: all of them).

