@@ -52,12 +52,11 @@ def edit_by_hand(vault: memfs.Vault, name: str, old: str, new: str) -> None:
 @pytest.mark.parametrize(
     ("name", "old", "new", "question"),
     [
-        ("fact-0.md", "works as a nurse at Santa Maria hospital", "earns her living as a firefighter in Porto",
-         "her profession"),
+        ("fact-0.md", "works as a nurse at Santa Maria hospital", "fights fires in Porto", "her profession"),
         ("fact-1.md", "is vegetarian", "never eats meat or fish", "food restrictions"),
         ("fact-2.md", "drives a blue Toyota Corolla", "owns a green Volvo estate", "what car does she have"),
     ],
-)  # fmt: skip
+)
 def test_the_first_search_after_a_hand_edit_finds_the_new_text_by_meaning(
     alice: memfs.Vault, name: str, old: str, new: str, question: str
 ) -> None:
