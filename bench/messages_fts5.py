@@ -29,6 +29,8 @@ the same. The variants:
   question (``memfs.searcher.first_person``) a user message's score times ``1 + USER_BONUS``.
 - ``f +speaker bonus``: (e), and a message whose speaker the question names times
   ``1 + SPEAKER_BONUS`` (memfs's other multiplicative rule, also on the top 50).
+- ``g``: (f) without the neighbours' columns (a table of ``own``, ``date``, ``speaker``): what
+  the neighbours bring, or cost, on each corpus.
 
 Each table is built in a file as bench/messages.py builds its FTS5 one; a variant's build time
 includes the Python that makes its column texts, and is given as a ratio of the plain build and
@@ -81,6 +83,7 @@ COLUMNS = {
     "b own+near+far": ("own", "near", "far"),
     "c +date": ("own", "near", "far", "date"),
     "d +speaker": ("own", "near", "far", "date", "speaker"),
+    "g own+date+speaker": ("own", "date", "speaker"),
 }
 BASE_WEIGHTS = (CONTEXT_WEIGHTS[0], CONTEXT_WEIGHTS[1], CONTEXT_WEIGHTS[2], DATE_WEIGHT)
 
@@ -108,21 +111,27 @@ def _context(words: list[list[str]], texts: list[str], i: int, distance: int) ->
     return " ".join(parts)
 
 
-def rows_of(conv: dict[str, Any], with_date: bool, with_speaker: bool) -> list[tuple[Any, ...]]:
-    """Each message's row (rowid, own, near, far[, date][, speaker], role), in the order of the vault's turns."""
+def rows_of(conv: dict[str, Any], columns: tuple[str, ...]) -> list[tuple[Any, ...]]:
+    """Each message's row (rowid, its ``columns``' texts, role), in the order of the vault's turns."""
     rows: list[tuple[Any, ...]] = []
     for sess in conv["sessions"]:
         items = sess["items"]
         texts = [str(t["content"]) for t in items]
-        words = [t.split() for t in texts]
-        extra: tuple[Any, ...] = ()
-        if with_date:
-            day = written_date(sess["date"])
-            extra = (date_words(day) if day else sess["date"] or "",)
+        words = [t.split() for t in texts] if "near" in columns else []
+        day = written_date(sess["date"]) if "date" in columns else None
+        date = date_words(day) if day else sess["date"] or ""
         for i, item in enumerate(items):
-            speaker = (speaker_of(item) or "",) if with_speaker else ()
-            near, far = _context(words, texts, i, 1), _context(words, texts, i, 2)
-            rows.append((len(rows), texts[i], near, far, *extra, *speaker, item.get("role", "")))
+            row: list[Any] = [len(rows)]
+            for column in columns:
+                if column == "own":
+                    row.append(texts[i])
+                elif column in ("near", "far"):
+                    row.append(_context(words, texts, i, 1 if column == "near" else 2))
+                elif column == "date":
+                    row.append(date)
+                else:
+                    row.append(speaker_of(item) or "")
+            rows.append((*row, item.get("role", "")))
     return rows
 
 
@@ -139,7 +148,7 @@ def build(path: Path, conv: dict[str, Any], turns: list[tuple[str, str, str]], v
         columns = COLUMNS[variant]
         db.execute(f"CREATE VIRTUAL TABLE m USING fts5({', '.join(columns)}, role UNINDEXED, tokenize='{TOKENIZER}')")
         start = time.perf_counter()
-        rows = rows_of(conv, "date" in columns, "speaker" in columns)
+        rows = rows_of(conv, columns)
         marks = ", ".join("?" * (len(columns) + 2))
         with db:
             db.executemany(f"INSERT INTO m(rowid, {', '.join(columns)}, role) VALUES ({marks})", rows)
@@ -187,6 +196,7 @@ def measure(conversations: list[dict[str, Any]], speaker_weights: tuple[float, .
         queries[f"d +speaker{label}"] = ("d +speaker", (*BASE_WEIGHTS, w), False, False)
         queries[f"e +user bonus{label}"] = ("d +speaker", (*BASE_WEIGHTS, w), True, False)
         queries[f"f +speaker bonus{label}"] = ("d +speaker", (*BASE_WEIGHTS, w), True, True)
+        queries[f"g (f) without near, far{label}"] = ("g own+date+speaker", (1.0, DATE_WEIGHT, w), True, True)
     rows: dict[str, list[dict[str, Any]]] = {"memfs": []} | {name: [] for name in queries}
     seconds = {"memfs first index": 0.0} | dict.fromkeys(("a plain", *COLUMNS), 0.0)
     count = 0
@@ -228,7 +238,7 @@ def measure(conversations: list[dict[str, Any]], speaker_weights: tuple[float, .
         finally:
             shutil.rmtree(folder, ignore_errors=True)
     plain, first = seconds["a plain"], seconds["memfs first index"]
-    build_of = {"e": "d +speaker", "f": "d +speaker"}
+    build_of = {"e": "d +speaker", "f": "d +speaker", "g": "g own+date+speaker"}
     out: dict[str, Any] = {}
     for name, found in rows.items():
         out[name] = messages._summary(found)["overall"]
