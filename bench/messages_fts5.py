@@ -241,7 +241,8 @@ def measure(conversations: list[dict[str, Any]], speaker_weights: tuple[float, .
     build_of = {"e": "d +speaker", "f": "d +speaker", "g": "g own+date+speaker"}
     out: dict[str, Any] = {}
     for name, found in rows.items():
-        out[name] = messages._summary(found)["overall"]
+        summary = messages._summary(found)
+        out[name] = summary["overall"] | {"by_category": summary["by_category"]}
         if name != "memfs":
             took = seconds[build_of.get(name[0], name.split(" w_")[0])]
             out[name] |= {
