@@ -491,7 +491,9 @@ class Catalog:
         # a file indexed again is embedded before the query runs again: else its new text, having
         # no vector, would count as average by meaning and be missed by the search that found it
         embed = (
-            None if dense is None else lambda: self._embed_for_search(semantic, deadline, "with the vectors there are")
+            None
+            if dense is None
+            else lambda changed: self._embed_for_search(semantic, deadline, "with the vectors there are", changed)
         )
         try:
             return self._verified(lambda: self.reader.search(query, dense=dense, **options), embed)
@@ -500,11 +502,11 @@ class Catalog:
             self._rebuild()
             return self._verified(lambda: self.reader.search(query, dense=dense, **options), embed)
 
-    def _verified(self, look: Callable[[], Found[_T]], embed: Callable[[], object] | None = None) -> list[_T]:
+    def _verified(self, look: Callable[[], Found[_T]], embed: Callable[[list[str]], object] | None = None) -> list[_T]:
         """The hits of ``look`` (a query of the index), every file of them as it is now.
 
         A hit whose file changed since it was indexed (:attr:`Found.stale`) has that file indexed
-        again (:meth:`_resync`), and embedded (``embed``, for a search by meaning), and the query
+        again (:meth:`_resync`), and embedded (``embed`` of those paths, for a search by meaning), and the query
         runs again, so it is ranked by what the file says now; after :data:`VERIFY_ATTEMPTS` such
         runs, such hits are left out. A hit whose file is gone is never returned.
         """
@@ -514,7 +516,7 @@ class Catalog:
                 break
             self._resync(found.stale)
             if embed is not None:
-                embed()
+                embed(found.stale)
             found = look()
         return found.hits
 
@@ -544,22 +546,27 @@ class Catalog:
             log.warning("searching by words alone: %s", exc)
             return None
 
-    def _embed_for_search(self, semantic: bool | None, deadline: float, then: str = "by words alone") -> bool:
-        """Embed what waits for a vector until ``deadline`` (none once it passed); False if that failed.
+    def _embed_for_search(
+        self, semantic: bool | None, deadline: float, then: str = "by words alone", changed: list[str] | None = None
+    ) -> bool:
+        """Embed what waits for a vector, within ``deadline`` (a ``time.monotonic()``); False if that failed.
 
-        A search embeds before its first look and after each time it indexes again files found
-        changed, all within one budget (:data:`~memfs.semantic.EMBED_BUDGET_SECONDS`). A failure is
-        logged, saying how the search goes on (``then``); a search that asked for meaning
-        (``semantic=True``) raises SemanticSearchError instead.
+        Before its first look a search embeds whatever waits, until the deadline (nothing once it
+        passed; :data:`~memfs.semantic.EMBED_BUDGET_SECONDS` in all). After it indexes again files
+        its hits found ``changed``, it embeds those files alone, not what else waits: their first
+        call to the model whatever is left of the deadline (a search ranks a file it found changed
+        by what it says now; they were among its hits, so they are few), the rest within it. A
+        failure is logged, saying how the search goes on (``then``); a search that asked for
+        meaning (``semantic=True``) raises SemanticSearchError instead.
         """
         assert self.vectors is not None
-        budget = deadline - time.monotonic()
-        if budget <= 0:
+        budget = max(deadline - time.monotonic(), 0.0)
+        if not budget and changed is None:
             return True
         try:
             if self._embedding.acquire(blocking=False):  # else a watcher's thread embeds: search with what is there
                 try:
-                    self._embed(budget=budget)
+                    self._embed(budget=budget, only=None if changed is None else set(changed))
                 finally:
                     self._embedding.release()
             return True
@@ -585,11 +592,13 @@ class Catalog:
                 self.vectors.compact(self.reader.memory_digests())
             return self._embed(budget=budget)
 
-    def _embed(self, *, budget: float | None) -> tuple[int, int]:
-        """:meth:`embed` of an index already caught up."""
+    def _embed(self, *, budget: float | None, only: set[str] | None = None) -> tuple[int, int]:
+        """:meth:`embed` of an index already caught up; of the memories at the paths ``only``, if given."""
         assert self.vectors is not None
         self.vectors.refresh()
         missing = self.reader.unembedded(self.vectors)
+        if only is not None:
+            missing = [(rel, digest) for rel, digest in missing if rel in only]
         done = embed_missing(self.vectors, missing, self._embedding_text, budget=budget) if missing else 0
         return done, len(missing) - done
 

