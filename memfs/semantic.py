@@ -562,7 +562,7 @@ class VectorStore:
                 log.warning("removing %s: a symbolic link where memfs keeps its vectors", place)
                 place.unlink()
                 return None
-        with contextlib.suppress(FileNotFoundError):
+        with contextlib.suppress(FileNotFoundError, IsADirectoryError):  # another process may mend it first
             if not stat.S_ISDIR(self.path.parent.lstat().st_mode):
                 log.warning("removing %s: not a folder, where memfs keeps its vectors", self.path.parent)
                 self.path.parent.unlink()
